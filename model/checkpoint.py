@@ -1,0 +1,164 @@
+"""Self-describing checkpoint folders, loaded without unpickling.
+
+    checkpoints/NAME/
+        model.safetensors   weights (fp16)
+        config.json         {"name", "model": ModelConfig, "train": TrainConfig, "training": {...}}
+        spm.model           the SentencePiece vocabulary
+        metrics.json        written by ``python -m model.evaluate`` (optional)
+        train_log.csv       one row per evaluation during training (optional)
+        resume/             full-precision weights + optimiser state for --resume (not shipped)
+
+Every failure is a :class:`CheckpointError` naming the file and the problem.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from .config import ModelConfig
+from .model import Seq2Seq
+from .vocabulary import Vocabulary
+
+WEIGHTS, CONFIG, VOCAB, METRICS, TRAIN_LOG = "model.safetensors", "config.json", "spm.model", "metrics.json", "train_log.csv"
+
+
+class CheckpointError(Exception):
+    """A checkpoint folder that cannot be loaded; str() is a message for users."""
+
+
+def save_checkpoint(folder: str | Path, model: Seq2Seq, vocab: Vocabulary, config: dict,
+                    dtype: torch.dtype = torch.float16) -> None:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    # tied weights share storage; safetensors refuses shared tensors, and they are one matrix anyway
+    tensors = {k: v.detach().to(dtype).contiguous().clone() for k, v in model.state_dict().items()}
+    tmp = folder / (WEIGHTS + ".tmp")
+    save_file(tensors, str(tmp), metadata={"format": "pt"})
+    tmp.replace(folder / WEIGHTS)  # atomic: a kill mid-save never leaves a half-written checkpoint
+    config = dict(config, model=asdict(model.cfg))
+    (folder / CONFIG).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if vocab.path.resolve() != (folder / VOCAB).resolve():
+        (folder / VOCAB).write_bytes(vocab.path.read_bytes())
+
+
+def read_config(folder: str | Path) -> dict:
+    path = Path(folder) / CONFIG
+    if not path.exists():
+        raise CheckpointError(f"{path}: missing (a checkpoint folder needs {CONFIG}, {WEIGHTS} and {VOCAB})")
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("model"), dict):
+        raise CheckpointError(f"{path}: has no 'model' section describing the architecture")
+    return cfg
+
+
+def load_checkpoint(folder: str | Path, device: str = "cpu") -> tuple[Seq2Seq, Vocabulary, dict]:
+    """Rebuild the model a folder describes. Returns (model in eval mode, vocabulary, config)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder}: no such checkpoint folder")
+    cfg = read_config(folder)
+    try:
+        model_cfg = ModelConfig(**cfg["model"])
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{folder / CONFIG}: invalid model section ({e})") from None
+
+    vocab_path = folder / VOCAB
+    if not vocab_path.exists():
+        raise CheckpointError(f"{vocab_path}: missing SentencePiece model")
+    try:
+        vocab = Vocabulary(vocab_path)
+    except (RuntimeError, OSError, ValueError) as e:
+        raise CheckpointError(f"{vocab_path}: cannot be read as a SentencePiece model ({e})") from None
+    if len(vocab) != model_cfg.vocab_size:
+        raise CheckpointError(f"{vocab_path}: has {len(vocab)} pieces but {CONFIG} says vocab_size={model_cfg.vocab_size}")
+
+    weights_path = folder / WEIGHTS
+    if not weights_path.exists():
+        raise CheckpointError(f"{weights_path}: missing weights file")
+    try:
+        tensors = load_file(str(weights_path), device=device)
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"{weights_path}: corrupt or truncated safetensors file ({e})") from None
+
+    model = Seq2Seq(model_cfg)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{weights_path}: does not match {CONFIG} "
+                              f"(missing {missing[:3]}{'…' if len(missing) > 3 else ''}, "
+                              f"unexpected {unexpected[:3]}{'…' if len(unexpected) > 3 else ''})")
+    for name, t in tensors.items():
+        if t.shape != expected[name].shape:
+            raise CheckpointError(f"{weights_path}: tensor {name} has shape {tuple(t.shape)}, "
+                                  f"{CONFIG} implies {tuple(expected[name].shape)}")
+        if not torch.isfinite(t).all():
+            raise CheckpointError(f"{weights_path}: tensor {name} holds NaN or infinite values")
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    model.to(device).eval()
+    return model, vocab, cfg
+
+
+def read_metrics(folder: str | Path) -> dict | None:
+    path = Path(folder) / METRICS
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None
+
+
+def write_metrics(folder: str | Path, metrics: dict) -> None:
+    path = Path(folder) / METRICS
+    old = read_metrics(folder) or {}
+    old.update(metrics)
+    path.write_text(json.dumps(old, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# -- resume state: fp32 weights and Adam moments, as safetensors + JSON (never pickle) ---------
+def save_resume(folder: str | Path, model: Seq2Seq, optimizer: torch.optim.Optimizer, progress: dict) -> None:
+    folder = Path(folder) / "resume"
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = {f"model.{k}": v.detach().contiguous().clone() for k, v in model.state_dict().items()}
+    opt = optimizer.state_dict()
+    for pid, st in opt["state"].items():
+        for key, val in st.items():
+            if torch.is_tensor(val):
+                tensors[f"optim.{pid}.{key}"] = val.detach().float().reshape(-1).contiguous() if val.dim() == 0 \
+                    else val.detach().contiguous()
+    save_file(tensors, str(folder / "state.safetensors.tmp"))
+    (folder / "state.safetensors.tmp").replace(folder / "state.safetensors")
+    progress = dict(progress, lr=[g["lr"] for g in opt["param_groups"]])
+    (folder / "progress.json").write_text(json.dumps(progress, indent=2) + "\n")
+
+
+def load_resume(folder: str | Path, model: Seq2Seq, optimizer: torch.optim.Optimizer) -> dict | None:
+    folder = Path(folder) / "resume"
+    if not (folder / "state.safetensors").exists() or not (folder / "progress.json").exists():
+        return None
+    try:
+        tensors = load_file(str(folder / "state.safetensors"))
+        progress = json.loads((folder / "progress.json").read_text())
+    except (SafetensorError, OSError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{folder}: resume state unreadable ({e}); delete it to start afresh") from None
+    model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    opt = optimizer.state_dict()
+    state = {}
+    for name, val in tensors.items():
+        if name.startswith("optim."):
+            _, pid, key = name.split(".", 2)
+            state.setdefault(int(pid), {})[key] = val.reshape(()) if key == "step" else val
+    opt["state"] = state
+    for g, lr in zip(opt["param_groups"], progress.get("lr", [])):
+        g["lr"] = lr
+    optimizer.load_state_dict(opt)
+    return progress

@@ -1,0 +1,87 @@
+"""Configuration dataclasses. The model's fields are saved in every checkpoint's
+``config.json``, so a checkpoint rebuilds its own model: ``Seq2Seq(ModelConfig(**cfg["model"]))``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+import yaml
+
+DECODER_KINDS = ("rnnsearch", "luong", "rnnenc")
+ATTENTION_KINDS = ("additive", "dot", "general", "concat", "local-general", "local-dot", "local-concat", "none")
+
+
+@dataclass
+class ModelConfig:
+    decoder: str = "rnnsearch"        # rnnsearch (Bahdanau) | luong | rnnenc (no attention)
+    attention: str = "additive"       # additive for rnnsearch; dot/general/concat/local-* for luong; none for rnnenc
+    vocab_size: int = 8000            # joint en+fr SentencePiece pieces
+    emb_size: int = 256               # E: word embeddings (source and target)
+    enc_hidden: int = 256             # H_enc per direction; annotations are 2*H_enc
+    dec_hidden: int = 256             # H: decoder GRU state s_i
+    attention_size: int = 256         # A: hidden units of the additive alignment model
+    maxout_size: int = 256            # l: deep-output size after maxout (Bahdanau A.2.2)
+    dropout: float = 0.2              # on embeddings and before the output layer
+    local_window: int = 10            # D for local-p attention (Luong §3.2)
+    tie_embeddings: bool = True       # output layer W_o shares the target embedding matrix
+
+    def __post_init__(self):
+        if self.decoder not in DECODER_KINDS:
+            raise ValueError(f"decoder must be one of {DECODER_KINDS}, got {self.decoder!r}")
+        if self.attention not in ATTENTION_KINDS:
+            raise ValueError(f"attention must be one of {ATTENTION_KINDS}, got {self.attention!r}")
+        if (self.decoder == "rnnenc") != (self.attention == "none"):
+            raise ValueError("rnnenc goes with attention 'none', and only it")
+        if self.decoder == "rnnsearch" and self.attention != "additive":
+            raise ValueError("rnnsearch uses additive attention; use decoder 'luong' for the other scores")
+
+    @property
+    def has_attention(self) -> bool:
+        return self.attention != "none"
+
+
+@dataclass
+class TrainConfig:
+    batch_tokens: int = 3000          # max (longest side × sentences) per batch, padding included
+    max_words: int = 50               # the paper's "-50" setting: source sentences up to 50 words
+    joined_fraction: float = 0.15     # extra examples per epoch made by joining 2–4 train pairs
+    joined_max_pairs: int = 4
+    lr: float = 0.001                 # Adam (Bahdanau used Adadelta; Adam converges faster on CPU)
+    lr_decay: float = 0.5             # multiply lr when dev BLEU stops improving
+    patience: int = 2                 # evaluations without dev improvement before decaying lr
+    min_lr: float = 1e-5
+    clip_norm: float = 1.0            # gradient-norm clipping (Bahdanau A.2.3 uses 1)
+    label_smoothing: float = 0.1
+    max_epochs: int = 30
+    eval_every: int = 2000            # optimiser steps between dev evaluations / checkpoints
+    dev_sentences: int = 1000         # dev rows decoded for BLEU at each evaluation (greedy)
+    seed: int = 1
+    vocab: str = "checkpoints/_vocab/spm.model"  # shared SentencePiece model; trained if missing
+
+
+@dataclass
+class RunConfig:
+    name: str
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    description: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _only_known(cls, d: dict, where: str) -> dict:
+    known = {f.name for f in fields(cls)}
+    unknown = set(d) - known
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+    return d
+
+
+def load_run_config(path: str) -> RunConfig:
+    with open(path, encoding="utf-8") as f:
+        raw = yaml.safe_load(f) or {}
+    model = ModelConfig(**_only_known(ModelConfig, raw.get("model", {}), f"{path}: model"))
+    train = TrainConfig(**_only_known(TrainConfig, raw.get("train", {}), f"{path}: train"))
+    return RunConfig(name=raw.get("name", path), model=model, train=train,
+                     description=raw.get("description", ""))

@@ -1,0 +1,356 @@
+"""Decoding: greedy, beam search and forced decoding, all returning one record.
+
+A :class:`DecodingRecord` is what a teacher shows: source and target pieces and, for every
+target step i, the energies e_ij, the alignment weights α_ij (summing to 1 over the
+unpadded source), the context vector c_i, the query state (s_{i-1} for RNNsearch, s_i for
+Luong), the decoder state s_i and the top-k next tokens. Beam search adds its hypothesis
+tree. Everything in the record is numpy, so ``viz/`` never needs torch.
+
+Batched entry points (:func:`greedy_batch`, :func:`beam_batch`) serve evaluation.
+"""
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .data import Batch
+from .model import Seq2Seq
+from .vocabulary import BOS_ID, EOS_ID, Vocabulary
+
+MAX_SOURCE_TOKENS = 120  # subword pieces the encoder reads; longer input is truncated, with notice
+
+
+def max_output_length(src_len: int) -> int:
+    """Longest output allowed for a source of src_len pieces (French runs ~1.2× English)."""
+    return int(src_len * 2 + 10)
+
+
+class InputError(ValueError):
+    """Input the model cannot translate (e.g. empty after cleaning); the message is for users."""
+
+
+@dataclass
+class PreparedSource:
+    text: str            # cleaned text actually translated
+    ids: list[int]       # subword ids (EOS excluded), at most MAX_SOURCE_TOKENS
+    truncated: bool      # True if the input was cut to fit
+    notices: list[str] = field(default_factory=list)
+
+
+def prepare_source(vocab: Vocabulary, text: str, max_tokens: int = MAX_SOURCE_TOKENS) -> PreparedSource:
+    """Clean user text and cut it to the encoder's limit, saying what was done.
+
+    Control characters are replaced by spaces (they carry no meaning to the model and can
+    hide in pasted text); everything else, markup and emoji included, is kept verbatim:
+    SentencePiece's byte fallback represents any character.
+    """
+    if text is None:
+        text = ""
+    notices = []
+    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Cf") and ch not in "\u200d" else ch for ch in text)
+    if cleaned != text:
+        notices.append("Control characters were replaced by spaces.")
+    cleaned = " ".join(cleaned.split())
+    if not cleaned:
+        raise InputError("The text is empty: type an English sentence to translate.")
+    ids = vocab.encode(cleaned)
+    truncated = len(ids) > max_tokens
+    if truncated:
+        # cut at the last word boundary that fits, so no word is split in half
+        ids = ids[:max_tokens]
+        pieces = vocab.pieces(ids)
+        starts = [k for k, p in enumerate(pieces) if p.startswith("\u2581")]
+        if starts and starts[-1] > 0 and len(ids) == max_tokens:
+            ids = ids[:starts[-1]]
+        kept = vocab.decode(ids)
+        notices.append(f"The text was too long: only the first {len(ids)} subword pieces "
+                       f"(about {len(kept.split())} words) were translated.")
+        cleaned = kept
+    return PreparedSource(text=cleaned, ids=ids, truncated=truncated, notices=notices)
+
+
+@dataclass
+class BeamNode:
+    """One hypothesis prefix in the beam-search tree."""
+    id: int
+    parent: int | None   # None for the root (BOS)
+    step: int            # 0 for the root; a node at step i holds target token y_i
+    token: str
+    token_id: int
+    logprob: float       # log p(token | prefix)
+    score: float         # cumulative log-probability of the prefix
+    attention: list[float] | None   # α_i for this step (None for the root or RNNenc)
+    finished: bool = False          # ended with EOS
+    on_best_path: bool = False      # an ancestor of (or) the returned hypothesis
+    pruned: bool = False            # no finished hypothesis descends from it
+
+
+@dataclass
+class DecodingRecord:
+    method: str                    # greedy | beam | forced
+    source_text: str
+    source_tokens: list[str]       # pieces + "</s>"
+    target_tokens: list[str]       # pieces + "</s>" if generated
+    target_ids: list[int]
+    translation: str
+    token_logprobs: np.ndarray     # T
+    energies: np.ndarray | None    # T x S  (None for RNNenc)
+    weights: np.ndarray | None     # T x S
+    contexts: np.ndarray           # T x C
+    query_states: np.ndarray       # T x H
+    states: np.ndarray             # T x H
+    topk_ids: np.ndarray           # T x k
+    topk_probs: np.ndarray         # T x k
+    topk_tokens: list[list[str]]
+    positions: np.ndarray | None = None  # T, local-p predicted positions p_i
+    truncated: bool = False
+    notices: list[str] = field(default_factory=list)
+    beam_size: int = 1
+    beam_tree: list[BeamNode] | None = None
+
+    @property
+    def score(self) -> float:
+        return float(self.token_logprobs.sum())
+
+    @property
+    def has_attention(self) -> bool:
+        return self.weights is not None
+
+    def to_json(self) -> dict:
+        """The translate CLI's --json view."""
+        return {"translation": self.translation, "source_tokens": self.source_tokens,
+                "target_tokens": self.target_tokens,
+                "attention": None if self.weights is None else np.round(self.weights, 6).tolist(),
+                "score": round(self.score, 6), "truncated": self.truncated, "notices": self.notices,
+                "method": self.method, "beam_size": self.beam_size}
+
+
+# ----------------------------------------------------------------------------------------------
+# single sentence, with record
+# ----------------------------------------------------------------------------------------------
+@torch.no_grad()
+def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: int, prefix: list[int] = ()):
+    """Drive the decoder for one sentence, recording every step.
+
+    ``choose(i, logprobs) -> token id or None``; None stops. A ``prefix`` is forced first.
+    """
+    batch = Batch([src_ids])
+    _, memory, state = model.encode(batch.src, batch.src_len)
+    prev = torch.tensor([BOS_ID])
+    steps, tokens, logps, tops = [], [], [], []
+    for i in range(max_len):
+        logprobs, state, step = model.step(prev, state, memory)
+        lp = logprobs[0]
+        tok = prefix[i] if i < len(prefix) else choose(i, lp)
+        if tok is None:
+            break
+        top = lp.topk(topk)
+        steps.append(step)
+        tokens.append(int(tok))
+        logps.append(float(lp[tok]))
+        tops.append((top.indices.numpy(), top.values.exp().numpy()))
+        if tok == EOS_ID:
+            break
+        prev = torch.tensor([tok])
+    return steps, tokens, logps, tops
+
+
+def _record(model, vocab, src: PreparedSource, method, steps, tokens, logps, tops, **extra) -> DecodingRecord:
+    def stack(name):
+        vals = [getattr(s, name) for s in steps]
+        if not vals or vals[0] is None:
+            return None
+        return torch.cat(vals, 0).float().numpy()
+
+    k = tops[0][0].shape[0] if tops else 0
+    return DecodingRecord(
+        method=method, source_text=src.text,
+        source_tokens=vocab.pieces(src.ids) + ["</s>"],
+        target_tokens=[vocab.id_to_piece(t) if t != EOS_ID else "</s>" for t in tokens],
+        target_ids=tokens, translation=vocab.decode(tokens),
+        token_logprobs=np.array(logps, dtype=np.float64),
+        energies=stack("energies"), weights=stack("weights"), contexts=stack("context"),
+        query_states=stack("query"), states=stack("state"),
+        topk_ids=np.stack([t[0] for t in tops]) if tops else np.zeros((0, k), int),
+        topk_probs=np.stack([t[1] for t in tops]) if tops else np.zeros((0, k)),
+        topk_tokens=[[vocab.id_to_piece(int(i)) for i in t[0]] for t in tops],
+        positions=stack("position"), truncated=src.truncated, notices=list(src.notices), **extra)
+
+
+def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5,
+           prefix: list[int] = (), max_len: int | None = None) -> DecodingRecord:
+    """Greedy decoding: y_i = argmax p(y | y_<i, x). A ``prefix`` of target ids is forced
+    first and the model continues from there ("what if")."""
+    model.eval()
+    max_len = max_len or max_output_length(len(src.ids) + 1)
+    out = _run_steps(model, src.ids, lambda i, lp: int(lp.argmax()), max(max_len, len(prefix) + 1), topk, prefix)
+    return _record(model, vocab, src, "greedy" if not prefix else "prefix", *out)
+
+
+def forced(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, target_ids: list[int],
+           topk: int = 5) -> DecodingRecord:
+    """Forced decoding: score a given target (ids, EOS appended if missing) and record the
+    attention the model uses for it."""
+    model.eval()
+    target = list(target_ids) + ([] if target_ids and target_ids[-1] == EOS_ID else [EOS_ID])
+    out = _run_steps(model, src.ids, lambda i, lp: None, len(target), topk, prefix=target)
+    return _record(model, vocab, src, "forced", *out)
+
+
+def translate(model: Seq2Seq, vocab: Vocabulary, text: str, beam: int = 1, topk: int = 5,
+              length_penalty: float = 1.0) -> DecodingRecord:
+    """Text in, record out: greedy for beam ≤ 1, else beam search (with its tree)."""
+    src = prepare_source(vocab, text)
+    if beam <= 1:
+        return greedy(model, vocab, src, topk)
+    return beam_search(model, vocab, src, beam, topk, length_penalty)
+
+
+@torch.no_grad()
+def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: int = 5, topk: int = 5,
+                length_penalty: float = 1.0) -> DecodingRecord:
+    """Beam search for one sentence, keeping the whole hypothesis tree.
+
+    Hypotheses are ranked at the end by log p(y|x) / |y|^length_penalty (length
+    normalisation; 0 turns it off). The returned record is the forced decoding of the best
+    hypothesis, so its per-step numbers are exactly those of the beam's own steps.
+    """
+    model.eval()
+    best, tree = _beam(model, [src.ids], beam, length_penalty, keep_tree=True)
+    rec = forced(model, vocab, src, best[0], topk)
+    rec.method, rec.beam_size = "beam", beam
+    for node in tree:
+        node.token = "<s>" if node.parent is None else (vocab.id_to_piece(node.token_id)
+                                                         if node.token_id != EOS_ID else "</s>")
+    rec.beam_tree = tree
+    return rec
+
+
+# ----------------------------------------------------------------------------------------------
+# batched, for evaluation
+# ----------------------------------------------------------------------------------------------
+@torch.no_grad()
+def greedy_batch(model: Seq2Seq, src: list[list[int]]) -> list[list[int]]:
+    """Greedy decoding of a batch of source id lists; returns target ids without EOS."""
+    model.eval()
+    batch = Batch(src)
+    _, memory, state = model.encode(batch.src, batch.src_len)
+    B = len(src)
+    prev = torch.full((B,), BOS_ID, dtype=torch.long)
+    done = torch.zeros(B, dtype=torch.bool)
+    max_len = max_output_length(int(batch.src_len.max()))
+    out = []
+    for _ in range(max_len):
+        logprobs, state, _ = model.step(prev, state, memory)
+        prev = logprobs.argmax(-1)
+        out.append(prev)
+        done |= prev == EOS_ID
+        if done.all():
+            break
+    ids = torch.stack(out, 1).tolist()
+    return [row[:row.index(EOS_ID)] if EOS_ID in row else row for row in ids]
+
+
+@torch.no_grad()
+def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penalty: float = 1.0) -> list[list[int]]:
+    model.eval()
+    return _beam(model, src, beam, length_penalty, keep_tree=False)[0]
+
+
+def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool):
+    """Batched beam search over B sentences × k hypotheses, flattened to B·k rows.
+
+    At each step every live hypothesis proposes its top 2k continuations; those ending in
+    EOS join the sentence's finished list (score normalised by length^alpha), the best k
+    others stay alive. A sentence stops once it has k finished hypotheses (or at its
+    maximum length, when the live ones are finished as they are). With k = 1 this is
+    exactly greedy decoding.
+    """
+    batch = Batch(src)
+    B = len(src)
+    _, memory, state = model.encode(batch.src, batch.src_len)
+    rows = torch.arange(B).repeat_interleave(k)  # B·k: which sentence each row belongs to
+    memory = memory.index_select(rows)
+    state = {n: t.index_select(0, rows) for n, t in state.items()}
+    scores = torch.full((B, k), float("-inf"))
+    scores[:, 0] = 0.0  # only one live hypothesis at the start
+    prev = torch.full((B * k,), BOS_ID, dtype=torch.long)
+    history = [[[] for _ in range(k)] for _ in range(B)]  # token ids per live hypothesis
+    node_of = [[0] * k for _ in range(B)]                  # tree node id of each live hypothesis (B == 1)
+    finished: list[list[tuple[float, list[int], int]]] = [[] for _ in range(B)]
+    max_lens = [max_output_length(len(s) + 1) for s in src]
+    active = [True] * B
+    tree = [BeamNode(0, None, 0, "<s>", BOS_ID, 0.0, 0.0, None)] if keep_tree else None
+    V = model.cfg.vocab_size
+    for t in range(max(max_lens)):
+        logprobs, state, step = model.step(prev, state, memory)  # B·k x V
+        cand = (scores.view(-1, 1) + logprobs).view(B, k * V)
+        top_scores, top_idx = cand.topk(2 * k, dim=1)  # B x 2k
+        new_scores = torch.full((B, k), float("-inf"))
+        new_origin = torch.zeros(B, k, dtype=torch.long)
+        new_tokens = torch.full((B, k), EOS_ID, dtype=torch.long)
+        new_history = [[[] for _ in range(k)] for _ in range(B)]
+        new_nodes = [[0] * k for _ in range(B)]
+        for b in range(B):
+            if not active[b]:
+                continue
+            n_alive = 0
+            for sc, idx in zip(top_scores[b].tolist(), top_idx[b].tolist()):
+                if sc == float("-inf"):
+                    break
+                origin, tok = divmod(idx, V)
+                hyp = history[b][origin] + [tok]
+                node = None
+                if keep_tree:
+                    row = b * k + origin
+                    node = len(tree)
+                    att = None if step.weights is None else step.weights[row].tolist()
+                    tree.append(BeamNode(node, node_of[b][origin], t + 1, "", tok,
+                                         float(logprobs[row, tok]), sc, att, finished=tok == EOS_ID))
+                if tok == EOS_ID:
+                    finished[b].append((sc / (len(hyp) ** alpha), hyp[:-1], node))
+                elif n_alive < k:
+                    new_scores[b, n_alive], new_origin[b, n_alive], new_tokens[b, n_alive] = sc, origin, tok
+                    new_history[b][n_alive] = hyp
+                    new_nodes[b][n_alive] = node
+                    n_alive += 1
+                if n_alive >= k:
+                    break
+            if len(finished[b]) >= k or t + 1 >= max_lens[b]:
+                if t + 1 >= max_lens[b]:
+                    for j in range(n_alive):
+                        hyp = new_history[b][j]
+                        finished[b].append((float(new_scores[b, j]) / (len(hyp) ** alpha), hyp, new_nodes[b][j]))
+                active[b] = False
+                new_scores[b] = float("-inf")
+        if not any(active):
+            break
+        scores, history, node_of = new_scores, new_history, new_nodes
+        reorder = (torch.arange(B).unsqueeze(1) * k + new_origin).view(-1)
+        state = {n: v.index_select(0, reorder) for n, v in state.items()}
+        prev = new_tokens.view(-1)
+    best = []
+    for b in range(B):
+        sc, hyp, node = max(finished[b], key=lambda f: f[0]) if finished[b] else (0.0, [], None)
+        best.append(hyp)
+        if keep_tree and b == 0:
+            _mark_tree(tree, node, [f[2] for f in finished[b]])
+    return best, tree
+
+
+def _mark_tree(tree: list[BeamNode], best_node: int | None, finished_nodes: list[int]) -> None:
+    """Flag the chosen path and the branches that led to no finished hypothesis."""
+    alive = set()
+    for n in finished_nodes:
+        while n is not None and n not in alive:
+            alive.add(n)
+            n = tree[n].parent
+    for node in tree:
+        node.pruned = node.id not in alive
+    n = best_node
+    while n is not None:
+        tree[n].on_best_path = True
+        n = tree[n].parent

@@ -1,0 +1,265 @@
+"""Train a model of the zoo on the real corpora.
+
+    python -m model.train --config configs/rnnsearch.yaml --data ../shared/data/enfr \
+        --out checkpoints/rnnsearch [--max-steps N] [--max-minutes M] [--resume] [--device cpu|cuda]
+
+Resumable: the latest full-precision weights and Adam state are kept in ``OUT/resume/``
+(safetensors + JSON) at every evaluation and at exit, and ``--resume`` continues from
+there (same epoch, same batch). The best model on dev BLEU is saved to ``OUT`` as the
+fp16 checkpoint. Progress goes to a progress bar, ``OUT/train.log`` and, one row per
+evaluation, ``OUT/train_log.csv``. Under ``torchrun --nproc_per_node N -m model.train …``
+the same command trains with DistributedDataParallel (gloo on CPU, nccl on GPU).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import os
+import platform
+import random
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from tqdm import tqdm
+
+from .checkpoint import load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG
+from .config import load_run_config, RunConfig
+from .data import Batch, encode_pairs, joined_pairs, multi_reference, read_split, split_path, token_batches
+from .metrics import corpus_bleu
+from .model import Seq2Seq
+from .search import greedy_batch
+from .vocabulary import train_vocabulary, Vocabulary
+
+log = logging.getLogger("train")
+LOG_FIELDS = ["epoch", "steps", "train_loss", "dev_loss", "dev_bleu", "tokens_per_second", "lr", "minutes"]
+
+
+def get_vocabulary(path: str, train_file: Path, vocab_size: int) -> Vocabulary:
+    if not Path(path).exists():
+        log.info("training SentencePiece model %s on %s", path, train_file)
+        return train_vocabulary(train_file, path, vocab_size)
+    return Vocabulary(path)
+
+
+class DevSet:
+    """A fixed slice of the dev split for model selection: every n-th multi-reference
+    segment, so both corpora are represented; and its pairs for dev loss."""
+
+    def __init__(self, vocab: Vocabulary, dev_file: Path, n: int):
+        df = read_split(dev_file)
+        sources, refs, _ = multi_reference(df)
+        stride = max(1, len(sources) // n)
+        self.sources = sources[::stride][:n]
+        self.refs = refs[::stride][:n]
+        self.src_ids = vocab.encode_batch(self.sources)
+        src, trg = encode_pairs(vocab, df.iloc[::max(1, len(df) // n)])
+        self.loss_batches = [Batch([src[i] for i in b], [trg[i] for i in b])
+                             for b in token_batches([(len(s), len(t)) for s, t in zip(src, trg)], 4000)]
+
+    @torch.no_grad()
+    def evaluate(self, model: Seq2Seq, vocab: Vocabulary, device) -> tuple[float, float]:
+        model.eval()
+        total, ntok = 0.0, 0
+        for b in self.loss_batches:
+            b = b.to(device)
+            loss, n = model(b.src, b.src_len, b.trg_in, b.trg_out)
+            total, ntok = total + float(loss), ntok + n
+        hyps = []
+        order = sorted(range(len(self.src_ids)), key=lambda i: len(self.src_ids[i]))
+        out = [None] * len(order)
+        for k in range(0, len(order), 100):
+            idx = order[k:k + 100]
+            for i, ids in zip(idx, greedy_batch(model, [self.src_ids[i] for i in idx])):
+                out[i] = ids
+        hyps = vocab.decode_batch(out)
+        bleu, _ = corpus_bleu(hyps, self.refs)
+        model.train()
+        return total / max(1, ntok), bleu.score
+
+
+def epoch_batches(train_df, vocab, run: RunConfig, epoch: int, base: tuple[list, list]):
+    """This epoch's batches: the fixed pairs plus freshly drawn joined pairs, bucketed."""
+    rng = random.Random(run.train.seed * 1000 + epoch)
+    src, trg = list(base[0]), list(base[1])
+    if run.train.joined_fraction > 0:
+        joined = joined_pairs(train_df, run.train.joined_fraction, run.train.joined_max_pairs,
+                              run.train.max_words, rng)
+        js, jt = encode_pairs(vocab, joined)
+        src += js
+        trg += jt
+    lengths = [(len(s) + 1, len(t) + 1) for s, t in zip(src, trg)]
+    return src, trg, token_batches(lengths, run.train.batch_tokens, rng)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", required=True, help="configs/NAME.yaml")
+    p.add_argument("--data", required=True, help="folder with train/dev .tsv.gz (../shared/data/enfr)")
+    p.add_argument("--out", required=True, help="checkpoint folder to write")
+    p.add_argument("--max-steps", type=int, default=None, help="stop after this many optimiser steps in total")
+    p.add_argument("--max-minutes", type=float, default=None, help="stop cleanly after M minutes of training")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/resume/")
+    p.add_argument("--init-from", default=None, help="start from another checkpoint's weights (fresh optimiser)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
+    p.add_argument("--eval-every", type=int, default=None, help="override train.eval_every")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+
+    run = load_run_config(args.config)
+    if args.eval_every:
+        run.train.eval_every = args.eval_every
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    rank, world = 0, 1
+    if distributed:
+        dist.init_process_group("nccl" if args.device == "cuda" else "gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
+    device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if args.device == "cuda" else "cpu")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    handlers = [logging.StreamHandler(sys.stderr)]
+    if rank == 0:
+        handlers.append(logging.FileHandler(out / "train.log"))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", handlers=handlers, force=True)
+
+    torch.manual_seed(run.train.seed)
+    train_file, dev_file = split_path(args.data, "train"), split_path(args.data, "dev")
+    vocab = get_vocabulary(run.train.vocab, train_file, run.model.vocab_size)
+    run.model.vocab_size = len(vocab)
+
+    train_df = read_split(train_file)
+    train_df = train_df[train_df["en"].str.split().str.len() <= run.train.max_words].reset_index(drop=True)
+    base = encode_pairs(vocab, train_df)
+    log.info("%s: %d training pairs (≤ %d words), vocabulary %d", run.name, len(base[0]), run.train.max_words, len(vocab))
+    dev = DevSet(vocab, dev_file, run.train.dev_sentences) if rank == 0 else None
+
+    model = Seq2Seq(run.model).to(device)
+    if args.init_from:
+        init, _, _ = load_checkpoint(args.init_from, device=str(device))
+        model.load_state_dict(init.state_dict())
+    optimizer = torch.optim.Adam(model.parameters(), lr=run.train.lr)
+    progress = {"epoch": 0, "batch_in_epoch": 0, "steps": 0, "best_dev_bleu": -1.0, "bad_evals": 0,
+                "train_seconds": 0.0, "target_tokens": 0}
+    if args.resume:
+        restored = load_resume(out, model, optimizer)
+        if restored:
+            progress.update(restored)
+            log.info("resumed at epoch %d, batch %d, step %d", progress["epoch"], progress["batch_in_epoch"], progress["steps"])
+    train_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
+    log.info("%s: %.2fM parameters, decoder %s, attention %s", run.name, model.num_parameters() / 1e6,
+             run.model.decoder, run.model.attention)
+
+    def checkpoint_config() -> dict:
+        return {"name": run.name, "description": run.description, "train": asdict(run.train),
+                "training": {"data": str(args.data), "train_pairs": len(base[0]), "steps": progress["steps"],
+                             "epochs": round(progress["epoch"] + progress.get("epoch_fraction", 0.0), 3),
+                             "wall_time_minutes": round(progress["train_seconds"] / 60, 1),
+                             "target_tokens_seen": progress["target_tokens"],
+                             "best_dev_bleu": progress["best_dev_bleu"],
+                             "machine": f"{platform.machine()} {platform.processor() or ''} "
+                                        f"{os.cpu_count()} cores, torch {torch.__version__}, device {device}, "
+                                        f"{world} process(es)".replace("  ", " ")}}
+
+    def evaluate_and_save(train_loss: float, tokens_per_second: float) -> None:
+        dev_loss, dev_bleu = dev.evaluate(model, vocab, device)
+        row = {"epoch": round(progress["epoch"] + progress.get("epoch_fraction", 0.0), 3), "steps": progress["steps"],
+               "train_loss": round(train_loss, 4), "dev_loss": round(dev_loss, 4), "dev_bleu": round(dev_bleu, 2),
+               "tokens_per_second": round(tokens_per_second), "lr": optimizer.param_groups[0]["lr"],
+               "minutes": round(progress["train_seconds"] / 60, 1)}
+        new = not (out / TRAIN_LOG).exists()
+        with open(out / TRAIN_LOG, "a", newline="") as f:
+            w = csv.DictWriter(f, LOG_FIELDS)
+            if new:
+                w.writeheader()
+            w.writerow(row)
+        log.info("eval %s", json.dumps(row))
+        if dev_bleu > progress["best_dev_bleu"]:
+            progress["best_dev_bleu"], progress["bad_evals"] = dev_bleu, 0
+            save_checkpoint(out, model, vocab, checkpoint_config())
+            log.info("new best dev BLEU %.2f: saved %s", dev_bleu, out)
+        else:
+            progress["bad_evals"] += 1
+            if progress["bad_evals"] >= run.train.patience:
+                for g in optimizer.param_groups:
+                    g["lr"] = max(run.train.min_lr, g["lr"] * run.train.lr_decay)
+                progress["bad_evals"] = 0
+                log.info("dev BLEU did not improve: lr -> %g", optimizer.param_groups[0]["lr"])
+        save_resume(out, model, optimizer, progress)
+
+    start = time.time()
+    seconds_at_start = progress["train_seconds"]
+    stop = False
+    model.train()
+    window_loss, window_tokens, window_time = 0.0, 0, time.time()
+    while progress["epoch"] < run.train.max_epochs and not stop:
+        src, trg, batches = epoch_batches(train_df, vocab, run, progress["epoch"], base)
+        my_batches = batches[rank::world]
+        bar = tqdm(total=len(my_batches), initial=progress["batch_in_epoch"], desc=f"{run.name} epoch {progress['epoch']}",
+                   disable=args.quiet or rank != 0, mininterval=5 if sys.stderr.isatty() else 60, file=sys.stderr)
+        for bi in range(progress["batch_in_epoch"], len(my_batches)):
+            batch = Batch([src[i] for i in my_batches[bi]], [trg[i] for i in my_batches[bi]]).to(device)
+            loss, ntok = train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, run.train.label_smoothing)
+            optimizer.zero_grad(set_to_none=True)
+            (loss / ntok).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), run.train.clip_norm)
+            optimizer.step()
+            progress["steps"] += 1
+            progress["batch_in_epoch"] = bi + 1
+            progress["epoch_fraction"] = (bi + 1) / len(my_batches)
+            progress["target_tokens"] += ntok * world
+            window_loss += float(loss.detach())
+            window_tokens += ntok
+            progress["train_seconds"] = seconds_at_start + time.time() - start
+            bar.update(1)
+            if rank == 0 and bar.n % 50 == 0:
+                bar.set_postfix(loss=f"{window_loss / max(1, window_tokens):.3f}")
+            out_of_time = args.max_minutes is not None and time.time() - start > args.max_minutes * 60
+            out_of_steps = args.max_steps is not None and progress["steps"] >= args.max_steps
+            if progress["steps"] % run.train.eval_every == 0 or out_of_time or out_of_steps:
+                elapsed = time.time() - window_time
+                if rank == 0:
+                    evaluate_and_save(window_loss / max(1, window_tokens), window_tokens * world / max(elapsed, 1e-9))
+                    log.info("%d steps, %.1f min, %.0f target tokens/s", progress["steps"],
+                             progress["train_seconds"] / 60, window_tokens * world / max(elapsed, 1e-9))
+                if distributed:
+                    dist.barrier()
+                window_loss, window_tokens, window_time = 0.0, 0, time.time()
+                if optimizer.param_groups[0]["lr"] <= run.train.min_lr:
+                    log.info("learning rate reached its minimum: early stop")
+                    stop = True
+                if out_of_time or out_of_steps or stop:
+                    stop = True
+                    break
+        bar.close()
+        if not stop:
+            progress["epoch"] += 1
+            progress["batch_in_epoch"] = 0
+            progress["epoch_fraction"] = 0.0
+    if rank == 0:
+        save_resume(out, model, optimizer, progress)
+        # the shipped config records the run so far, even if the best weights are older
+        cfg_path = out / "config.json"
+        if cfg_path.exists():
+            saved = json.loads(cfg_path.read_text())
+            saved["training"]["total_steps_run"] = progress["steps"]
+            saved["training"]["total_minutes_run"] = round(progress["train_seconds"] / 60, 1)
+            cfg_path.write_text(json.dumps(saved, indent=2, ensure_ascii=False) + "\n")
+        log.info("done: %d steps, %.1f minutes, best dev BLEU %.2f", progress["steps"],
+                 progress["train_seconds"] / 60, progress["best_dev_bleu"])
+    if distributed:
+        dist.destroy_process_group()
+    return progress
+
+
+if __name__ == "__main__":
+    main()
