@@ -1,0 +1,93 @@
+"""Numbers about an attention matrix, in numpy only (the app and ``viz/`` use them too).
+
+Conventions: a matrix ``weights`` is T x S, row i = α_i over the source for target step i.
+Subword pieces follow SentencePiece: a piece starting with "▁" starts a new word.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .vocabulary import WORD_BOUNDARY
+
+SPECIAL = {"</s>", "<s>", "<pad>", "<unk>"}
+
+
+def word_groups(pieces: list[str]) -> tuple[list[str], list[int]]:
+    """Whole words from subword pieces, and each piece's word index.
+
+    A piece starting with "▁" opens a word; byte-fallback pieces (<0xF0> …) are decoded
+    back into their character; "</s>" stays a word of its own.
+    """
+    words: list[list[str]] = []
+    index = []
+    open_word = False  # may the next piece continue the current word?
+    for p in pieces:
+        if p in SPECIAL or not open_word or p.startswith(WORD_BOUNDARY):
+            words.append([])
+        words[-1].append(p)
+        index.append(len(words) - 1)
+        open_word = p not in SPECIAL
+    return [_join_pieces(w) for w in words], index
+
+
+def _join_pieces(pieces: list[str]) -> str:
+    if len(pieces) == 1 and pieces[0] in SPECIAL:
+        return pieces[0]
+    raw = b""
+    for p in pieces:
+        if len(p) == 6 and p.startswith("<0x") and p.endswith(">"):
+            raw += bytes([int(p[3:5], 16)])
+        else:
+            raw += p.replace(WORD_BOUNDARY, " ").encode("utf-8")
+    return raw.decode("utf-8", errors="replace").strip() or WORD_BOUNDARY
+
+
+def merge_to_words(weights: np.ndarray, source_pieces: list[str], target_pieces: list[str]):
+    """Word-level attention: the rule stated on the Translate page.
+
+    Over a *source* word's pieces the weights are **summed** (the attention mass the word
+    receives, so each row still sums to 1); over a *target* word's pieces the rows are
+    **averaged** (the word's attention is the mean of its pieces' attention).
+    Returns (matrix T_words x S_words, source words, target words).
+    """
+    src_words, src_index = word_groups(source_pieces)
+    tgt_words, tgt_index = word_groups(target_pieces)
+    col = np.zeros((weights.shape[1], len(src_words)))
+    col[np.arange(weights.shape[1]), src_index] = 1.0
+    row = np.zeros((len(tgt_words), weights.shape[0]))
+    row[tgt_index, np.arange(weights.shape[0])] = 1.0
+    row /= row.sum(1, keepdims=True)
+    return row @ weights @ col, src_words, tgt_words
+
+
+def entropy(weights: np.ndarray) -> np.ndarray:
+    """Entropy (nats) of each row α_i: 0 = all mass on one source token, log S = uniform."""
+    w = np.clip(weights, 1e-12, 1.0)
+    return -(weights * np.log(w)).sum(-1)
+
+
+def diagonality(weights: np.ndarray) -> float:
+    """How monotone-diagonal the alignment is, in [0, 1].
+
+    1 − mean |expected source position − proportional target position|, with both
+    positions scaled to [0, 1]: 1 means step i attends where i/T falls in the source.
+    """
+    T, S = weights.shape
+    if T < 2 or S < 2:
+        return 1.0
+    expected = (weights * np.arange(S)).sum(1) / (S - 1)
+    proportional = np.arange(T) / (T - 1)
+    return float(1 - np.abs(expected - proportional).mean())
+
+
+def argmax_agreement(a: np.ndarray, b: np.ndarray) -> float:
+    """Share of target steps whose most-attended source position is the same in a and b."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return float("nan")
+    return float((a[:n].argmax(1) == b[:n].argmax(1)).mean())
+
+
+def links_from_attention(word_weights: np.ndarray) -> set[tuple[int, int]]:
+    """Word links (source i, target j): each target word links to its most-attended source word."""
+    return {(int(word_weights[j].argmax()), j) for j in range(word_weights.shape[0])}

@@ -1,0 +1,186 @@
+"""Evaluate a checkpoint: cased sacreBLEU overall, per corpus and by source length.
+
+    python -m model.evaluate --checkpoint checkpoints/NAME --data ../shared/data/enfr/test.tsv.gz [--beam K] [--json]
+    python -m model.evaluate --checkpoint checkpoints/NAME --src FILE --ref FILE [--ref FILE ...]
+
+Rows of a TSV with the same English side are one segment with several references
+(../shared/data/README.md). ``--stress`` evaluates the long-sentence stress set built from
+the same file (:func:`stress_set`). ``--write-metrics`` stores the result in the
+checkpoint's metrics.json; ``--length-csv`` appends the by-length table to a CSV.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from .checkpoint import CheckpointError, load_checkpoint, write_metrics
+from .data import Batch, multi_reference, read_split
+from .metrics import bleu_by_length, bootstrap_interval, corpus_bleu
+from .model import Seq2Seq
+from .search import beam_batch, greedy_batch, MAX_SOURCE_TOKENS
+from .vocabulary import Vocabulary
+
+STRESS_SEED = 2014
+
+
+def stress_set(sources: list[str], references: list[list[str]], origins: list[str], seed: int = STRESS_SEED):
+    """The long-sentence stress set: consecutive test segments of one corpus joined 2–5 at a time.
+
+    Walk the segments in file order; draw k ∈ {2..5} (seeded); join the next k segments
+    of the same origin with spaces into one source, and their first references likewise
+    into one reference. Sources then reach 60+ words, beyond anything in the natural test
+    split, while every piece of text is still real test data.
+    """
+    rng = random.Random(seed)
+    out_src, out_ref, out_origin = [], [], []
+    by_origin: dict[str, list[int]] = {}
+    for i, o in enumerate(origins):
+        by_origin.setdefault(o, []).append(i)
+    for origin, idx in by_origin.items():
+        pos = 0
+        while pos + 2 <= len(idx):
+            k = min(rng.randint(2, 5), len(idx) - pos)
+            chunk = idx[pos:pos + k]
+            out_src.append(" ".join(sources[i] for i in chunk))
+            out_ref.append([" ".join(references[i][0] for i in chunk)])
+            out_origin.append(origin)
+            pos += k
+    return out_src, out_ref, out_origin
+
+
+def translate_all(model: Seq2Seq, vocab: Vocabulary, sources: list[str], beam: int = 1,
+                  batch_size: int = 64) -> list[str]:
+    """Batched translation of many sentences, in length order (little padding), output in input order."""
+    ids = [vocab.encode(s)[:MAX_SOURCE_TOKENS] or [vocab.encode(".")[0]] for s in sources]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    out: list[list[int]] = [[] for _ in ids]
+    for k in range(0, len(order), batch_size):
+        idx = order[k:k + batch_size]
+        batch = [ids[i] for i in idx]
+        hyps = greedy_batch(model, batch) if beam <= 1 else beam_batch(model, batch, beam)
+        for i, h in zip(idx, hyps):
+            out[i] = h
+    return vocab.decode_batch(out)
+
+
+@torch.no_grad()
+def perplexity(model: Seq2Seq, vocab: Vocabulary, sources: list[str], references: list[list[str]]) -> float:
+    """exp(mean token cross-entropy) of each segment's first reference, teacher-forced."""
+    src = [vocab.encode(s)[:MAX_SOURCE_TOKENS] for s in sources]
+    trg = [vocab.encode(r[0])[:MAX_SOURCE_TOKENS] for r in references]
+    order = sorted(range(len(src)), key=lambda i: len(src[i]))
+    total, ntok = 0.0, 0
+    model.eval()
+    for k in range(0, len(order), 64):
+        idx = [i for i in order[k:k + 64] if src[i] and trg[i]]
+        if not idx:
+            continue
+        b = Batch([src[i] for i in idx], [trg[i] for i in idx])
+        loss, n = model(b.src, b.src_len, b.trg_in, b.trg_out)
+        total, ntok = total + float(loss), ntok + n
+    return math.exp(total / max(1, ntok))
+
+
+def evaluate(model, vocab, sources, references, origins, beam: int = 1, bootstrap: int = 0,
+             with_perplexity: bool = True) -> tuple[dict, pd.DataFrame]:
+    start = time.time()
+    hyps = translate_all(model, vocab, sources, beam)
+    decode_seconds = time.time() - start
+    score, signature = corpus_bleu(hyps, references)
+    per_origin = {}
+    for origin in sorted(set(origins)):
+        sel = [i for i, o in enumerate(origins) if o == origin]
+        s, _ = corpus_bleu([hyps[i] for i in sel], [references[i] for i in sel])
+        per_origin[origin] = {"bleu": round(s.score, 2), "segments": len(sel)}
+    by_length = bleu_by_length(sources, hyps, references, bootstrap=bootstrap)
+    result = {"bleu": round(score.score, 2), "signature": signature, "score_line": str(score),
+              "segments": len(sources), "beam": beam, "per_origin": per_origin,
+              "by_length": by_length.to_dict(orient="records"),
+              "decode_seconds": round(decode_seconds, 1)}
+    if bootstrap:
+        lo, hi = bootstrap_interval(hyps, references, bootstrap)
+        result["bleu_ci95"] = [round(lo, 2), round(hi, 2)]
+    if with_perplexity:
+        result["perplexity"] = round(perplexity(model, vocab, sources, references), 3)
+    result["seconds"] = round(time.time() - start, 1)
+    return result, by_length
+
+
+def load_segments(args) -> tuple[list[str], list[list[str]], list[str]]:
+    if args.data:
+        return multi_reference(read_split(args.data))
+    if not args.src or not args.ref:
+        raise SystemExit("error: give --data FILE.tsv[.gz], or --src FILE with one or more --ref FILE")
+    sources = Path(args.src).read_text(encoding="utf-8").splitlines()
+    refs = [Path(r).read_text(encoding="utf-8").splitlines() for r in args.ref]
+    if any(len(r) != len(sources) for r in refs):
+        raise SystemExit("error: every --ref file needs as many lines as --src")
+    return sources, [list(x) for x in zip(*refs)], ["file"] * len(sources)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="Cased sacreBLEU of a checkpoint, overall, per corpus and by length.")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--data", help="en<TAB>fr<TAB>origin file (.tsv or .tsv.gz)")
+    p.add_argument("--src", help="source file, one sentence per line")
+    p.add_argument("--ref", action="append", help="reference file (repeatable)")
+    p.add_argument("--beam", type=int, default=1)
+    p.add_argument("--stress", action="store_true", help="evaluate the long-sentence stress set built from --data")
+    p.add_argument("--bootstrap", type=int, default=0, help="bootstrap samples for 95%% intervals (e.g. 1000)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N segments")
+    p.add_argument("--no-perplexity", action="store_true")
+    p.add_argument("--write-metrics", action="store_true", help="store the result in CHECKPOINT/metrics.json")
+    p.add_argument("--length-csv", help="append the by-length table (model, set, bucket, segments, bleu, CI) here")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    try:
+        model, vocab, cfg = load_checkpoint(args.checkpoint)
+    except CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    sources, references, origins = load_segments(args)
+    if args.stress:
+        sources, references, origins = stress_set(sources, references, origins)
+    if args.limit:
+        sources, references, origins = sources[:args.limit], references[:args.limit], origins[:args.limit]
+    result, by_length = evaluate(model, vocab, sources, references, origins, args.beam, args.bootstrap,
+                                 not args.no_perplexity)
+    result["set"] = ("stress:" if args.stress else "") + str(args.data or args.src)
+    name = cfg.get("name", Path(args.checkpoint).name)
+    if args.write_metrics:
+        write_metrics(args.checkpoint, {("stress" if args.stress else "test"): result,
+                                        "parameters": model.num_parameters()})
+    if args.length_csv:
+        table = by_length.assign(model=name, set="stress" if args.stress else "test", beam=args.beam)
+        path = Path(args.length_csv)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            old = pd.read_csv(path)
+            old = old[~((old["model"] == name) & (old["set"] == table["set"].iloc[0]))]
+            table = pd.concat([old, table], ignore_index=True)
+        cols = ["model", "set", "beam", "bucket", "min_words", "segments", "bleu", "ci_low", "ci_high"]
+        table.reindex(columns=cols).to_csv(path, index=False)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(f"{name}: {result['score_line']}")
+        print(f"signature: {result['signature']}")
+        for origin, r in result["per_origin"].items():
+            print(f"  {origin:<28} BLEU {r['bleu']:6.2f}  ({r['segments']} segments)")
+        print(by_length.to_string(index=False))
+        if "perplexity" in result:
+            print(f"perplexity {result['perplexity']}")
+        print(f"{result['segments']} segments in {result['seconds']} s (beam {args.beam})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

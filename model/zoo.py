@@ -1,0 +1,88 @@
+"""The model zoo: which checkpoint folders exist, and loading each one on its own.
+
+One broken folder must not take the others down, so :func:`load_zoo` returns an entry
+per folder with either a model or the reason it is unavailable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .checkpoint import CheckpointError, load_checkpoint, read_metrics
+from .model import Seq2Seq
+from .vocabulary import Vocabulary
+
+# the shipped zoo, in the order the app lists it
+ZOO = ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc")
+DISPLAY_NAMES = {
+    "rnnsearch": "RNNsearch (Bahdanau, additive)",
+    "luong-dot": "Luong global, dot",
+    "luong-general": "Luong global, general",
+    "luong-concat": "Luong global, concat",
+    "luong-local": "Luong local-p (general)",
+    "rnnenc": "RNNenc (no attention)",
+}
+
+
+@dataclass
+class ZooEntry:
+    name: str
+    folder: Path
+    model: Seq2Seq | None = None
+    vocab: Vocabulary | None = None
+    config: dict = field(default_factory=dict)
+    metrics: dict | None = None
+    error: str | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.model is not None
+
+    @property
+    def display_name(self) -> str:
+        return DISPLAY_NAMES.get(self.name, self.name)
+
+    @property
+    def has_attention(self) -> bool:
+        return self.model is not None and self.model.cfg.has_attention
+
+
+def discover(root: str | Path = "checkpoints") -> list[str]:
+    """Checkpoint folder names under root: the zoo's names first (even if missing), then any
+    other folder holding a config.json or model.safetensors."""
+    root = Path(root)
+    names = list(ZOO)
+    if root.is_dir():
+        extra = sorted(p.name for p in root.iterdir()
+                       if p.is_dir() and not p.name.startswith(("_", ".")) and p.name not in names
+                       and ((p / "config.json").exists() or (p / "model.safetensors").exists()))
+        names += extra
+    return names
+
+
+def load_entry(folder: str | Path) -> ZooEntry:
+    folder = Path(folder)
+    entry = ZooEntry(name=folder.name, folder=folder)
+    try:
+        entry.model, entry.vocab, entry.config = load_checkpoint(folder)
+        entry.metrics = read_metrics(folder)
+    except CheckpointError as e:
+        entry.error = str(e)
+    except Exception as e:  # noqa: BLE001 - any other failure still must not take the app down
+        entry.error = f"{folder}: could not be loaded ({type(e).__name__}: {e})"
+    return entry
+
+
+def load_zoo(root: str | Path = "checkpoints", only_present: bool = False) -> dict[str, ZooEntry]:
+    """Load every checkpoint under root. Missing zoo folders become unavailable entries
+    (unless ``only_present``), so the app can say which model is missing and why."""
+    root = Path(root)
+    entries = {}
+    for name in discover(root):
+        folder = root / name
+        if not folder.exists():
+            if not only_present:
+                entries[name] = ZooEntry(name=name, folder=folder, error=f"{folder}: not found (not trained or not shipped)")
+            continue
+        entries[name] = load_entry(folder)
+    return entries
