@@ -1,0 +1,133 @@
+"""Alignment heatmaps and the per-step figures that go with them.
+
+Conventions (as in ``model/analysis.py``): ``weights`` is T x S, row i is α_i, the
+alignment weights of target step i over the source tokens j (Bahdanau eq. 6). The source
+runs along the x axis (on top, as in the paper's Figure 3), the target down the y axis.
+
+Every heatmap uses one fixed colour scale, α from 0 to 1 on Cividis (colour-blind safe,
+light = attended), so two figures can be compared by colour alone.
+
+Tokens are placed by position (0..S-1) with the token as the tick label, because a
+categorical axis would merge repeated tokens ("▁the" twice) into one column. Labels are
+HTML-escaped: Plotly renders a subset of HTML in labels and hover text, and user input
+must show as typed ("<b>" as the three characters, not as bold).
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+ALPHA_SCALE = "Cividis"    # sequential, colour-blind safe; light = high weight
+DIFFERENCE_SCALE = "RdBu"  # diverging, colour-blind safe (ColorBrewer)
+FONT_SIZE = 16             # readable on a projector
+# Okabe & Ito (2008): eight colours distinguishable under every common colour-vision deficiency
+MODEL_COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+
+
+def escape(token: str) -> str:
+    """A token as Plotly text: markup characters escaped so they show literally."""
+    return html.escape(str(token), quote=False)
+
+
+def _cell_size(n: int) -> int:
+    return 34 if n <= 30 else 24 if n <= 60 else 16
+
+
+def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, height: int | None) -> go.Figure:
+    S, T = len(source_tokens), len(target_tokens)
+    fig.update_layout(
+        title=dict(text=escape(title)) if title else None,
+        font=dict(size=FONT_SIZE),
+        height=height or int(min(1400, max(320, _cell_size(T) * T + 170))),
+        margin=dict(l=10, r=10, t=140 if title else 110, b=10),
+        xaxis=dict(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(t) for t in source_tokens],
+                   tickangle=-60, title=dict(text="source (English)"), showgrid=False, constrain="domain"),
+        yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)),
+                   ticktext=[escape(t) for t in target_tokens], title=dict(text="target (French)"), showgrid=False),
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+def _hover_labels(source_tokens, target_tokens) -> np.ndarray:
+    """T x S x 2 strings (source token, target token) for the hover box."""
+    S, T = len(source_tokens), len(target_tokens)
+    src = np.array([escape(t) for t in source_tokens], dtype=object)
+    tgt = np.array([escape(t) for t in target_tokens], dtype=object)
+    return np.stack([np.broadcast_to(src, (T, S)), np.broadcast_to(tgt[:, None], (T, S))], axis=-1)
+
+
+def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],
+                      title: str | None = None, show_scale: bool = True, height: int | None = None) -> go.Figure:
+    """The alignment matrix α (T x S) as a heatmap on the fixed 0–1 scale.
+
+    Hover shows the source token, the target token and α_ij to three decimals.
+    """
+    weights = np.asarray(weights, dtype=float)
+    assert weights.shape == (len(target_tokens), len(source_tokens)), (weights.shape, len(target_tokens), len(source_tokens))
+    fig = go.Figure(go.Heatmap(
+        z=weights, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
+        zmin=0.0, zmax=1.0, colorscale=ALPHA_SCALE, showscale=show_scale,
+        colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, max(0.4, 300 / max(1, 30 * len(target_tokens))))),
+        customdata=_hover_labels(source_tokens, target_tokens), xgap=1, ygap=1,
+        hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>α = %{z:.3f}<extra></extra>",
+    ))
+    return _layout(fig, source_tokens, target_tokens, title, height)
+
+
+def difference_heatmap(difference: np.ndarray, source_tokens: list[str], target_tokens: list[str],
+                       title: str | None = None, height: int | None = None) -> go.Figure:
+    """α_A − α_B on a fixed −1…1 diverging scale (red: A attends more, blue: B attends more)."""
+    difference = np.asarray(difference, dtype=float)
+    fig = go.Figure(go.Heatmap(
+        z=difference, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
+        zmin=-1.0, zmax=1.0, zmid=0.0, colorscale=DIFFERENCE_SCALE, reversescale=True,
+        colorbar=dict(title=dict(text="Δα"), thickness=14), xgap=1, ygap=1,
+        customdata=_hover_labels(source_tokens, target_tokens),
+        hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>Δα = %{z:+.3f}<extra></extra>",
+    ))
+    return _layout(fig, source_tokens, target_tokens, title, height)
+
+
+def probability_figure(target_tokens: list[str], logprobs: np.ndarray, groups: list[int] | None = None,
+                       group_labels: list[str] | None = None) -> go.Figure:
+    """p(y_i | y_<i, x) of every output token as bars.
+
+    With ``groups`` (each piece's word index) and ``group_labels`` (the words), a word's
+    probability is the product of its pieces' probabilities: the chain rule, since the
+    model emits a word piece by piece.
+    """
+    logprobs = np.asarray(logprobs, dtype=float)
+    labels = list(target_tokens)
+    if groups is not None:
+        logprobs = np.bincount(np.asarray(groups), weights=logprobs, minlength=len(group_labels))
+        labels = list(group_labels)
+    probs = np.exp(logprobs)
+    fig = go.Figure(go.Bar(
+        x=list(range(len(labels))), y=probs, marker_color=MODEL_COLOURS[0],
+        customdata=[escape(t) for t in labels], text=[f"{p:.2f}" for p in probs], textposition="outside",
+        hovertemplate="%{customdata}<br>p = %{y:.3f}<extra></extra>",
+    ))
+    fig.update_layout(
+        font=dict(size=FONT_SIZE), height=300, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
+        xaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=[escape(t) for t in labels],
+                   tickangle=-60 if len(labels) > 8 else 0),
+        yaxis=dict(range=[0, 1.15], title=dict(text="probability"), gridcolor="#ddd"),
+    )
+    return fig
+
+
+def entropy_figure(entropies: dict[str, np.ndarray]) -> go.Figure:
+    """Attention entropy per target step, one line per model (0 = all weight on one token)."""
+    fig = go.Figure()
+    for k, (name, h) in enumerate(entropies.items()):
+        fig.add_trace(go.Scatter(x=np.arange(1, len(h) + 1), y=np.asarray(h, dtype=float), mode="lines+markers",
+                                 name=escape(name), line=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)], width=3),
+                                 hovertemplate=f"{escape(name)}<br>step %{{x}}: %{{y:.3f}} nats<extra></extra>"))
+    fig.update_layout(font=dict(size=FONT_SIZE), height=340, margin=dict(l=10, r=10, t=30, b=10),
+                      plot_bgcolor="white", legend=dict(orientation="h", y=-0.25),
+                      xaxis=dict(title=dict(text="target step i"), gridcolor="#ddd"),
+                      yaxis=dict(title=dict(text="entropy of α_i (nats)"), gridcolor="#ddd", rangemode="tozero"))
+    return fig
