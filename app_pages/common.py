@@ -60,5 +60,68 @@ def set_query_params(**values) -> None:
             st.query_params[k] = str(v)
 
 
+# -- the sentence box, shared by Translate and Compare ---------------------------------------
+EXAMPLES = {
+    # Bahdanau et al. (2014), Figure 3 (a)-(d)
+    "The agreement on the European Economic Area was signed in August 1992.": "Paper, Fig. 3a",
+    "It should be noted that the marine environment is the least known of environments.": "Paper, Fig. 3b",
+    "Destruction of the equipment means that Syria can no longer produce new chemical weapons.": "Paper, Fig. 3c",
+    "This will change my future with my family, the man said.": "Paper, Fig. 3d",
+    "I will eat.": "Classic",
+    "Where is the train station?": "Everyday",
+    "I would like a cup of coffee, please.": "Everyday",
+    "She has lived in Paris for three years and still loves it.": "Everyday",
+    "A young man in a red shirt is playing the guitar on a street corner while a small crowd "
+    "of people watches him.": "Long, descriptive",
+    "Two black dogs are running through the deep snow in a park near a frozen lake, while a woman "
+    "in a blue coat walks slowly behind them with a camera.": "Long, descriptive",
+}
+DEFAULT_SENTENCE = "The agreement on the European Economic Area was signed in August 1992."
+SENTENCE = "sentence"  # session key: the current sentence, carried from page to page
+
+
+def sentence_input(key: str) -> str:
+    """Example picker and English text box. The first value comes from the URL (``?text=``),
+    else from the sentence on the last page visited; returns the text as typed."""
+    text_key = f"{key}_text"
+    if text_key not in st.session_state:
+        initial = query_param("text") or st.session_state.get(SENTENCE) or DEFAULT_SENTENCE
+        if len(initial) > MAX_INPUT_CHARS:
+            st.session_state[f"{key}_clipped"] = len(initial)
+            initial = initial[:MAX_INPUT_CHARS]
+        st.session_state[text_key] = initial
+
+    def pick_example():
+        choice = st.session_state.get(f"{key}_example")
+        if choice:
+            st.session_state[text_key] = choice
+
+    st.selectbox("Example sentences", list(EXAMPLES), index=None, key=f"{key}_example", on_change=pick_example,
+                 format_func=lambda s: f"{EXAMPLES[s]}: {s}", placeholder="Pick an example, or type below")
+    text = st.text_area("English sentence", key=text_key, max_chars=MAX_INPUT_CHARS, height=100,
+                        help="Press Ctrl+Enter (⌘+Enter) or click outside the box to translate.")
+    clipped = st.session_state.get(f"{key}_clipped")
+    if clipped:
+        st.warning(f"The text in the link had {clipped} characters; the box keeps the first {MAX_INPUT_CHARS}.")
+    st.session_state[SENTENCE] = text
+    return text
+
+
+def plain(text: str) -> str:
+    """User text for st.markdown, shown exactly as typed: markdown and HTML characters escaped."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!|~$" else ch for ch in text)
+
+
+def show_figure(fig, filename: str, key: str) -> None:
+    """A Plotly figure (PNG from its own toolbar's camera button) and a download of it as a
+    standalone, still interactive HTML page (built only when clicked)."""
+    from viz.export import figure_html, plotly_config
+    st.plotly_chart(fig, key=key, config=plotly_config(filename))
+    st.download_button("Download figure (HTML)", lambda: figure_html(fig, filename), file_name=f"{filename}.html",
+                       mime="text/html", key=f"{key}_html", icon=":material/download:")
+
+
 __all__ = ["zoo", "available_models", "unavailable_models", "show_unavailable", "cached_translate",
-           "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS", "CHECKPOINTS"]
+           "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS", "CHECKPOINTS",
+           "EXAMPLES", "DEFAULT_SENTENCE", "sentence_input", "plain", "show_figure"]
