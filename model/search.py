@@ -241,17 +241,18 @@ def greedy_batch(model: Seq2Seq, src: list[list[int]]) -> list[list[int]]:
     B = len(src)
     prev = torch.full((B,), BOS_ID, dtype=torch.long)
     done = torch.zeros(B, dtype=torch.bool)
-    max_len = max_output_length(int(batch.src_len.max()))
+    # each sentence's own limit, so a result never depends on the other sentences in its batch
+    max_lens = [max_output_length(len(s) + 1) for s in src]
     out = []
-    for _ in range(max_len):
+    for t in range(max(max_lens)):
         logprobs, state, _ = model.step(prev, state, memory)
         prev = logprobs.argmax(-1)
         out.append(prev)
         done |= prev == EOS_ID
-        if done.all():
+        if done.all() or all(done[b] or t + 1 >= max_lens[b] for b in range(B)):
             break
     ids = torch.stack(out, 1).tolist()
-    return [row[:row.index(EOS_ID)] if EOS_ID in row else row for row in ids]
+    return [row[:row.index(EOS_ID)] if EOS_ID in row else row[:limit] for row, limit in zip(ids, max_lens)]
 
 
 @torch.no_grad()

@@ -68,7 +68,7 @@ def train_vocabulary(train_tsv: str | Path, model_path: str | Path, vocab_size: 
         pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
         # sentence sampling is SentencePiece's own; fixed size keeps training under a minute
         input_sentence_size=max_sentences, shuffle_input_sentence=True,
-        num_threads=2, minloglevel=2,
+        num_threads=2, minloglevel=2, hard_vocab_limit=False,
     )
     Path(tmp.name).unlink()
     return Vocabulary(model_path.with_suffix(".model"))

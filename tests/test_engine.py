@@ -1,0 +1,284 @@
+"""The translation engine: attention contract, decoders, search, checkpoints."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from model.attention import (AdditiveAttention, attend, build_attention, DotAttention, GeneralAttention,
+                             LocalPAttention)
+from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from model.config import ModelConfig
+from model.data import Batch, token_batches
+from model.model import Seq2Seq
+from model.search import (beam_batch, beam_search, forced, greedy, greedy_batch, InputError,
+                          MAX_SOURCE_TOKENS, prepare_source, translate)
+from model.toy import tiny_config, toy_vocabulary
+
+ALL_KINDS = [("rnnsearch", "additive"), ("luong", "dot"), ("luong", "general"), ("luong", "concat"),
+             ("luong", "local-general"), ("rnnenc", "none")]
+
+
+@pytest.fixture(scope="module")
+def vocab(tmp_path_factory):
+    return toy_vocabulary(tmp_path_factory.mktemp("vocab"))
+
+
+def random_model(vocab, decoder, attention, seed=0):
+    torch.manual_seed(seed)
+    return Seq2Seq(tiny_config(vocab, decoder, attention, size=16)).eval()
+
+
+# -- the attention contract -----------------------------------------------------------------------
+def test_additive_energies_match_the_formula():
+    """e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j), computed by hand for one pair."""
+    torch.manual_seed(0)
+    att = AdditiveAttention(query_size=3, key_size=4, attention_size=2)
+    s = torch.randn(1, 3)
+    h = torch.randn(1, 5, 4)
+    mask = torch.ones(1, 5, dtype=torch.bool)
+    energies = att.score(s, att.compute_proj_keys(h), mask)
+    W_a, U_a, b, v_a = att.W_a.weight, att.U_a.weight, att.U_a.bias, att.v_a.weight
+    by_hand = torch.stack([(v_a @ torch.tanh(W_a @ s[0] + U_a @ h[0, j] + b)).squeeze() for j in range(5)])
+    assert torch.allclose(energies[0], by_hand, atol=1e-6)
+
+
+def test_dot_and_general_scores():
+    s = torch.tensor([[1.0, 2.0]])
+    h = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]])
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    assert DotAttention().score(s, h, mask).tolist() == [[1.0, 2.0, 3.0]]
+    general = GeneralAttention(2, 2)
+    with torch.no_grad():
+        general.W_a.weight.copy_(torch.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    # s^T W_a h_j = [1,2]·[2h1, 3h2]
+    assert general.score(s, general.compute_proj_keys(h), mask).tolist() == [[2.0, 6.0, 8.0]]
+
+
+@pytest.mark.parametrize("kind", ["additive", "dot", "general", "concat", "local-general"])
+def test_weights_sum_to_one_and_ignore_padding(kind):
+    torch.manual_seed(1)
+    att = build_attention(kind, 8, 8, 8, local_window=2)
+    q = torch.randn(3, 8)
+    keys = torch.randn(3, 7, 8)
+    mask = torch.tensor([[1] * 7, [1] * 4 + [0] * 3, [1] * 2 + [0] * 5], dtype=torch.bool)
+    energies = att.score(q, att.compute_proj_keys(keys), mask)
+    weights, context = attend(energies, keys)
+    assert weights.shape == (3, 7) and context.shape == (3, 8)
+    assert torch.allclose(weights.sum(-1), torch.ones(3), atol=1e-6)
+    assert (weights[~mask] == 0).all()
+    # changing what sits in the padded positions changes nothing
+    keys2 = keys.clone()
+    keys2[~mask] = 100.0
+    w2, c2 = attend(att.score(q, att.compute_proj_keys(keys2), mask), keys2)
+    assert torch.allclose(weights, w2) and torch.allclose(context, c2, atol=1e-5)
+
+
+def test_local_p_window():
+    """local-p: weights vanish outside [p_i − D, p_i + D] and p_i lies inside the sentence."""
+    torch.manual_seed(2)
+    att = LocalPAttention(GeneralAttention(4, 4), 4, window=1)
+    q, keys = torch.randn(2, 4), torch.randn(2, 9, 4)
+    mask = torch.ones(2, 9, dtype=torch.bool)
+    mask[1, 5:] = False
+    weights, _ = attend(att.score(q, att.compute_proj_keys(keys), mask), keys)
+    p = att.last_position
+    assert (p >= 0).all() and p[1] <= 4
+    for b in range(2):
+        far = (torch.arange(9) - p[b]).abs() > 1
+        assert (weights[b][far] == 0).all()
+        assert math.isclose(float(weights[b].sum().detach()), 1.0, rel_tol=1e-6)
+
+
+# -- decoders and search ---------------------------------------------------------------------------
+@pytest.mark.parametrize("decoder,attention", ALL_KINDS)
+def test_shapes_and_padding_invariance(vocab, decoder, attention):
+    """A sentence decodes the same alone and in a batch beside a longer one."""
+    model = random_model(vocab, decoder, attention)
+    short, long_ = vocab.encode("1 2 3"), vocab.encode("4 5 6 7 8 9 1 2 3")
+    trg = vocab.encode("3 2 1")
+    alone = Batch([short], [trg])
+    both = Batch([short, long_], [trg, vocab.encode("9 8 7 6 5 4 3 2 1")])
+    with torch.no_grad():
+        logits_alone, w_alone = model(alone.src, alone.src_len, alone.trg_in, return_weights=True)
+        logits_both, w_both = model(both.src, both.src_len, both.trg_in, return_weights=True)
+    T = alone.trg_in.size(1)
+    assert logits_alone.shape == (1, T, len(vocab))
+    assert torch.allclose(logits_alone[0], logits_both[0, :T], atol=1e-5)
+    if attention != "none":
+        S = alone.src.size(1)
+        assert w_alone.shape == (1, T, S)
+        assert torch.allclose(w_alone[0], w_both[0, :T, :S], atol=1e-6)
+        assert (w_both[0, :, S:] == 0).all()
+    assert greedy_batch(model, [short]) == greedy_batch(model, [short, long_])[:1]
+
+
+@pytest.mark.parametrize("decoder,attention", ALL_KINDS)
+def test_record_is_complete(vocab, decoder, attention):
+    model = random_model(vocab, decoder, attention)
+    rec = greedy(model, vocab, prepare_source(vocab, "1 2 3 4"), topk=3)
+    T, S = len(rec.target_tokens), len(rec.source_tokens)
+    assert rec.source_tokens[-1] == "</s>" and S == len(vocab.encode("1 2 3 4")) + 1
+    assert rec.token_logprobs.shape == (T,) and rec.topk_probs.shape == (T, 3)
+    assert rec.contexts.shape[0] == T and rec.states.shape == rec.query_states.shape == (T, 16)
+    # the chosen token is the most probable one at every greedy step
+    assert (rec.topk_ids[:, 0] == np.array(rec.target_ids)).all()
+    if attention == "none":
+        assert rec.weights is None and rec.energies is None
+    else:
+        assert rec.weights.shape == rec.energies.shape == (T, S)
+        assert np.allclose(rec.weights.sum(1), 1.0, atol=1e-5)
+    if decoder == "rnnsearch":  # the query is s_{i-1}: the previous step's state
+        assert np.allclose(rec.query_states[1:], rec.states[:-1])
+    if decoder == "luong":      # the query is s_i itself
+        assert np.allclose(rec.query_states, rec.states)
+
+
+@pytest.mark.parametrize("decoder,attention", ALL_KINDS)
+def test_beam_one_equals_greedy(vocab, decoder, attention):
+    model = random_model(vocab, decoder, attention, seed=3)
+    srcs = [vocab.encode(s) for s in ["1 2 3", "9 9 8 7 1", "5"]]
+    assert beam_batch(model, srcs, beam=1) == greedy_batch(model, srcs)
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "luong-general", "luong-local", "rnnenc"])
+def test_forced_decoding_reproduces_greedy_score(tiny_zoo, name):
+    model, vocab, _ = load_checkpoint(tiny_zoo / name)
+    src = prepare_source(vocab, "3 1 4 1 5")
+    g = greedy(model, vocab, src)
+    assert g.target_ids[-1] == vocab.sp.eos_id()  # a trained model ends its sentence
+    f = forced(model, vocab, src, g.target_ids)
+    assert f.target_ids == g.target_ids
+    assert math.isclose(f.score, g.score, rel_tol=1e-6)
+    assert (f.weights is None and g.weights is None) or np.allclose(f.weights, g.weights)
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "luong-dot"])
+def test_beam_search_tree_and_batch_agree(tiny_zoo, name):
+    model, vocab, _ = load_checkpoint(tiny_zoo / name)
+    src = prepare_source(vocab, "2 7 1 8")
+    rec = beam_search(model, vocab, src, beam=4)
+    assert rec.target_ids[:-1] == beam_batch(model, [src.ids], beam=4)[0]
+    best_path = [n for n in rec.beam_tree if n.on_best_path and n.parent is not None]
+    assert [n.token_id for n in sorted(best_path, key=lambda n: n.step)] == rec.target_ids
+    assert not any(n.pruned for n in best_path)
+    # beam search never scores below greedy by its own (length-normalised) criterion
+    g = greedy(model, vocab, src)
+    assert rec.score / len(rec.target_ids) >= g.score / len(g.target_ids) - 1e-6
+
+
+# -- bad input -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small(vocab):
+    return random_model(vocab, "rnnsearch", "additive"), vocab
+
+
+def test_empty_input_is_a_clear_error(small):
+    model, vocab = small
+    for text in ["", "   ", "\n\t", "\x00\x01"]:
+        with pytest.raises(InputError, match="empty"):
+            translate(model, vocab, text)
+
+
+def test_long_input_is_truncated_with_notice(small):
+    model, vocab = small
+    rec = translate(model, vocab, "1 2 3 " * 1700)  # ~5,000 characters
+    assert rec.truncated and any("too long" in n for n in rec.notices)
+    assert len(rec.source_tokens) <= MAX_SOURCE_TOKENS + 1
+
+
+def test_unknown_characters_markup_and_control_characters(small):
+    model, vocab = small
+    rec = translate(model, vocab, "1 😀 <script>alert(1)</script> é")
+    assert "<0xF0>" in rec.source_tokens  # the emoji survives as its UTF-8 bytes
+    assert rec.source_text == "1 😀 <script>alert(1)</script> é"
+    rec = translate(model, vocab, "1\x072\x1b3")
+    assert any("Control characters" in n for n in rec.notices) and rec.source_text == "1 2 3"
+
+
+# -- checkpoints ---------------------------------------------------------------------------------
+def test_checkpoint_round_trip(tmp_path, vocab):
+    model = random_model(vocab, "luong", "general", seed=6)
+    save_checkpoint(tmp_path / "ck", model, vocab, {"name": "ck", "training": {"steps": 0}})
+    loaded, v2, cfg = load_checkpoint(tmp_path / "ck")
+    assert cfg["model"]["attention"] == "general" and len(v2) == len(vocab)
+    src = vocab.encode("1 2 3")
+    assert greedy_batch(loaded, [src]) == greedy_batch(model.half().float(), [src])  # fp16 storage
+
+
+@pytest.fixture
+def saved(tmp_path, vocab):
+    save_checkpoint(tmp_path / "ck", random_model(vocab, "rnnsearch", "additive"), vocab, {"name": "ck"})
+    return tmp_path / "ck"
+
+
+def _corrupt_cases():
+    def truncate(f):
+        data = (f / "model.safetensors").read_bytes()
+        (f / "model.safetensors").write_bytes(data[: len(data) // 2])
+
+    def garbage(f):
+        (f / "model.safetensors").write_bytes(b"\x00" * 100)
+
+    def bad_json(f):
+        (f / "config.json").write_text("{not json")
+
+    def wrong_shape(f):
+        cfg = json.loads((f / "config.json").read_text())
+        cfg["model"]["dec_hidden"] = 24
+        (f / "config.json").write_text(json.dumps(cfg))
+
+    def bad_kind(f):
+        cfg = json.loads((f / "config.json").read_text())
+        cfg["model"]["decoder"] = "transformer"
+        (f / "config.json").write_text(json.dumps(cfg))
+
+    def wrong_vocab(f):
+        cfg = json.loads((f / "config.json").read_text())
+        cfg["model"]["vocab_size"] += 1
+        (f / "config.json").write_text(json.dumps(cfg))
+
+    return [
+        ("missing weights", lambda f: (f / "model.safetensors").unlink(), "model.safetensors: missing"),
+        ("missing config", lambda f: (f / "config.json").unlink(), "config.json: missing"),
+        ("missing vocabulary", lambda f: (f / "spm.model").unlink(), "spm.model: missing"),
+        ("truncated weights", truncate, "corrupt or truncated"),
+        ("garbage weights", garbage, "corrupt or truncated"),
+        ("invalid json", bad_json, "not valid JSON"),
+        ("shape mismatch", wrong_shape, "has shape"),
+        ("unknown decoder", bad_kind, "invalid model section"),
+        ("vocabulary mismatch", wrong_vocab, "pieces but"),
+        ("corrupt vocabulary", lambda f: (f / "spm.model").write_bytes(b"junk"), "cannot be read"),
+    ]
+
+
+@pytest.mark.parametrize("name,corrupt,message", _corrupt_cases(), ids=[c[0] for c in _corrupt_cases()])
+def test_corrupt_checkpoint_errors_name_the_file(saved, name, corrupt, message):
+    corrupt(saved)
+    with pytest.raises(CheckpointError, match=message) as err:
+        load_checkpoint(saved)
+    assert str(saved) in str(err.value)
+
+
+def test_missing_folder(tmp_path):
+    with pytest.raises(CheckpointError, match="no such checkpoint folder"):
+        load_checkpoint(tmp_path / "nope")
+
+
+def test_token_batches_respect_the_budget():
+    lengths = [(n % 17 + 1, n % 13 + 1) for n in range(500)]
+    batches = token_batches(lengths, 64)
+    assert sorted(i for b in batches for i in b) == list(range(500))
+    for b in batches:
+        assert len(b) == 1 or max(max(lengths[i]) for i in b) * len(b) <= 64
+
+
+def test_copy_of_checkpoint_folder_is_self_describing(tmp_path, saved):
+    shutil.copytree(saved, tmp_path / "elsewhere")
+    model, _, cfg = load_checkpoint(tmp_path / "elsewhere")
+    assert isinstance(model, Seq2Seq) and cfg["name"] == "ck"
+    assert ModelConfig(**cfg["model"]) == model.cfg
