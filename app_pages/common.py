@@ -16,9 +16,16 @@ CHECKPOINTS = Path(os.environ.get("ATTN_EXPLORER_CHECKPOINTS", ROOT / "checkpoin
 MAX_INPUT_CHARS = 1000  # the text box's limit; the model further cuts at MAX_SOURCE_TOKENS pieces
 
 
+def zoo(root: str | None = None) -> dict[str, ZooEntry]:
+    """Every checkpoint, loaded once per process and shared by all browser sessions.
+
+    The folder is read from ATTN_EXPLORER_CHECKPOINTS when called, not when this module is
+    imported, so a test that sets it after importing still gets its own checkpoints."""
+    return _load_zoo(root or checkpoints_root())
+
+
 @st.cache_resource(show_spinner="Loading the models…")
-def zoo(root: str = str(CHECKPOINTS)) -> dict[str, ZooEntry]:
-    """Every checkpoint, loaded once per process and shared by all browser sessions."""
+def _load_zoo(root: str) -> dict[str, ZooEntry]:
     return load_zoo(root)
 
 
@@ -39,10 +46,18 @@ def show_unavailable() -> None:
                 st.warning(f"**{e.display_name}** is unavailable: {e.error}")
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+def checkpoints_root() -> str:
+    return os.environ.get("ATTN_EXPLORER_CHECKPOINTS", str(ROOT / "checkpoints"))
+
+
 def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
     """Translate through the shared model; the same (model, text, beam) is computed once."""
-    entry = zoo()[model_name]
+    return _cached_translate(checkpoints_root(), model_name, text, beam)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cached_translate(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
+    entry = zoo(root)[model_name]
     return translate(entry.model, entry.vocab, text, beam=beam)
 
 
@@ -107,6 +122,35 @@ def sentence_input(key: str) -> str:
     return text
 
 
+WORD_RULE = ("**Whole words**: a piece that starts with ▁ begins a new word. Over a *source* word's pieces the "
+             "weights are **summed** (the attention the word receives, so every row still sums to 1); over a "
+             "*target* word's pieces the rows are **averaged**.")
+
+
+def decoding_choice(key: str) -> int:
+    """Greedy or beam search (with its width), first from the URL (``?beam=``); returns the beam size (1 = greedy)."""
+    try:
+        beam_in_url = max(1, min(10, int(query_param("beam", "1"))))
+    except ValueError:
+        beam_in_url = 1
+    method = st.segmented_control("Decoding", ["greedy", "beam search"], key=f"{key}_method", required=True,
+                                  default="greedy" if beam_in_url == 1 else "beam search",
+                                  help="Greedy takes the most probable token at each step; beam search keeps "
+                                       "the k best prefixes and returns the most probable finished one.")
+    if method != "beam search":
+        return 1
+    return st.slider("Beam size k", 2, 10, beam_in_url if beam_in_url > 1 else 5, key=f"{key}_beam")
+
+
+def view_choice(key: str, default: str = "pieces") -> str:
+    """Subword pieces or whole words (``?view=pieces|words``)."""
+    first = query_param("view", default)
+    view = st.segmented_control("Show", ["pieces", "words"], key=f"{key}_view", required=True,
+                                default=first if first in ("pieces", "words") else default,
+                                format_func={"pieces": "subword pieces", "words": "whole words"}.get)
+    return view or default
+
+
 def plain(text: str) -> str:
     """User text for st.markdown, shown exactly as typed: markdown and HTML characters escaped."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -124,4 +168,5 @@ def show_figure(fig, filename: str, key: str) -> None:
 
 __all__ = ["zoo", "available_models", "unavailable_models", "show_unavailable", "cached_translate",
            "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS", "CHECKPOINTS",
-           "EXAMPLES", "DEFAULT_SENTENCE", "sentence_input", "plain", "show_figure"]
+           "EXAMPLES", "DEFAULT_SENTENCE", "sentence_input", "plain", "show_figure", "decoding_choice",
+           "view_choice", "WORD_RULE"]

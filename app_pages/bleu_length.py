@@ -1,0 +1,112 @@
+"""BLEU vs length: Bahdanau et al. (2014), Figure 2, for our models.
+
+Cased sacreBLEU per source-length bucket (1–5, 6–10, …, 51+ words) with 95% bootstrap
+intervals, for the natural test split and for the long-sentence stress set (consecutive
+test segments joined; ``model.evaluate.stress_set``). The numbers are read from
+``results/bleu_by_length.csv``, which ships with the checkpoints, so the page opens at
+once; the button below recomputes them from the data when it is present.
+"""
+import os
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app_pages.common import available_models, ROOT, show_figure, show_unavailable, zoo
+from model.data import multi_reference, read_split, split_path
+from model.evaluate import evaluate, stress_set
+from viz.bleu import bleu_by_length_figure, bleu_table, describe_finding
+
+RESULTS = Path(os.environ.get("ATTN_EXPLORER_RESULTS", ROOT / "results")) / "bleu_by_length.csv"
+DATA = Path(os.environ.get("ATTN_EXPLORER_DATA", ROOT.parent / "shared" / "data" / "enfr"))
+COLUMNS = ["model", "set", "beam", "bucket", "min_words", "segments", "bleu", "ci_low", "ci_high"]
+SETS = {"test": "Natural test split", "stress": "Long-sentence stress set"}
+
+st.title("BLEU vs sentence length")
+st.caption("The paper's Figure 2 for our models: does translation quality hold up as sentences get longer? "
+           "Cased sacreBLEU per source-length bucket; the shaded band is a 95% bootstrap interval "
+           "(1,000 resamples of the bucket's segments); the bars below count the segments in each bucket.")
+show_unavailable()
+models = available_models()
+names = {n: e.display_name for n, e in zoo().items()}  # unavailable models may still have results
+
+
+def data_problem() -> str | None:
+    """Why the test data cannot be read, or None when it can."""
+    try:
+        split_path(DATA, "test")
+    except FileNotFoundError as e:
+        return f"{e}. Set ATTN_EXPLORER_DATA to the folder holding test.tsv.gz."
+    return None
+
+
+def recompute(limit: int | None, beam: int, bootstrap: int) -> pd.DataFrame:
+    """Decode the test split and the stress set with every available model; return the by-length table."""
+    sources, references, origins = multi_reference(read_split(split_path(DATA, "test")))
+    sets = {"test": (sources, references, origins), "stress": stress_set(sources, references, origins)}
+    tables = []
+    progress = st.progress(0.0, text="Translating…")
+    jobs = [(n, s) for n in models for s in sets]
+    for k, (name, set_name) in enumerate(jobs):
+        progress.progress(k / len(jobs), text=f"{names[name]}: {SETS[set_name].lower()}…")
+        src, refs, orig = (x[:limit] for x in sets[set_name]) if limit else sets[set_name]
+        entry = models[name]
+        _, by_length = evaluate(entry.model, entry.vocab, src, refs, orig, beam=beam, bootstrap=bootstrap,
+                                with_perplexity=False)
+        tables.append(by_length.assign(model=entry.config.get("name", name), set=set_name, beam=beam))
+    progress.empty()
+    return pd.concat(tables, ignore_index=True).reindex(columns=COLUMNS)
+
+
+with st.expander("Recompute from the data"):
+    problem = data_problem()
+    if problem:
+        st.caption(f"The data is not here, so the shipped numbers cannot be recomputed: {problem}")
+    else:
+        st.caption(f"Translates the test split in `{DATA}` and its stress set with every available model "
+                   f"(this takes minutes on a CPU) and overwrites `{RESULTS}`.")
+    c1, c2, c3 = st.columns(3)
+    limit = c1.number_input("Segments per set (0 = all)", 0, 100_000, 0, step=100, key="bleu_limit")
+    beam = c2.number_input("Beam size (1 = greedy)", 1, 10, 1, key="bleu_beam")
+    bootstrap = c3.number_input("Bootstrap resamples", 0, 10_000, 1000, step=100, key="bleu_bootstrap")
+    if st.button("Recompute", key="bleu_recompute", disabled=problem is not None or not models,
+                 help=problem or "Translate the test data with every available model", icon=":material/refresh:"):
+        table = recompute(int(limit) or None, int(beam), int(bootstrap))
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(RESULTS, index=False)
+        st.success(f"Recomputed {len(table)} rows and saved them to `{RESULTS}`.")
+
+if not RESULTS.exists():
+    st.info(f"No measurements yet: `{RESULTS}` does not exist. It is written by "
+            "`python -m model.evaluate --checkpoint checkpoints/NAME --data ../shared/data/enfr/test.tsv.gz "
+            "--bootstrap 1000 --length-csv results/bleu_by_length.csv` (add `--stress` for the stress set), "
+            "or by the Recompute button above.", icon=":material/hourglass_empty:")
+    st.stop()
+
+results = pd.read_csv(RESULTS)
+missing = [c for c in ("model", "set", "bucket", "min_words", "segments", "bleu") if c not in results]
+if missing:
+    st.error(f"`{RESULTS}` lacks the column(s) {', '.join(missing)}; recompute it.")
+    st.stop()
+order = {n: k for k, n in enumerate(names)}  # the zoo's order: RNNsearch first, RNNenc last
+results = results.sort_values(["set", "model"], key=lambda c: c.map(order).fillna(99) if c.name == "model" else c)
+
+for tab, set_name in zip(st.tabs([SETS[s] for s in SETS]), SETS):
+    with tab:
+        table = results[results["set"] == set_name]
+        if table.empty:
+            st.info(f"No rows for the {SETS[set_name].lower()} in `{RESULTS}`.")
+            continue
+        beams = sorted(table["beam"].dropna().unique()) if "beam" in table else []
+        st.markdown(f"**Finding:** {describe_finding(table, names)}")
+        fig = bleu_by_length_figure(table, names, title=f"BLEU by source length: {SETS[set_name].lower()}")
+        show_figure(fig, f"bleu-by-length-{set_name}", key=f"bleu_figure_{set_name}")
+        st.caption(f"{table['model'].nunique()} model(s); "
+                   + (f"decoding: {'greedy' if beams == [1] else 'beam ' + ', '.join(str(int(b)) for b in beams)}; "
+                      if beams else "")
+                   + "a bucket with few segments has a wide band: read it with care.")
+        wide = bleu_table(table, names)
+        st.dataframe(wide, width="stretch")
+        st.download_button("Download the numbers (CSV)", table.to_csv(index=False),
+                           file_name=f"bleu-by-length-{set_name}.csv", mime="text/csv", key=f"bleu_csv_{set_name}",
+                           icon=":material/table:")

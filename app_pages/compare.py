@@ -1,0 +1,167 @@
+"""Compare: one sentence through several models, side by side.
+
+All heatmaps share one colour scale (α from 0 to 1), so a brighter cell means more
+attention in every panel. The numbers come from ``model/analysis.py``: attention entropy
+per step, agreement of the most-attended source word, and diagonality.
+"""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_pages.common import (available_models, cached_translate, decoding_choice, InputError, plain, query_param,
+                              sentence_input, set_query_params, show_figure, show_unavailable, view_choice,
+                              WORD_RULE)
+from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
+from viz.export import matrix_csv
+from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure
+
+DEFAULT_MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "rnnenc"]
+
+st.title("Compare")
+st.caption("One sentence through several models. RNNsearch (Bahdanau) against Luong's dot, general and concat "
+           "scores, and RNNenc, which has no attention, for contrast.")
+show_unavailable()
+models = available_models()
+if not models:
+    st.error("No model could be loaded, so nothing can be compared. See the reasons above.")
+    st.stop()
+
+text = sentence_input("compare")
+names = list(models)
+in_url = [n for n in (query_param("models") or "").split(",") if n in models]
+chosen = st.multiselect("Models", names, default=in_url or [n for n in DEFAULT_MODELS if n in models] or names[:2],
+                        key="compare_models", format_func=lambda n: models[n].display_name)
+c_decoding, c_view = st.columns([2, 1])
+with c_decoding:
+    beam = decoding_choice("compare")
+with c_view:
+    view = view_choice("compare", default="words")
+set_query_params(text=text.strip() or None, models=",".join(chosen) or None, beam=beam if beam > 1 else None,
+                 view=view if view != "pieces" else None)
+
+if not chosen:
+    st.info("Choose two or more models to compare.", icon=":material/checklist:")
+    st.stop()
+try:
+    records = {n: cached_translate(n, text, beam) for n in chosen}
+except InputError as e:
+    st.info(f"{e} Or pick one of the examples above.", icon=":material/edit:")
+    st.stop()
+
+first = next(iter(records.values()))
+for notice in first.notices:
+    st.warning(notice, icon=":material/content_cut:")
+
+
+def shown(record):
+    """(weights, source tokens, target tokens) in the chosen view; weights None without attention."""
+    if not record.has_attention:
+        return None, record.source_tokens, record.target_tokens
+    if view == "words":
+        return merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+    return record.weights, record.source_tokens, record.target_tokens
+
+
+views = {n: shown(r) for n, r in records.items()}
+attending = [n for n in chosen if records[n].has_attention]
+
+st.subheader("Translations")
+st.dataframe(pd.DataFrame({
+    "model": [models[n].display_name for n in chosen],
+    "French": [records[n].translation for n in chosen],
+    "log p(y|x)": [round(records[n].score, 2) for n in chosen],
+    "target tokens": [len(records[n].target_tokens) for n in chosen],
+}), hide_index=True, width="stretch")
+
+st.subheader("Where each model looks")
+st.caption("Every heatmap uses the same colour scale: α from 0 (dark) to 1 (light). "
+           + (WORD_RULE if view == "words" else "Subword pieces as the model sees them."))
+columns = st.columns(2)
+for k, n in enumerate(chosen):
+    weights, source, target = views[n]
+    with columns[k % 2]:
+        if weights is None:
+            st.markdown(f"**{models[n].display_name}**")
+            st.info(f"No attention to draw: RNNenc reads one fixed summary vector of the source at every step. "
+                    f"Its translation: {plain(records[n].translation)}", icon=":material/block:")
+            continue
+        show_figure(alignment_heatmap(weights, source, target, title=models[n].display_name),
+                    f"alignment-{n}", key=f"compare_heatmap_{n}")
+        st.download_button("Attention matrix (CSV)", matrix_csv(weights, source, target),
+                           file_name=f"attention-{n}-{view}.csv", mime="text/csv", key=f"compare_csv_{n}",
+                           icon=":material/table:")
+
+if attending:
+    st.subheader("The comparison in numbers")
+    reference = attending[0]
+    rows = []
+    for n in attending:
+        weights, source, _ = views[n]
+        h = entropy(weights)
+        rows.append({
+            "model": models[n].display_name,
+            "mean entropy (nats)": round(float(h.mean()), 3),
+            "uniform would be": round(float(np.log(weights.shape[1])), 3),
+            "diagonality": round(diagonality(weights), 3),
+            f"argmax agrees with {models[reference].display_name}": round(argmax_agreement(weights, views[reference][0]), 3),
+        })
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(
+        "**Entropy** of α_i, averaged over target steps: 0 when all attention sits on one source "
+        f"{'word' if view == 'words' else 'piece'}, log S when it is spread evenly. "
+        "**Diagonality**: 1 − mean |expected source position − i/T| (positions scaled to 0…1); 1 means step i "
+        "looks where i/T falls in the source. **Argmax agreement**: the share of target steps i whose most-attended "
+        f"source {'word' if view == 'words' else 'piece'} is the same as the reference model's at the same step.")
+    if len(attending) > 1:
+        agreement = pd.DataFrame([[round(argmax_agreement(views[a][0], views[b][0]), 3) for b in attending]
+                                  for a in attending],
+                                 index=[models[a].display_name for a in attending],
+                                 columns=[models[b].display_name for b in attending])
+        with st.expander("Argmax agreement between every pair"):
+            st.dataframe(agreement, width="stretch")
+    show_figure(entropy_figure({models[n].display_name: entropy(views[n][0]) for n in attending}),
+                "attention-entropy", key="compare_entropy")
+
+if len(attending) >= 2:
+    st.subheader("Difference")
+    c_a, c_b = st.columns(2)
+    a = c_a.selectbox("Model A", attending, index=0, key="compare_diff_a", format_func=lambda n: models[n].display_name)
+    b = c_b.selectbox("Model B", attending, index=1, key="compare_diff_b", format_func=lambda n: models[n].display_name)
+    (wa, source, ta), (wb, _, tb) = views[a], views[b]
+    same = 0  # steps whose target prefixes coincide: only there do α_A and α_B answer the same question
+    while same < min(len(ta), len(tb)) and ta[same] == tb[same]:
+        same += 1
+    if a == b:
+        st.info("Pick two different models.")
+    elif same == 0:
+        st.info("The two translations differ from the first token, so no step can be compared: after a "
+                "different output the models condition on different histories.", icon=":material/call_split:")
+    else:
+        note = ("The translations are identical." if same == len(ta) == len(tb) else
+                f"The translations coincide for the first {same} target tokens; only those steps are shown "
+                "(after the first difference the models condition on different histories).")
+        st.caption(f"α_A − α_B, {note} Red: {models[a].display_name} attends more; blue: "
+                   f"{models[b].display_name} attends more.")
+        show_figure(difference_heatmap(wa[:same] - wb[:same], source, ta[:same],
+                                       title=f"{models[a].display_name} − {models[b].display_name}"),
+                    f"difference-{a}-{b}", key="compare_difference")
+
+st.subheader("Why they differ")
+st.markdown(r"""
+All attention models share the encoder (a bidirectional GRU: annotations $h_j$) and one step that turns
+energies into weights, $\alpha_{ij} = \mathrm{softmax}_j(e_{ij})$, and a context vector $c_i = \sum_j \alpha_{ij} h_j$.
+They differ in three places.
+
+| | RNNsearch (Bahdanau et al. 2014) | Luong et al. 2015 (global) |
+|---|---|---|
+| **score** $e_{ij}$ | *additive*: $v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$, a one-layer network | *multiplicative*: dot $s_i^\top \bar h_j$, general $s_i^\top W_a \bar h_j$; concat $v_a^\top \tanh(W_a[s_i; \bar h_j])$ is additive in form |
+| **query** | the previous state $s_{i-1}$, *before* the RNN step | the current state $s_i$, *after* the RNN step |
+| **where $c_i$ goes** | into the RNN input, $s_i = \mathrm{GRU}(s_{i-1}, [E y_{i-1}; c_i])$, and the deep output | into the output layer, $\tilde h_i = \tanh(W_c[c_i; s_i])$, $p(y_i) = \mathrm{softmax}(W_s \tilde h_i)$; $\tilde h_{i-1}$ is fed to the next RNN input (input feeding) |
+
+So RNNsearch decides where to look *before* it knows which word it is writing, from what it has written so
+far; Luong's decoder first updates its state with the previous word and then looks, so its attention is
+about the word it is writing now. In our Luong models $\bar h_j = W_m h_j$ maps the annotations to the
+decoder's size so that the dot score is defined. RNNenc has no score at all: one fixed vector
+$c = [\overrightarrow{h}_S; \overleftarrow{h}_1]$ is read at every step, which is why its translations of long
+sentences suffer (the paper's Figure 2, on the *BLEU vs length* page).
+""")

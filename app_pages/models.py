@@ -1,0 +1,128 @@
+"""Models: one card per checkpoint folder, from what the folder says about itself.
+
+``config.json`` gives the architecture and how the model was trained, ``metrics.json``
+the evaluation (``python -m model.evaluate --write-metrics``, ``python -m model.align
+--write-metrics``) and ``train_log.csv`` the training curves. A folder that cannot be
+loaded gets a card too, with the reason.
+"""
+import pandas as pd
+import streamlit as st
+
+from app_pages.common import show_figure, zoo
+from model.checkpoint import TRAIN_LOG
+from viz.curves import training_curves_figure
+
+st.title("Models")
+st.caption("Every checkpoint the app found, with its architecture, training and scores. BLEU is cased "
+           "sacreBLEU on the test split; AER scores attention against the Hansards gold word alignments "
+           "(lower is better).")
+entries = zoo()
+
+
+def get(d: dict | None, *keys, default=None):
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return default
+        d = d[k]
+    return d
+
+
+def fmt(x, digits: int = 2) -> str:
+    return "–" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def parameters(entry) -> int | None:
+    return get(entry.metrics, "parameters") or (entry.model.num_parameters() if entry.available else None)
+
+
+st.subheader("At a glance")
+st.dataframe(pd.DataFrame([{
+    "model": e.display_name,
+    "status": "available" if e.available else "unavailable",
+    "parameters (M)": round(parameters(e) / 1e6, 2) if parameters(e) else None,
+    "test BLEU": get(e.metrics, "test", "bleu"),
+    "stress BLEU": get(e.metrics, "stress", "bleu"),
+    "AER": get(e.metrics, "alignment", "aer"),
+    "training (min)": get(e.config, "training", "wall_time_minutes"),
+} for e in entries.values()]), hide_index=True, width="stretch")
+
+for name, entry in entries.items():
+    with st.container(border=True):
+        st.subheader(entry.display_name)
+        if not entry.available:
+            st.error(f"Unavailable: {entry.error}", icon=":material/error:")
+            continue
+        cfg, metrics = entry.config, entry.metrics
+        if cfg.get("description"):
+            st.markdown(cfg["description"])
+        arch, train = cfg.get("model", {}), cfg.get("training", {})
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("Parameters", f"{parameters(entry) / 1e6:.2f} M")
+        c2.metric("Test BLEU", fmt(get(metrics, "test", "bleu")),
+                  help=get(metrics, "test", "signature") or "not evaluated yet")
+        c3.metric("Stress-set BLEU", fmt(get(metrics, "stress", "bleu")))
+        c4.metric("AER (Hansards)", fmt(get(metrics, "alignment", "aer"), 3),
+                  help="Alignment Error Rate of attention against gold links; lower is better"
+                  if entry.has_attention else "RNNenc has no attention, so no alignment to score")
+
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Architecture**")
+            st.dataframe(pd.DataFrame({"setting": list(arch), "value": [str(v) for v in arch.values()]}),
+                         hide_index=True, width="stretch")
+        with right:
+            st.markdown("**Training**")
+            facts = {
+                "data": train.get("data"),
+                "training pairs": train.get("train_pairs"),
+                "optimiser steps": train.get("steps"),
+                "epochs": train.get("epochs"),
+                "wall time (minutes)": train.get("wall_time_minutes"),
+                "best dev BLEU": train.get("best_dev_bleu"),
+                "machine": train.get("machine"),
+            }
+            st.dataframe(pd.DataFrame({"": list(facts), "value": [fmt(v) for v in facts.values()]}),
+                         hide_index=True, width="stretch")
+
+        if metrics is None:
+            st.info(f"Not evaluated yet: `python -m model.evaluate --checkpoint {entry.folder} --data "
+                    "../shared/data/enfr/test.tsv.gz --bootstrap 1000 --write-metrics` writes the scores, "
+                    f"`python -m model.align --checkpoint {entry.folder} --gold ../shared/data/hansards-align "
+                    "--write-metrics` the AER.", icon=":material/pending:")
+        else:
+            left, right = st.columns(2)
+            with left:
+                test = get(metrics, "test") or {}
+                if test:
+                    ci = test.get("bleu_ci95")
+                    st.markdown(f"**BLEU per corpus** (test, {test.get('segments', '?')} segments"
+                                + (f", overall 95% CI {ci[0]:.2f}–{ci[1]:.2f}" if ci else "") + ")")
+                    per_origin = test.get("per_origin", {})
+                    st.dataframe(pd.DataFrame({"corpus": list(per_origin),
+                                               "BLEU": [r.get("bleu") for r in per_origin.values()],
+                                               "segments": [r.get("segments") for r in per_origin.values()]}),
+                                 hide_index=True, width="stretch")
+                    if test.get("signature"):
+                        st.caption(f"sacreBLEU signature: `{test['signature']}`")
+            with right:
+                alignment = get(metrics, "alignment")
+                if alignment:
+                    st.markdown("**Alignment against Hansards gold links**")
+                    st.dataframe(pd.DataFrame({"": ["AER", "precision", "recall"],
+                                               "value": [fmt(alignment.get(k), 3) for k in ("aer", "precision", "recall")]}),
+                                 hide_index=True, width="stretch")
+                    if alignment.get("rule"):
+                        st.caption(f"Links: {alignment['rule']}.")
+
+        log_path = entry.folder / TRAIN_LOG
+        if log_path.exists():
+            try:
+                log = pd.read_csv(log_path)
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as e:
+                st.warning(f"`{log_path}` could not be read: {e}")
+            else:
+                if not log.empty:
+                    show_figure(training_curves_figure(log, title=f"Training: {entry.display_name}"),
+                                f"training-{name}", key=f"models_curves_{name}")
+        else:
+            st.caption("No training log (`train_log.csv`) in this folder.")

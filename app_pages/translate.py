@@ -1,0 +1,90 @@
+"""Translate: one English sentence through one model, with its alignment heatmap.
+
+The heatmap is the alignment matrix α of Bahdanau et al. (2014), Figure 3: row i is the
+distribution α_i over the source tokens that the decoder read while emitting target
+token y_i (eq. 6). The sentence and every choice live in the URL, so a link such as
+``/?text=I%20will%20eat.&model=rnnsearch`` opens with the heatmap already drawn.
+"""
+import numpy as np
+import streamlit as st
+
+from app_pages.common import (available_models, cached_translate, decoding_choice, InputError, plain,
+                              sentence_input, set_query_params, show_figure, show_unavailable, view_choice,
+                              query_param, WORD_RULE)
+from model.analysis import merge_to_words, word_groups
+from viz.export import matrix_csv
+from viz.heatmap import alignment_heatmap, probability_figure
+
+st.title("Translate")
+st.caption("English → French with an RNN encoder–decoder. The heatmap shows where the decoder looked in the "
+           "English sentence while it wrote each French token.")
+show_unavailable()
+models = available_models()
+if not models:
+    st.error("No model could be loaded, so nothing can be translated. See the reasons above.")
+    st.stop()
+
+text = sentence_input("translate")
+c_model, c_decoding, c_view = st.columns([2, 2, 1.3])
+with c_model:
+    names = list(models)
+    wanted = query_param("model", "rnnsearch")
+    name = st.selectbox("Model", names, index=names.index(wanted) if wanted in names else 0, key="translate_model",
+                        format_func=lambda n: models[n].display_name)
+with c_decoding:
+    beam = decoding_choice("translate")
+with c_view:
+    view = view_choice("translate")
+set_query_params(text=text.strip() or None, model=name, beam=beam if beam > 1 else None,
+                 view=view if view != "pieces" else None)
+
+try:
+    record = cached_translate(name, text, beam)
+except InputError as e:
+    st.info(f"{e} Or pick one of the examples above.", icon=":material/edit:")
+    st.stop()
+
+for notice in record.notices:
+    st.warning(notice, icon=":material/content_cut:")
+byte_pieces = sum(p.startswith("<0x") for p in record.source_tokens)
+if byte_pieces:
+    st.info(f"{byte_pieces} subword piece(s) such as `<0xF0>` are raw UTF-8 bytes: characters the vocabulary does "
+            "not know are spelled byte by byte (SentencePiece byte fallback), so nothing is lost. "
+            "The whole-words view decodes them back into their characters.", icon=":material/info:")
+
+st.markdown(f"**French** ({models[name].display_name}, {'greedy' if beam == 1 else f'beam search, k = {beam}'}):")
+st.markdown(f"### {plain(record.translation) if record.translation.strip() else '*(empty translation)*'}")
+
+st.subheader("Alignment")
+if not record.has_attention:
+    st.info("RNNenc has no attention: the encoder squeezes the whole sentence into one fixed vector c, and the "
+            "decoder reads that same c at every step (Cho et al. 2014). There is no α to draw; compare its "
+            "translation with an attention model's on the Compare page.", icon=":material/block:")
+else:
+    if view == "words":
+        weights, source, target = merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+        st.caption(WORD_RULE)
+    else:
+        weights, source, target = record.weights, record.source_tokens, record.target_tokens
+        st.caption("Subword pieces as the model sees them: ▁ marks the start of a word, `</s>` ends the sentence. "
+                   "Hover a cell for α_ij. Colour: α from 0 (dark) to 1 (light), the same scale on every page.")
+    fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}")
+    show_figure(fig, f"alignment-{name}", key="translate_heatmap")
+    st.download_button("Download attention matrix (CSV)", matrix_csv(weights, source, target),
+                       file_name=f"attention-{name}-{view}.csv", mime="text/csv", key="translate_csv",
+                       icon=":material/table:")
+
+st.subheader("How sure was the model?")
+st.caption("p(y_i | y_<i, x) of each output token: the probability the model gave the token it wrote. "
+           + ("A word's probability is the product of its pieces' (the chain rule)." if view == "words" else ""))
+tgt_words, tgt_index = word_groups(record.target_tokens) if view == "words" else (None, None)
+prob_fig = probability_figure(record.target_tokens, record.token_logprobs, groups=tgt_index, group_labels=tgt_words)
+show_figure(prob_fig, f"token-probabilities-{name}", key="translate_probabilities")
+with st.expander("Alternatives at each step (top 5)"):
+    st.dataframe({
+        "step": np.arange(1, len(record.target_tokens) + 1),
+        "token": record.target_tokens,
+        "p": np.round(np.exp(record.token_logprobs), 3),
+        "next best tokens": [", ".join(f"{t} ({p:.2f})" for t, p in zip(toks, probs))
+                             for toks, probs in zip(record.topk_tokens, record.topk_probs)],
+    }, hide_index=True)
