@@ -102,3 +102,47 @@ def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], fren
 def _word_marks(owner: list[int]) -> list[str]:
     """Stand-in pieces that open a word exactly where the owner changes (for merge_to_words)."""
     return [WORD_BOUNDARY + "x" if k == 0 or owner[k] != owner[k - 1] else "x" for k in range(len(owner))]
+
+
+@dataclass
+class Hypothesis:
+    """One finished hypothesis of a beam-search tree: the path from the root to ``node``."""
+    node: int
+    path: list[int]          # node ids, root excluded, in step order
+    tokens: list[str]
+    logprob: float           # log p(y | x), the sum over the path
+    normalised: float        # logprob / |y|^length_penalty, the ranking beam search uses
+    chosen: bool             # the hypothesis beam search returned
+
+
+def beam_path(tree: list, node: int) -> list[int]:
+    """Node ids from the first target token down to ``node`` (the root, <s>, excluded)."""
+    path = []
+    while tree[node].parent is not None:
+        path.append(node)
+        node = tree[node].parent
+    return path[::-1]
+
+
+def beam_hypotheses(tree: list, length_penalty: float = 1.0) -> list[Hypothesis]:
+    """The hypotheses a beam search finished, best first, ranked as ``search._beam`` ranks
+    them (log-probability over length^length_penalty, </s> counted). A hypothesis cut at the
+    maximum length has no </s> node; the chosen one is then its deepest best-path node."""
+    ends = {n.id for n in tree if n.finished}
+    best_path = [n for n in tree if n.on_best_path and n.parent is not None]
+    if best_path:
+        ends.add(max(best_path, key=lambda n: n.step).id)
+    out = []
+    for end in ends:
+        path = beam_path(tree, end)
+        out.append(Hypothesis(node=end, path=path, tokens=[tree[n].token for n in path], logprob=tree[end].score,
+                              normalised=tree[end].score / max(1, len(path)) ** length_penalty,
+                              chosen=tree[end].on_best_path))
+    return sorted(out, key=lambda h: (not h.chosen, -h.normalised))
+
+
+def path_attention(tree: list, path: list[int]) -> np.ndarray | None:
+    """α of every step along a path (len(path) x S): what the decoder attended to on the way."""
+    if not path or tree[path[0]].attention is None:
+        return None
+    return np.array([tree[n].attention for n in path])
