@@ -1,0 +1,106 @@
+"""Watch attention emerge: train two tiny attention models live on a toy task.
+
+A few hundred steps on a CPU (``model.toy.train_toy``, the real ``Seq2Seq`` classes, only
+small) are enough for attention to go from uniform to sharp. Every few steps the callback
+receives the alignment matrix of a fixed probe string under forced decoding; the page draws
+it live while training runs, then keeps every frame (in the session) as an animation,
+Bahdanau and Luong side by side, with loss, attention entropy and diagonality per step.
+"""
+import time
+
+import numpy as np
+import streamlit as st
+import torch
+
+from model.analysis import diagonality, entropy
+from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
+from viz.teaching import emergence_animation, emergence_curves, highlighted_heatmap
+
+RESULT = "emerge_result"  # session key: the frames of the last run, kept across reruns
+PROBE = "3 8 1 6 2 9 4"   # distinct digits, unsorted: reverse, copy and sort all look different
+MODELS = {  # title -> (decoder, attention)
+    "Bahdanau (RNNsearch, additive)": ("rnnsearch", "additive"),
+    "Luong (global, general)": ("luong", "general"),
+}
+TASKS = {
+    "reverse": "Reverse the digits: the alignment should become the anti-diagonal.",
+    "copy": "Copy the digits: the alignment should become the diagonal.",
+    "sort": "Sort the digits: each output digit must find where it sits in the input, a permutation.",
+}
+TIME_LIMIT = 25.0  # seconds per model, so a full run of both stays within a minute
+
+
+@st.cache_resource(show_spinner="Preparing the toy vocabulary…")
+def toy_vocab():
+    return toy_vocabulary()
+
+
+st.title("Watch attention emerge")
+st.caption("Train two tiny attention models live, here on the server's CPU, and watch their alignment matrix go "
+           "from uniform (the models know nothing) to sharp (they have learned where to look).")
+
+c_task, c_steps = st.columns(2)
+with c_task:
+    task = st.selectbox("Toy task", list(TASKS), key="emerge_task", format_func=lambda t: f"{t}: {TASKS[t]}")
+with c_steps:
+    steps = st.select_slider("Training steps", [20, 50, 100, 200, 300, 400, 600], value=300, key="emerge_steps",
+                             help="Batches of 64 random digit strings (4–9 digits), Adam, learning rate 0.01.")
+every = max(1, steps // 30)  # about 30 frames per model
+vocab = toy_vocab()
+source_tokens = vocab.pieces(vocab.encode(PROBE)) + ["</s>"]
+target_tokens = vocab.pieces(vocab.encode(toy_pair_target(task, PROBE))) + ["</s>"]
+st.markdown(f"Probe string, drawn every {every} step(s): **{PROBE}** → **{toy_pair_target(task, PROBE)}** "
+            f"(forced decoding, so we see where the model looks for each correct output digit).")
+
+if st.button("Train both models", key="emerge_train", type="primary", icon=":material/play_arrow:"):
+    torch.set_num_threads(1)  # tiny models: one thread is fastest and leaves the other cores to other users
+    live = st.empty()
+    runs, accuracy, seconds = {}, {}, {}
+    with live.container():
+        panels = dict(zip(MODELS, st.columns(len(MODELS))))
+        for title, (decoder, attention) in MODELS.items():
+            with panels[title]:
+                holder = st.empty()
+            frames = []
+
+            def on_frame(step, loss, weights, title=title, frames=frames, holder=holder):
+                frames.append((step, loss, np.asarray(weights)))
+                holder.plotly_chart(highlighted_heatmap(weights, source_tokens, target_tokens,
+                                                        title=f"{title}: step {step}, loss {loss:.2f}"),
+                                    key=f"emerge_live_{title}_{step}")
+
+            start = time.perf_counter()
+            model = train_toy(tiny_config(vocab, decoder, attention), vocab, task, steps, probe=PROBE, every=every,
+                              on_frame=on_frame, time_limit=TIME_LIMIT)
+            seconds[title] = time.perf_counter() - start
+            accuracy[title] = toy_accuracy(model, vocab, task, n=200)
+            runs[title] = frames
+    live.empty()
+    st.session_state[RESULT] = dict(task=task, steps=steps, runs=runs, accuracy=accuracy, seconds=seconds,
+                                    source=source_tokens, target=target_tokens)
+
+result = st.session_state.get(RESULT)
+if result is None:
+    st.info("Press **Train both models**. It takes a few seconds per hundred steps; the alignment is redrawn as "
+            "training goes.", icon=":material/school:")
+    st.stop()
+
+st.subheader(f"{result['task']}: {result['steps']} steps")
+cols = st.columns(len(result["runs"]))
+for col, title in zip(cols, result["runs"]):
+    frames = result["runs"][title]
+    col.metric(title, f"{result['accuracy'][title]:.0%} exactly right",
+               help="Share of 200 fresh digit strings the trained model gets exactly right (greedy).")
+    col.caption(f"{frames[-1][0]} steps in {result['seconds'][title]:.1f} s, final loss {frames[-1][1]:.3f}"
+                + ("" if frames[-1][0] == result["steps"] else " (stopped at the time limit)"))
+st.plotly_chart(emergence_animation(result["runs"], result["source"], result["target"]), key="emerge_animation")
+st.caption("Press ▶ play (or drag the slider): both models' alignment of the probe string, frame by frame. At step 1 "
+           "the weights are nearly uniform; as the loss falls each output digit learns where to look.")
+curves = {title: {"step": [f[0] for f in frames], "loss": [f[1] for f in frames],
+                  "entropy": [float(entropy(f[2]).mean()) for f in frames],
+                  "diagonality": [diagonality(f[2]) for f in frames]}
+          for title, frames in result["runs"].items()}
+st.plotly_chart(emergence_curves(curves), key="emerge_curves")
+st.caption("Entropy of α_i in nats, averaged over the output steps: log S (uniform) at the start, towards 0 "
+           "(all weight on one token) as attention sharpens. Diagonality is 1 when step i attends where i/T "
+           "falls in the source: high for copy, low for reverse.")

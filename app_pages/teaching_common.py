@@ -1,0 +1,85 @@
+"""What the teaching pages share: the model picker, the sentence box, and the cached
+calls into ``model/`` they make. No model logic here, only wiring and caching: the same
+(model, sentence, choice) is computed once per process, so moving a slider only redraws."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from app_pages.common import (available_models, InputError, query_param, ROOT, sentence_input, set_query_params,
+                              show_unavailable, zoo)
+from model.inspect import decoder_internals, DecoderInternals, forced_alignment, ForcedAlignment
+from model.search import beam_search, DecodingRecord, greedy, prepare_source, PreparedSource
+from model.zoo import ZooEntry
+
+# Hansards word-alignment gold set (Mihalcea & Pedersen 2003); the page works without it
+GOLD = Path(os.environ.get("ATTN_EXPLORER_GOLD", ROOT.parent / "shared" / "data" / "hansards-align"))
+
+
+def pick_model(key: str, attention_only: bool = False, label: str = "Model") -> tuple[str, ZooEntry]:
+    """Model selectbox, first from the URL (``?model=``); stops the page if none is usable."""
+    show_unavailable()
+    models = {n: e for n, e in available_models().items() if e.has_attention or not attention_only}
+    if not models:
+        st.error("No model with attention could be loaded, so there is nothing to show. See the reasons above."
+                 if attention_only else "No model could be loaded. See the reasons above.")
+        st.stop()
+    names = list(models)
+    wanted = query_param("model", "rnnsearch")
+    name = st.selectbox(label, names, index=names.index(wanted) if wanted in names else 0, key=key,
+                        format_func=lambda n: models[n].display_name)
+    return name, models[name]
+
+
+def pick_sentence(key: str) -> str:
+    """The shared example picker and sentence box (``?text=``)."""
+    return sentence_input(key)
+
+
+def keep_in_url(name: str, text: str, **more) -> None:
+    set_query_params(text=text.strip() or None, model=name, **more)
+
+
+def source_or_stop(entry: ZooEntry, text: str) -> PreparedSource:
+    """The cleaned source, or a friendly message and the end of the page."""
+    try:
+        src = prepare_source(entry.vocab, text)
+    except InputError as e:
+        st.info(f"{e} Or pick one of the examples above.", icon=":material/edit:")
+        st.stop()
+    for notice in src.notices:
+        st.warning(notice, icon=":material/content_cut:")
+    return src
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def cached_greedy(model_name: str, text: str, prefix: tuple[int, ...] = ()) -> DecodingRecord:
+    """Greedy decoding, with ``prefix`` forced first (the What-if page)."""
+    entry = zoo()[model_name]
+    return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def cached_internals(model_name: str, text: str, target_ids: tuple[int, ...]) -> DecoderInternals:
+    """The annotations c_i averages and Luong's h̃_i, replayed for a given target."""
+    entry = zoo()[model_name]
+    return decoder_internals(entry.model, prepare_source(entry.vocab, text).ids, list(target_ids))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
+    """Beam search with its tree, for any k ≥ 1 (k = 1 is greedy, drawn as a one-branch tree)."""
+    entry = zoo()[model_name]
+    return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: tuple[str, ...]) -> ForcedAlignment:
+    entry = zoo()[model_name]
+    return forced_alignment(entry.model, entry.vocab, list(english), list(french))
+
+
+__all__ = ["GOLD", "pick_model", "pick_sentence", "keep_in_url", "source_or_stop", "cached_greedy",
+           "cached_internals", "cached_beam", "cached_forced_alignment"]

@@ -1,0 +1,127 @@
+"""The worked example: one attention step by hand, "Turn off the lights".
+
+A tiny additive attention network (hidden size 4, alignment layer of 3 units) applied to
+four annotations, with every intermediate matrix shown with its shape and values: the
+concatenated [s_{i-1} ; h_j] (4 x 8), the weights W (8 x 3) and v (3 x 1), tanh, the
+energies, the softmax and the context vector. The student changes the inputs (a random
+seed, or any number in the tables) and every value updates. The dot-product score runs on
+the same inputs, so the difference in parameters and cost is visible. The arithmetic is
+``model/worked_example.py``; this page only lays it out.
+"""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_pages.common import query_param, set_query_params
+from model.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
+                                  SOURCE_WORDS, WorkedInputs)
+from viz.teaching import latex_matrix, shaped, weight_comparison
+
+WORDS = list(SOURCE_WORDS)
+N, H, A = len(WORDS), HIDDEN, ALIGNMENT
+
+st.title("Worked example")
+st.caption("Attention by hand on a four-word sentence, as it is taught: hidden size 4, an alignment layer of 3 "
+           "units. Change the seed or edit any number and every value below follows.")
+st.markdown("The decoder is about to write the next French word of *Turn off the lights → Éteins les lumières*. "
+            "It holds its previous state **s_{i−1}**; the encoder has left one annotation **h_j** per English word. "
+            "Attention decides how much of each h_j goes into the context vector **c_i**.")
+
+# -- inputs -------------------------------------------------------------------------------------
+try:
+    first_seed = int(query_param("seed", "0"))
+except ValueError:
+    first_seed = 0
+seed = int(st.number_input("Random seed", min_value=0, max_value=10_000, value=first_seed, step=1, key="we_seed",
+                           help="Draws new inputs and weights, uniform in [−1, 1], rounded to one decimal."))
+set_query_params(seed=seed if seed else None)
+drawn = random_inputs(seed)
+
+
+def edited(label: str, values: np.ndarray, index: list[str], columns: list[str], key: str) -> np.ndarray:
+    """An editable table of numbers; its key carries the seed, so a new seed starts it afresh."""
+    st.markdown(label)
+    frame = pd.DataFrame(np.atleast_2d(values), index=index, columns=columns)
+    config = {c: st.column_config.NumberColumn(c, format="%.2f", step=0.1) for c in columns}
+    return st.data_editor(frame, key=f"{key}_{seed}", column_config=config, width="content").to_numpy(dtype=float)
+
+
+with st.expander("Edit the numbers", expanded=False, icon=":material/edit:"):
+    dims = [f"d{d + 1}" for d in range(H)]
+    c1, c2 = st.columns(2)
+    with c1:
+        s_prev = edited("Decoder state **s_{i−1}** (1 × 4)", drawn.decoder_state, ["s_{i−1}"], dims, "we_s")
+        annotations = edited("Annotations **h_j**, one row per word (4 × 4)", drawn.annotations, WORDS, dims, "we_h")
+    with c2:
+        W = edited("Alignment weights **W** (8 × 3): rows 1–4 are W_aᵀ (act on s_{i−1}), rows 5–8 are U_aᵀ "
+                   "(act on h_j)", drawn.W, [f"s·{d}" for d in dims] + [f"h·{d}" for d in dims],
+                   [f"u{a + 1}" for a in range(A)], "we_W")
+        v = edited("Output weights **v** (3 × 1)", drawn.v, [f"u{a + 1}" for a in range(A)], ["v"], "we_v")
+try:
+    inputs = WorkedInputs(decoder_state=s_prev, annotations=annotations, W=W, v=v)
+except ValueError as e:
+    st.warning(f"{e}. Showing the seed's numbers instead.", icon=":material/warning:")
+    inputs = drawn
+
+additive = additive_attention(inputs)
+dot = dot_attention(inputs)
+st.latex(r"s_{i-1} = " + shaped(latex_matrix(inputs.decoder_state), 1, H) + r",\qquad H = "
+         + shaped(latex_matrix(inputs.annotations, WORDS), N, H))
+
+
+def show(title: str, latex: str, note: str | None = None) -> None:
+    st.markdown(title)
+    st.latex(latex)
+    if note:
+        st.caption(note)
+
+
+# -- additive -------------------------------------------------------------------------------------
+tab_add, tab_dot, tab_compare = st.tabs(["Additive (Bahdanau)", "Dot product (Luong)", "Compare"])
+with tab_add:
+    st.latex(r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right) \qquad \text{(Bahdanau eq. 6, A.1.2)}")
+    st.caption("Written for all four words at once: put s_{i−1} beside every h_j, multiply by one matrix W whose "
+               "top half is W_aᵀ and bottom half U_aᵀ, so row j of X W is W_a s_{i−1} + U_a h_j.")
+    show("**1. Concatenate** the state with each annotation",
+         r"X = [\,s_{i-1} ; h_j\,]_{j=1..4} = " + shaped(latex_matrix(additive.concat, WORDS, digits=1), N, 2 * H))
+    show("**2. Project** onto the alignment layer",
+         r"Z = X W = " + shaped("X", N, 2 * H) + shaped(latex_matrix(inputs.W, split_after=H), 2 * H, A)
+         + " = " + shaped(latex_matrix(additive.pre_activation, WORDS), N, A))
+    show("**3. Squash** with tanh", r"\tanh(Z) = " + shaped(latex_matrix(additive.hidden, WORDS, digits=3), N, A))
+    show("**4. Energies**: one number per word",
+         r"e = \tanh(Z)\, v = " + shaped(r"\tanh(Z)", N, A) + shaped(latex_matrix(inputs.v), A, 1)
+         + " = " + shaped(latex_matrix(additive.energies, WORDS, digits=3), N, 1))
+    show("**5. Softmax**: energies become weights that sum to 1 (eq. 6)",
+         r"\alpha_j = \frac{\exp(e_j)}{\sum_k \exp(e_k)} \;\Rightarrow\; \alpha = "
+         + shaped(latex_matrix(additive.weights, WORDS, digits=3), N, 1),
+         f"Σ α_j = {additive.weights.sum():.3f}")
+    show("**6. Context vector**: the weighted sum of the annotations (eq. 5)",
+         r"c_i = \sum_j \alpha_j h_j = \alpha^\top H = "
+         + shaped(latex_matrix(additive.contributions, [f"α·h ({w})" for w in WORDS], digits=3), N, H)
+         + r"\text{ summed } = " + shaped(latex_matrix(additive.context, digits=3), 1, H))
+
+# -- dot ----------------------------------------------------------------------------------------
+with tab_dot:
+    st.latex(r"e_{ij} = s_i^\top h_j \qquad \text{(Luong eq. 8, dot)}")
+    st.caption("The same inputs, scored by a plain dot product: no weights to learn, no tanh. (Luong's decoder "
+               "scores the state *after* its RNN step; here both scores read the same vector, to compare them.)")
+    show("**1. Energies**: each annotation dotted with the state",
+         r"e = H\, s_{i-1} = " + shaped(latex_matrix(inputs.annotations, WORDS), N, H)
+         + shaped(latex_matrix(inputs.decoder_state.reshape(-1, 1)), H, 1)
+         + " = " + shaped(latex_matrix(dot.energies, WORDS, digits=3), N, 1))
+    show("**2. Softmax**", r"\alpha = " + shaped(latex_matrix(dot.weights, WORDS, digits=3), N, 1),
+         f"Σ α_j = {dot.weights.sum():.3f}")
+    show("**3. Context vector**", r"c_i = \alpha^\top H = "
+         + shaped(latex_matrix(dot.contributions, [f"α·h ({w})" for w in WORDS], digits=3), N, H)
+         + r"\text{ summed } = " + shaped(latex_matrix(dot.context, digits=3), 1, H))
+
+# -- compare -------------------------------------------------------------------------------------
+with tab_compare:
+    st.plotly_chart(weight_comparison({"additive": additive.weights, "dot": dot.weights}, WORDS),
+                    key="we_weights")
+    st.dataframe(pd.DataFrame(cost(N, H, A)).set_index("score"), key="we_cost")
+    st.caption("Additive attention learns 2·4·3 + 3 = 27 numbers and pays a small network per word; the dot "
+               "product learns none and costs 4 multiplications per word, but needs s and h_j of the same size "
+               "and can only measure their similarity, not learn what to look for. The real RNNsearch "
+               "computes U_a h_j once per sentence (model/attention.py, compute_proj_keys), so each decoder step "
+               "only pays for W_a s_{i−1}, the tanh and v_a.")

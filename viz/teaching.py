@@ -1,0 +1,344 @@
+"""Figures for the teaching pages: one decoder step taken apart, the beam-search tree,
+forced alignment against gold links, and attention emerging during training.
+
+Plain data in (numpy arrays, token lists, objects with plain attributes), Plotly figures
+out; nothing here knows of torch. Conventions follow ``viz/heatmap.py``: a weight matrix is
+T x S (row i = α_i over the source), tokens are placed by position with the token as tick
+label, labels are HTML-escaped, α is drawn on the fixed 0–1 Cividis scale.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.heatmap import ALPHA_SCALE, alignment_heatmap, DIFFERENCE_SCALE, escape, FONT_SIZE, MODEL_COLOURS
+
+HIGHLIGHT = "#D55E00"   # Okabe–Ito vermillion: the row, path or link being explained
+FORCED = "#CC79A7"      # Okabe–Ito reddish purple: target steps the user forced
+PRUNED = "#BBBBBB"
+HIGHLIGHTED_ROW = "highlighted row"  # shape name the tests look for
+FORCED_ROWS = "forced prefix"
+
+
+def _small_layout(fig: go.Figure, height: int, title: str | None = None) -> go.Figure:
+    fig.update_layout(font=dict(size=FONT_SIZE - 2), height=height, plot_bgcolor="white",
+                      margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+                      title=dict(text=escape(title)) if title else None)
+    return fig
+
+
+# -- the heatmap with a row picked out -------------------------------------------------------
+def highlighted_heatmap(weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],
+                        rows: Sequence[int] = (), name: str = HIGHLIGHTED_ROW, colour: str = HIGHLIGHT,
+                        title: str | None = None, height: int | None = None) -> go.Figure:
+    """``viz.heatmap.alignment_heatmap`` with a frame drawn around each row in ``rows``
+    (0-based target steps): the step being explained, or the steps the user forced."""
+    fig = alignment_heatmap(weights, source_tokens, target_tokens, title=title, height=height)
+    S = len(source_tokens)
+    for r in rows:
+        fig.add_shape(type="rect", name=name, x0=-0.5, x1=S - 0.5, y0=r - 0.5, y1=r + 0.5,
+                      line=dict(color=colour, width=4), fillcolor="rgba(0,0,0,0)")
+    return fig
+
+
+# -- one decoder step, number by number -------------------------------------------------------
+def vector_strip(vector: np.ndarray, label: str, height: int = 90) -> go.Figure:
+    """A state or context vector as one coloured row (blue negative, red positive)."""
+    v = np.asarray(vector, dtype=float).reshape(1, -1)
+    bound = float(np.abs(v).max()) or 1.0
+    fig = go.Figure(go.Heatmap(z=v, zmin=-bound, zmax=bound, zmid=0.0, colorscale=DIFFERENCE_SCALE,
+                               reversescale=True, showscale=False,
+                               hovertemplate=f"{escape(label)}[%{{x}}] = %{{z:.4f}}<extra></extra>"))
+    fig.update_yaxes(showticklabels=False)
+    fig.update_xaxes(title=dict(text=f"{escape(label)}: {v.shape[1]} dimensions"), showgrid=False)
+    return _small_layout(fig, height + 40)
+
+
+def source_bars(values: np.ndarray, source_tokens: list[str], label: str, colour: str = MODEL_COLOURS[0],
+                highlight: int | None = None, fmt: str = ".2f") -> go.Figure:
+    """One bar per source token: the energies e_ij or the weights α_ij of one step.
+
+    −inf (a local-p position outside the window) is drawn as no bar, labelled "outside".
+    """
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    shown = np.where(finite, values, np.nan)
+    colours = [HIGHLIGHT if j == highlight else colour for j in range(len(values))]
+    text = [format(v, fmt) if ok else "outside" for v, ok in zip(values, finite)]
+    fig = go.Figure(go.Bar(x=list(range(len(values))), y=shown, marker_color=colours, text=text,
+                           textposition="outside", cliponaxis=False, name=label,
+                           customdata=[escape(t) for t in source_tokens],
+                           hovertemplate=f"%{{customdata}}<br>{escape(label)} = %{{y:.4f}}<extra></extra>"))
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(source_tokens))),
+                     ticktext=[escape(t) for t in source_tokens], tickangle=-45)
+    fig.update_yaxes(title=dict(text=escape(label)), gridcolor="#ddd", zerolinecolor="#888")
+    return _small_layout(fig, 260)
+
+
+def context_sum(weights_row: np.ndarray, values: np.ndarray, source_tokens: list[str],
+                context: np.ndarray, max_dims: int = 64) -> go.Figure:
+    """c_i = Σ_j α_ij h_j drawn as its terms: one row α_ij h_j per source token, then the
+    sum c_i as the last row. Only the first ``max_dims`` dimensions are drawn."""
+    terms = np.asarray(weights_row, dtype=float)[:, None] * np.asarray(values, dtype=float)  # S x C
+    C = terms.shape[1]
+    d = min(C, max_dims)
+    z = np.vstack([terms[:, :d], np.asarray(context, dtype=float).reshape(1, -1)[:, :d]])
+    labels = [f"α·{escape(t)}" for t in source_tokens] + ["= c_i"]
+    bound = float(np.abs(z).max()) or 1.0
+    fig = go.Figure(go.Heatmap(z=z, y=list(range(len(labels))), zmin=-bound, zmax=bound, zmid=0.0,
+                               colorscale=DIFFERENCE_SCALE, reversescale=True, xgap=0, ygap=1,
+                               colorbar=dict(thickness=10), customdata=np.repeat(np.array(labels, dtype=object)[:, None], d, 1),
+                               hovertemplate="%{customdata}, dim %{x}: %{z:.4f}<extra></extra>"))
+    fig.add_hline(y=len(source_tokens) - 0.5, line=dict(color="black", width=2))
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed")
+    fig.update_xaxes(title=dict(text=f"dimension (first {d} of {C})" if d < C else "dimension"), showgrid=False)
+    return _small_layout(fig, int(min(900, 60 + 18 * len(labels))))
+
+
+def topk_bars(tokens: list[str], probs: np.ndarray, chosen: str | None = None) -> go.Figure:
+    """The k most probable next tokens, the emitted one in the highlight colour."""
+    probs = np.asarray(probs, dtype=float)
+    colours = [HIGHLIGHT if t == chosen else MODEL_COLOURS[0] for t in tokens]
+    fig = go.Figure(go.Bar(y=[escape(t) for t in tokens][::-1], x=probs[::-1], orientation="h",
+                           marker_color=colours[::-1], text=[f"{p:.3f}" for p in probs[::-1]],
+                           textposition="outside", cliponaxis=False,
+                           hovertemplate="%{y}: p = %{x:.4f}<extra></extra>"))
+    fig.update_xaxes(range=[0, 1.15], title=dict(text="p(y_i | y_<i, x)"), gridcolor="#ddd")
+    fig.update_yaxes(type="category")
+    return _small_layout(fig, 60 + 28 * len(tokens))
+
+
+def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Figure:
+    """Grouped bars of α over the same words under several scores (the worked example)."""
+    fig = go.Figure()
+    for k, (name, w) in enumerate(weights.items()):
+        w = np.asarray(w, dtype=float).reshape(-1)
+        fig.add_trace(go.Bar(x=[escape(x) for x in words], y=w, name=escape(name), text=[f"{v:.3f}" for v in w],
+                             textposition="outside", marker_color=MODEL_COLOURS[k % len(MODEL_COLOURS)]))
+    fig.update_yaxes(range=[0, 1.1], title=dict(text="α_j"), gridcolor="#ddd")
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
+    return _small_layout(fig, 300)
+
+
+# -- beam search --------------------------------------------------------------------------------
+def tree_layout(nodes: Sequence) -> dict[int, tuple[int, float]]:
+    """(x, y) of every node: x = its step, y = leaves in depth-first order, a parent
+    centred on its children. ``nodes`` have ``.id``, ``.parent`` and ``.score``."""
+    children: dict[int, list] = {}
+    root = None
+    for n in nodes:
+        if n.parent is None:
+            root = n.id
+        else:
+            children.setdefault(n.parent, []).append(n)
+    pos: dict[int, tuple[int, float]] = {}
+    next_leaf = 0.0
+    # iterative post-order, best-scoring child first, so deep trees never hit the recursion limit
+    stack = [(root, False)]
+    by_id = {n.id: n for n in nodes}
+    while stack:
+        node_id, done = stack.pop()
+        kids = sorted(children.get(node_id, []), key=lambda c: -c.score)
+        if not kids:
+            pos[node_id] = (by_id[node_id].step, next_leaf)
+            next_leaf += 1
+        elif done:
+            pos[node_id] = (by_id[node_id].step, float(np.mean([pos[c.id][1] for c in kids])))
+        else:
+            stack.append((node_id, True))
+            stack.extend((c.id, False) for c in reversed(kids))
+    return pos
+
+
+def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
+    """The hypotheses beam search explored, as a tree read left to right.
+
+    Node = token; marker size = p(token | prefix), colour = log p of the whole prefix;
+    grey = pruned (no finished hypothesis descends from it); squares end with </s>. The
+    chosen path (the returned hypothesis) is drawn thick in the highlight colour, the
+    selected hypothesis outlined. ``customdata`` of every marker is its node id.
+    Nodes need ``.id .parent .step .token .logprob .score .finished .on_best_path .pruned``.
+    """
+    pos = tree_layout(nodes)
+    selected = set(selected_path)
+    fig = go.Figure()
+
+    def edges(keep, name, line):
+        xs, ys = [], []
+        for n in nodes:
+            if n.parent is not None and keep(n):
+                (x0, y0), (x1, y1) = pos[n.parent], pos[n.id]
+                xs += [x0, x1, None]
+                ys += [y0, y1, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=line, name=name, hoverinfo="skip"))
+
+    edges(lambda n: n.pruned, "pruned", dict(color=PRUNED, width=1, dash="dot"))
+    edges(lambda n: not n.pruned and not n.on_best_path, "kept", dict(color=MODEL_COLOURS[5], width=1.5))
+    edges(lambda n: n.id in selected and not n.on_best_path, "selected", dict(color=FORCED, width=3))
+    edges(lambda n: n.on_best_path, "chosen path", dict(color=HIGHLIGHT, width=4))
+
+    def markers(group, name, colour=None, showscale=False):
+        p = np.exp([n.logprob for n in group])
+        fig.add_trace(go.Scatter(
+            x=[pos[n.id][0] for n in group], y=[pos[n.id][1] for n in group], mode="markers+text", name=name,
+            text=[escape(n.token) for n in group], textposition="top center", textfont=dict(size=11),
+            customdata=[[n.id, n.score] for n in group],
+            marker=dict(size=8 + 22 * p, symbol=["square" if n.finished else "circle" for n in group],
+                        color=colour if colour else [n.score for n in group], colorscale=ALPHA_SCALE,
+                        showscale=showscale, colorbar=dict(title=dict(text="log p(prefix)"), thickness=10),
+                        line=dict(color=[FORCED if n.id in selected else "white" for n in group],
+                                  width=[3 if n.id in selected else 1 for n in group])),
+            hovertemplate="%{text}<br>log p(prefix) = %{customdata[1]:.3f}<br>node %{customdata[0]}<extra></extra>"))
+
+    live = [n for n in nodes if not n.pruned and not n.on_best_path]
+    markers([n for n in nodes if n.pruned], "pruned hypotheses", colour=PRUNED)
+    markers(live, "kept hypotheses", showscale=True)
+    chosen = sorted((n for n in nodes if n.on_best_path and n.parent is not None), key=lambda n: n.step)
+    markers(chosen, "chosen path", colour=HIGHLIGHT)
+    root = next(n for n in nodes if n.parent is None)
+    fig.add_trace(go.Scatter(x=[0], y=[pos[root.id][1]], mode="markers+text", text=["&lt;s&gt;"], name="start",
+                             textposition="middle left", marker=dict(size=14, color="black"),
+                             customdata=[[root.id, 0.0]], hoverinfo="skip"))
+    depth = max(pos[n.id][0] for n in nodes)
+    leaves = max(y for _, y in pos.values()) + 1
+    fig.update_xaxes(title=dict(text="target step i"), range=[-0.8, depth + 0.8], dtick=1, gridcolor="#eee")
+    fig.update_yaxes(visible=False, autorange="reversed")
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.12), dragmode="pan",
+                      clickmode="event+select")
+    return _small_layout(fig, int(min(1600, max(360, 26 * leaves + 120))))
+
+
+# -- forced alignment -----------------------------------------------------------------------------
+LINK_STYLES = {
+    # predicted link that is a sure gold link / a possible one / a sure gold link not predicted / a
+    # predicted link outside every gold link (Och & Ney 2003: A∩S, A∩P, S∖A, A∖P)
+    "sure": dict(symbol="circle", color="#009E73", size=16),
+    "possible": dict(symbol="circle-open", color="#009E73", size=16, line=dict(width=3)),
+    "missed": dict(symbol="square-open", color="#E69F00", size=20, line=dict(width=3)),
+    "wrong": dict(symbol="x", color="#D55E00", size=16),
+    "link": dict(symbol="circle", color=HIGHLIGHT, size=14),
+}
+
+
+def link_categories(predicted: set, sure: set | None = None, possible: set | None = None) -> dict[str, set]:
+    """Predicted links sorted against gold ones (pairs (English i, French k)); without gold,
+    every predicted link is just a ``link``."""
+    if sure is None:
+        return {"link": set(predicted)}
+    possible = possible if possible is not None else sure
+    return {"sure": predicted & sure, "possible": (predicted & possible) - sure,
+            "missed": sure - predicted, "wrong": predicted - possible}
+
+
+def alignment_links(word_weights: np.ndarray, english: list[str], french: list[str], predicted: set,
+                    sure: set | None = None, possible: set | None = None, title: str | None = None) -> go.Figure:
+    """Word attention (French rows x English columns) with the links derived from it and,
+    when given, the gold links overlaid. A link (i, k) sits at column i, row k."""
+    fig = alignment_heatmap(word_weights, english, french, title=title)
+    for category, links in link_categories(predicted, sure, possible).items():
+        links = sorted(links)
+        style = dict(LINK_STYLES[category])
+        fig.add_trace(go.Scatter(x=[i for i, _ in links], y=[k for _, k in links], mode="markers", name=category,
+                                 marker=style, hovertemplate=f"{category}: %{{x}}–%{{y}}<extra></extra>"))
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.05, x=0))
+    return fig
+
+
+# -- watching attention emerge ------------------------------------------------------------------
+def emergence_animation(runs: dict[str, list[tuple[int, float, np.ndarray]]], source_tokens: list[str],
+                        target_tokens: list[str]) -> go.Figure:
+    """The probe sentence's alignment matrix during training, one panel per model, as a
+    Plotly animation (play button and step slider run in the browser, no server round trip).
+
+    ``runs``: title -> frames (step, loss, weights T x S). A run with fewer frames (stopped by
+    its time limit) keeps showing its last one.
+    """
+    titles = list(runs)
+    n = max(len(f) for f in runs.values())
+    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=[escape(t) for t in titles],
+                        horizontal_spacing=0.08)
+    S, T = len(source_tokens), len(target_tokens)
+
+    def panel(k: int, frame: tuple[int, float, np.ndarray]) -> go.Heatmap:
+        return go.Heatmap(z=np.asarray(frame[2], dtype=float), x=list(range(S)), y=list(range(T)), zmin=0, zmax=1,
+                          colorscale=ALPHA_SCALE, showscale=k == len(titles) - 1, xgap=1, ygap=1,
+                          colorbar=dict(title=dict(text="α"), thickness=12),
+                          hovertemplate=f"step {frame[0]}, loss {frame[1]:.3f}<br>α = %{{z:.3f}}<extra></extra>")
+
+    def at(frames, i):
+        return frames[min(i, len(frames) - 1)]
+
+    for k, t in enumerate(titles):
+        fig.add_trace(panel(k, runs[t][0]), row=1, col=k + 1)
+        fig.update_xaxes(tickmode="array", tickvals=list(range(S)), ticktext=[escape(s) for s in source_tokens],
+                         side="top", row=1, col=k + 1)
+        fig.update_yaxes(tickmode="array", tickvals=list(range(T)), ticktext=[escape(s) for s in target_tokens],
+                         autorange="reversed", row=1, col=k + 1)
+    def titles_at(i):  # the subplot titles, with each model's step and loss in this frame
+        return [dict(fig.layout.annotations[k].to_plotly_json(),
+                     text=escape(f"{t}: step {at(runs[t], i)[0]}, loss {at(runs[t], i)[1]:.2f}"))
+                for k, t in enumerate(titles)]
+
+    fig.update_layout(annotations=titles_at(0))
+    labels = [f"step {at(runs[titles[0]], i)[0]}" for i in range(n)]
+    fig.frames = [go.Frame(name=str(i), data=[panel(k, at(runs[t], i)) for k, t in enumerate(titles)],
+                           traces=list(range(len(titles))), layout=dict(annotations=titles_at(i)))
+                  for i in range(n)]
+    play = dict(frame=dict(duration=350, redraw=True), fromcurrent=True, transition=dict(duration=0))
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.08, xanchor="left", yanchor="top", buttons=[
+            dict(label="▶ play", method="animate", args=[None, play]),
+            dict(label="❚❚ pause", method="animate", args=[[None], dict(mode="immediate", frame=dict(duration=0))])])],
+        sliders=[dict(active=0, x=0.15, len=0.85, y=-0.05, currentvalue=dict(prefix="frame: "),
+                      steps=[dict(label=labels[i], method="animate",
+                                  args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True))])
+                             for i in range(n)])])
+    return _small_layout(fig, int(max(380, 34 * T + 220)))
+
+
+def emergence_curves(runs: dict[str, dict[str, list[float]]]) -> go.Figure:
+    """Loss, mean attention entropy and diagonality against training step, one colour per
+    model. ``runs``: title -> {"step": [...], "loss": [...], "entropy": [...], "diagonality": [...]}."""
+    panels = [("loss", "training loss (nats/token)"), ("entropy", "mean entropy of α_i (nats)"),
+              ("diagonality", "diagonality")]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[p[1] for p in panels], horizontal_spacing=0.08)
+    for k, (title, series) in enumerate(runs.items()):
+        colour = MODEL_COLOURS[k % len(MODEL_COLOURS)]
+        for c, (name, _) in enumerate(panels):
+            fig.add_trace(go.Scatter(x=series["step"], y=series[name], mode="lines+markers", name=escape(title),
+                                     legendgroup=title, showlegend=c == 0, line=dict(color=colour, width=2)),
+                          row=1, col=c + 1)
+    fig.update_xaxes(title=dict(text="training step"), gridcolor="#ddd")
+    fig.update_yaxes(gridcolor="#ddd", rangemode="tozero")
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return _small_layout(fig, 320)
+
+
+# -- matrices as LaTeX, for the worked example ---------------------------------------------------
+def latex_matrix(values: np.ndarray, row_labels: Sequence[str] | None = None, split_after: int | None = None,
+                 digits: int = 2) -> str:
+    """A matrix as LaTeX (bmatrix-like), optionally with row labels on the left and a rule
+    after row ``split_after`` (to show W as W_a^T stacked on U_a^T)."""
+    m = np.atleast_2d(np.asarray(values, dtype=float))
+    rows = []
+    for r, row in enumerate(m):
+        # round first, then add 0.0, so -0.001 prints as 0.00 and not as -0.00
+        rows.append(" & ".join(f"{round(v, digits) + 0.0:.{digits}f}" for v in row)
+                    + (r" \\ \hline " if split_after == r + 1 else r" \\ " if r + 1 < len(m) else ""))
+    body = r"\left[\begin{array}{" + "r" * m.shape[1] + "}" + "".join(rows) + r"\end{array}\right]"
+    if row_labels is None:
+        return body
+    labels = r" \\ ".join(r"\text{" + _latex_text(t) + "}" for t in row_labels)
+    return r"\begin{array}{r}" + labels + r"\end{array}\!" + body
+
+
+def _latex_text(s: str) -> str:
+    return "".join("\\" + ch if ch in "#$%&_{}" else ch for ch in s)
+
+
+def shaped(latex: str, rows: int, cols: int) -> str:
+    r"""``\underbrace{latex}_{rows × cols}``: a matrix with its shape written under it."""
+    return r"\underbrace{" + latex + r"}_{" + f"{rows} \\times {cols}" + "}"
