@@ -1,0 +1,360 @@
+"""AppTest (streamlit.testing.v1) for the product pages: Translate, Compare, BLEU vs
+length and Models, on the tiny checkpoints the suite trains itself (``tiny_zoo``).
+
+Tiny models know only digits, so their French is nonsense; the tests check structure and
+data: the heatmap's z is the decoding record's α (T x S, rows summing to 1), its axis
+labels are the record's tokens, and user text is never rendered as markup.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import random
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+
+APP = str(ROOT / "app.py")
+TIMEOUT = 60
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def array(value) -> np.ndarray:
+    """A Plotly JSON array: a plain list, or Plotly 6+'s typed array {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return a.reshape([int(n) for n in str(value["shape"]).split(",")]) if "shape" in value else a
+    return np.asarray(value)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def heatmaps(at: AppTest) -> list[dict]:
+    """Every heatmap figure on the page (as figure JSON)."""
+    return [f for f in figures(at) if f["data"] and f["data"][0]["type"] == "heatmap"]
+
+
+def texts(at: AppTest) -> list[str]:
+    """Everything the page says in markdown-like elements."""
+    return [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success", "subheader", "title")
+            for e in getattr(at, kind)]
+
+
+def escaped(tokens: list[str]) -> list[str]:
+    return [t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") for t in tokens]
+
+
+def record_of(model: str, text: str, beam: int = 1):
+    """What the model itself says, to compare the page's figures against."""
+    from app_pages.common import cached_translate
+    return cached_translate(model, text, beam)
+
+
+def run(at) -> AppTest:
+    """Run the app (or rerun it after a widget change) and fail on any exception."""
+    at = at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def translate_app(text: str | None = None, **params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if text is not None:
+        at.query_params["text"] = text
+    for k, v in params.items():
+        at.query_params[k] = v
+    return run(at)
+
+
+def page(path: str, **params) -> AppTest:
+    """A page other than the default one, opened with the given URL parameters."""
+    at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))  # AppTest switches pages only after a first run
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page(path)
+    return run(at)
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+def toy_test_split(folder, n: int = 60, seed: int = 5):
+    """A test.tsv of digit-reversal pairs, 1–14 digits, from two corpora, as model.data reads it."""
+    from model.toy import toy_pair
+    rng = random.Random(seed)
+    rows = ["en\tfr\torigin"]
+    for k in range(n):
+        src, trg = toy_pair("reverse", rng, 1, 14)
+        rows.append(f"{src}\t{trg}\t{'toy-a' if k % 2 else 'toy-b'}")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
+    """The tiny zoo evaluated for real (``python -m model.evaluate`` on a toy test split:
+    metrics.json and the BLEU-by-length CSV), plus a training log, and the app pointed at them."""
+    from model.evaluate import main as evaluate_main
+    from app_pages import common
+    tmp = tmp_path_factory.mktemp("product")
+    data = toy_test_split(tmp / "data")
+    results = tmp / "results"
+    for name in ("rnnsearch", "rnnenc"):
+        for stress in ([], ["--stress"]):
+            assert evaluate_main(["--checkpoint", str(tiny_zoo / name), "--data", str(data / "test.tsv"),
+                                  "--bootstrap", "50", "--no-perplexity", "--write-metrics",
+                                  "--length-csv", str(results / "bleu_by_length.csv"), *stress]) == 0
+    pd.DataFrame({"epoch": [0.5, 1.0, 1.5], "steps": [40, 80, 120], "train_loss": [2.1, 1.4, 0.9],
+                  "dev_loss": [2.0, 1.5, 1.1], "dev_bleu": [3.0, 20.0, 41.5], "tokens_per_second": [900, 950, 940],
+                  "lr": [1e-3] * 3, "minutes": [0.01, 0.02, 0.03]}).to_csv(tiny_zoo / "rnnsearch" / "train_log.csv",
+                                                                         index=False)
+    monkeypatch_module.setenv("ATTN_EXPLORER_RESULTS", str(results))
+    monkeypatch_module.setenv("ATTN_EXPLORER_DATA", str(data))
+    common._load_zoo.clear()  # metrics.json is read when the zoo loads
+    from model.zoo import DISPLAY_NAMES
+    yield {"data": data, "results": results / "bleu_by_length.csv", "zoo": tiny_zoo, "display": DISPLAY_NAMES}
+    common._load_zoo.clear()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+# -- Translate ----------------------------------------------------------------------------------
+def test_link_opens_translate_with_heatmap_drawn(product):
+    """/?text=I%20will%20eat. shows the translation and its heatmap with no click."""
+    at = translate_app("I will eat.")
+    rec = record_of("rnnsearch", "I will eat.")
+    assert at.text_area(key="translate_text").value == "I will eat."
+    assert any(rec.translation in t for t in at.markdown.values)
+    (fig,) = heatmaps(at)
+    trace = fig["data"][0]
+    z = array(trace["z"])
+    assert z.shape == (len(rec.target_tokens), len(rec.source_tokens))
+    np.testing.assert_allclose(z, rec.weights, atol=1e-6)
+    np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-4)
+    assert (trace["zmin"], trace["zmax"]) == (0.0, 1.0) and trace["colorscale"]
+    assert fig["layout"]["xaxis"]["ticktext"] == escaped(rec.source_tokens)
+    assert fig["layout"]["yaxis"]["ticktext"] == escaped(rec.target_tokens)
+    assert "%{z:.3f}" in trace["hovertemplate"] and "customdata" in trace
+    probabilities = [f for f in figures(at) if f["data"][0]["type"] == "bar"][0]
+    np.testing.assert_allclose(array(probabilities["data"][0]["y"]), np.exp(rec.token_logprobs), atol=1e-6)
+    assert at.query_params["text"] == "I will eat." and at.query_params["model"] == "rnnsearch"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download attention matrix (CSV)" in labels and "Download figure (HTML)" in labels
+
+
+def test_typed_sentence_words_view_and_beam(product):
+    at = translate_app("I will eat.")
+    text = "3 1 4 1 5 9 2 6"
+    run(at.text_area(key="translate_text").input(text))
+    rec = record_of("rnnsearch", text)
+    (fig,) = heatmaps(at)
+    np.testing.assert_allclose(array(fig["data"][0]["z"]), rec.weights, atol=1e-6)
+    assert at.query_params["text"] == text
+
+    from model.analysis import merge_to_words
+    run(at.segmented_control(key="translate_view").set_value("words"))
+    words, src_words, tgt_words = merge_to_words(rec.weights, rec.source_tokens, rec.target_tokens)
+    (fig,) = heatmaps(at)
+    np.testing.assert_allclose(array(fig["data"][0]["z"]), words, atol=1e-6)
+    assert fig["layout"]["xaxis"]["ticktext"] == escaped(src_words)
+    assert any("summed" in t and "averaged" in t for t in at.caption.values), "the word rule is stated"
+    assert at.query_params["view"] == "words"
+
+    run(at.segmented_control(key="translate_method").set_value("beam search"))
+    beam = record_of("rnnsearch", text, 5)
+    assert beam.method == "beam"
+    (fig,) = heatmaps(at)
+    np.testing.assert_allclose(array(fig["data"][0]["z"]),
+                               merge_to_words(beam.weights, beam.source_tokens, beam.target_tokens)[0], atol=1e-6)
+    assert at.query_params["beam"] == "5"
+
+    run(at.selectbox(key="translate_model").set_value("rnnenc"))
+    assert not heatmaps(at), "RNNenc has no attention to draw"
+    assert any("RNNenc has no attention" in t for t in at.info.values)
+
+
+def test_empty_input_gives_a_hint(product):
+    at = translate_app("I will eat.")
+    run(at.text_area(key="translate_text").input("   "))
+    assert not heatmaps(at)
+    assert any("empty" in t for t in at.info.values)
+    assert not at.error
+
+
+def test_over_length_input_is_cut_with_notice(product):
+    at = translate_app(" ".join(["7"] * 400))
+    assert any("too long" in t for t in at.warning.values)
+    (fig,) = heatmaps(at)
+    from model.search import MAX_SOURCE_TOKENS
+    assert array(fig["data"][0]["z"]).shape[1] <= MAX_SOURCE_TOKENS + 1
+
+
+def test_markup_is_text_and_unknown_characters_survive(product):
+    text = "<script>alert('x')</script> <b>bold</b> & café 😀 1 2"
+    at = translate_app(text)
+    # the sentence box keeps it verbatim; nothing on the page renders it as markup
+    assert at.text_area(key="translate_text").value == text
+    for t in texts(at):
+        assert "<script" not in t and "<b>" not in t
+    fig = heatmaps(at)[0]
+    labels = fig["layout"]["xaxis"]["ticktext"]
+    assert all("<" not in label for label in labels)
+    assert "&lt;0xF0&gt;" in labels, "the emoji survives as visible byte pieces"
+    assert any("byte" in t for t in at.info.values)
+    run(at.segmented_control(key="translate_view").set_value("words"))
+    labels = heatmaps(at)[0]["layout"]["xaxis"]["ticktext"]
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in labels and "😀" in labels and "café" in labels
+
+
+def test_broken_checkpoint_is_listed_and_the_rest_work(product):
+    at = translate_app("1 2 3")
+    assert any("broken" in w and "corrupt" in w for w in at.warning.values)
+    assert "broken" not in at.selectbox(key="translate_model").options
+    assert heatmaps(at)
+
+
+def test_missing_checkpoint_folders(product, tmp_path, monkeypatch):
+    """Only some folders present, one without its config: those are unavailable, with reasons."""
+    shutil.copytree(product["zoo"] / "rnnsearch", tmp_path / "rnnsearch")
+    shutil.copytree(product["zoo"] / "luong-dot", tmp_path / "luong-dot")
+    (tmp_path / "luong-dot" / "config.json").unlink()
+    monkeypatch.setenv("ATTN_EXPLORER_CHECKPOINTS", str(tmp_path))
+    at = translate_app("1 2 3")
+    warnings = " ".join(at.warning.values)
+    assert "not found" in warnings and "config.json" in warnings
+    assert at.selectbox(key="translate_model").options == ["RNNsearch (Bahdanau, additive)"]
+    assert heatmaps(at)
+    at.switch_page("app_pages/models.py")
+    run(at)
+    assert any("luong-dot" in e or "config.json" in e for e in at.error.values)
+
+
+# -- Compare ------------------------------------------------------------------------------------
+def test_compare_side_by_side(product):
+    text = "1 2 3 4 5 6"
+    at = page("app_pages/compare.py", text=text)
+    chosen = at.multiselect(key="compare_models").value
+    assert {"rnnsearch", "luong-dot", "luong-general", "luong-concat", "rnnenc"} <= set(chosen)
+    from model.analysis import diagonality, entropy, merge_to_words
+    records = {n: record_of(n, text) for n in chosen}
+    attending = [n for n in chosen if records[n].has_attention]
+    maps = [f for f in heatmaps(at) if f["data"][0]["zmin"] == 0.0]
+    assert len(maps) == len(attending)
+    assert {(f["data"][0]["zmin"], f["data"][0]["zmax"], json.dumps(f["data"][0]["colorscale"])) for f in maps} \
+        == {(0.0, 1.0, json.dumps(maps[0]["data"][0]["colorscale"]))}, "one shared colour scale"
+    words = {n: merge_to_words(records[n].weights, records[n].source_tokens, records[n].target_tokens)
+             for n in attending}
+    titled = {f["layout"]["title"]["text"]: f for f in maps}
+    for n in attending:  # the default view is whole words
+        f = titled[product["display"][n]]
+        np.testing.assert_allclose(array(f["data"][0]["z"]), words[n][0], atol=1e-6)
+        assert f["layout"]["yaxis"]["ticktext"] == escaped(words[n][2])
+
+    translations = at.dataframe[0].value
+    assert list(translations["French"]) == [records[n].translation for n in chosen]
+    numbers = at.dataframe[1].value
+    np.testing.assert_allclose(numbers["mean entropy (nats)"], [entropy(words[n][0]).mean() for n in attending],
+                               atol=1e-3)
+    np.testing.assert_allclose(numbers["diagonality"], [diagonality(words[n][0]) for n in attending], atol=1e-3)
+    assert numbers.filter(like="argmax agrees").iloc[0, 0] == 1.0
+    assert any("additive" in t and "multiplicative" in t and "s_{i-1}" in t for t in at.markdown.values)
+    assert at.query_params["models"] == ",".join(chosen)
+
+    # the difference view: α_A − α_B over the steps where the two targets coincide
+    a, b = attending[0], attending[1]
+    run(at.selectbox(key="compare_diff_a").set_value(a))
+    run(at.selectbox(key="compare_diff_b").set_value(b))
+    ta, tb = words[a][2], words[b][2]
+    same = next((k for k in range(min(len(ta), len(tb))) if ta[k] != tb[k]), min(len(ta), len(tb)))
+    diff = [f for f in heatmaps(at) if f["data"][0]["zmin"] == -1.0]
+    if same:
+        np.testing.assert_allclose(array(diff[0]["data"][0]["z"]), words[a][0][:same] - words[b][0][:same], atol=1e-6)
+    else:
+        assert not diff and any("differ from the first token" in t for t in at.info.values)
+
+
+def test_compare_from_link_and_bad_input(product):
+    at = page("app_pages/compare.py", text="4 4 2", models="rnnsearch,luong-general", view="pieces")
+    assert at.multiselect(key="compare_models").value == ["rnnsearch", "luong-general"]
+    maps = {f["layout"]["title"]["text"]: f for f in heatmaps(at) if f["data"][0]["zmin"] == 0.0}
+    assert list(maps) == ["RNNsearch (Bahdanau, additive)", "Luong global, general"]
+    rec = record_of("luong-general", "4 4 2")
+    np.testing.assert_allclose(array(maps["Luong global, general"]["data"][0]["z"]), rec.weights, atol=1e-6)
+    assert maps["Luong global, general"]["layout"]["xaxis"]["ticktext"] == escaped(rec.source_tokens)
+    run(at.text_area(key="compare_text").input(""))
+    assert any("empty" in t for t in at.info.values) and not heatmaps(at)
+    run(at.multiselect(key="compare_models").set_value([]))
+    assert any("Choose two or more" in t for t in at.info.values)
+
+
+# -- BLEU vs length -----------------------------------------------------------------------------
+def test_bleu_vs_length_from_shipped_results(product):
+    at = page("app_pages/bleu_length.py")
+    table = pd.read_csv(product["results"])
+    figs = [f for f in figures(at) if any(t.get("name") == "segments" for t in f["data"])]
+    assert len(figs) == 2, "one figure for the test split, one for the stress set"
+    for fig, set_name in zip(figs, ("test", "stress")):
+        rows = table[table["set"] == set_name]
+        lines = [t for t in fig["data"] if t.get("mode") == "lines+markers"]
+        assert [t["name"] for t in lines] == ["RNNsearch (Bahdanau, additive)", "RNNenc (no attention)"]
+        mine = rows[rows["model"] == "rnnsearch"].sort_values("min_words")
+        np.testing.assert_allclose(array(lines[0]["y"]), mine["bleu"])
+        assert list(lines[0]["x"]) == list(mine["bucket"])
+        bands = [t for t in fig["data"] if t.get("fill") == "tonexty"]
+        assert len(bands) == 2
+        np.testing.assert_allclose(array(bands[0]["y"]), mine["ci_low"])
+        bars = [t for t in fig["data"] if t["type"] == "bar"][0]
+        np.testing.assert_array_equal(array(bars["y"]), mine["segments"])
+    findings = [t for t in at.markdown.values if t.startswith("**Finding:**")]
+    assert len(findings) == 2 and all("BLEU" in f or "Too few" in f for f in findings)
+    assert len(at.dataframe) == 2
+    button = at.button(key="bleu_recompute")
+    assert not button.disabled
+
+
+def test_bleu_recompute_button(product, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
+    at = page("app_pages/bleu_length.py")
+    assert any("No measurements yet" in t for t in at.info.values)
+    at.number_input(key="bleu_bootstrap").set_value(20)
+    run(at.button(key="bleu_recompute").click())
+    written = pd.read_csv(tmp_path / "bleu_by_length.csv")
+    available = {"rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc"}
+    assert set(written["model"]) == available and set(written["set"]) == {"test", "stress"}
+    assert written["ci_low"].notna().all()
+    assert len([f for f in figures(at) if any(t.get("name") == "segments" for t in f["data"])]) == 2
+
+
+def test_bleu_recompute_disabled_without_data(product, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
+    monkeypatch.setenv("ATTN_EXPLORER_DATA", str(tmp_path / "nowhere"))
+    at = page("app_pages/bleu_length.py")
+    assert at.button(key="bleu_recompute").disabled
+    assert any("data is not here" in t for t in at.caption.values)
+
+
+# -- Models -------------------------------------------------------------------------------------
+def test_models_cards(product):
+    at = page("app_pages/models.py")
+    overview = at.dataframe[0].value
+    assert len(overview) == 7 and list(overview["status"]).count("unavailable") == 1
+    metrics = json.loads((product["zoo"] / "rnnsearch" / "metrics.json").read_text())
+    row = overview[overview["model"] == "RNNsearch (Bahdanau, additive)"].iloc[0]
+    assert row["test BLEU"] == metrics["test"]["bleu"] and row["stress BLEU"] == metrics["stress"]["bleu"]
+    assert any("broken" in e and "corrupt" in e for e in at.error.values)
+    values = [m.value for m in at.metric]
+    assert f"{metrics['test']['bleu']:.2f}" in values
+    curves = [f for f in figures(at) if any(t.get("name") == "dev BLEU" for t in f["data"])]
+    assert len(curves) == 1
+    np.testing.assert_allclose(array([t for t in curves[0]["data"] if t["name"] == "dev BLEU"][0]["y"]),
+                               [3.0, 20.0, 41.5])
