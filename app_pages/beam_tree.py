@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.common import plain, query_param
-from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, pick_sentence, source_or_stop
+from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, sentence_input, source_or_stop
 from model.inspect import beam_hypotheses, beam_path, path_attention
 from viz.teaching import beam_tree, highlighted_heatmap
 
@@ -21,7 +21,7 @@ st.title("Beam search tree")
 st.caption("Beam search keeps the k most probable prefixes at each step. Here is everything it tried: which "
            "branches survived, which were pruned, and the path it chose.")
 
-text = pick_sentence("beam")
+text = sentence_input("beam")
 c_model, c_beam = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("beam_model")

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import cached_translate, query_param, set_query_params
-from app_pages.teaching_common import cached_forced_alignment, GOLD, pick_model
+from app_pages.teaching_common import cached_forced_alignment, gold_folder, pick_model
 from model.align import read_gold
 from model.metrics import alignment_error_rate
 from viz.teaching import alignment_links, link_categories
@@ -38,19 +38,19 @@ st.caption("Give the model a French translation of your own: it scores every wor
 c_model, c_mode = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("fa_model", attention_only=True)
-pairs = gold_pairs(str(GOLD))
+pairs = gold_pairs(str(gold_folder()))
 with c_mode:
     if pairs:
         mode = st.radio("Sentence pair", [HANSARDS, OWN], key="fa_mode", horizontal=True,
                         index=1 if query_param("fr") else 0)
     else:
         mode = OWN
-        st.info(f"The Hansards gold alignments are missing (looked in `{GOLD}`; set ATTN_EXPLORER_GOLD to their "
+        st.info(f"The Hansards gold alignments are missing (looked in `{gold_folder()}`; set ATTN_EXPLORER_GOLD to their "
                 "folder), so only your own sentences can be aligned.", icon=":material/info:")
 
 gold = None
 if mode == HANSARDS:
-    number = int(st.number_input(f"Hansards test sentence (1–{len(pairs)})", 1, len(pairs), DEFAULT_HANSARDS,
+    number = int(st.number_input(f"Hansards test sentence (1–{len(pairs)})", 1, len(pairs), min(DEFAULT_HANSARDS, len(pairs)),
                                  key="fa_number"))
     gold = pairs[number - 1]
     english, french = gold.english, gold.french

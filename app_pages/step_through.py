@@ -16,7 +16,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.common import plain, query_param
-from app_pages.teaching_common import cached_greedy, cached_internals, keep_in_url, pick_model, pick_sentence, source_or_stop
+from app_pages.teaching_common import cached_greedy, cached_internals, keep_in_url, pick_model, sentence_input, source_or_stop
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
 
 STEP = "step_i"  # session key of the slider: target step i, 1-based as in the papers
@@ -32,7 +32,7 @@ st.caption("Walk the decoder one French token at a time. For the current step ev
            "one the model computed, and each equation sits beside the numbers it produces, in the order the "
            "decoder computes them.")
 
-text = pick_sentence("step")
+text = sentence_input("step")
 c_model, _ = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("step_model")

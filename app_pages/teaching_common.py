@@ -8,14 +8,17 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages.common import (available_models, InputError, query_param, ROOT, sentence_input, set_query_params,
-                              show_unavailable, zoo)
+from app_pages.common import (available_models, checkpoints_root, InputError, query_param, ROOT, sentence_input,
+                              set_query_params, show_unavailable, zoo)
 from model.inspect import decoder_internals, DecoderInternals, forced_alignment, ForcedAlignment
 from model.search import beam_search, DecodingRecord, greedy, prepare_source, PreparedSource
 from model.zoo import ZooEntry
 
-# Hansards word-alignment gold set (Mihalcea & Pedersen 2003); the page works without it
-GOLD = Path(os.environ.get("ATTN_EXPLORER_GOLD", ROOT.parent / "shared" / "data" / "hansards-align"))
+
+def gold_folder() -> Path:
+    """The Hansards word-alignment gold set (Mihalcea & Pedersen 2003), read from
+    ATTN_EXPLORER_GOLD when called; the Forced alignment page works without it."""
+    return Path(os.environ.get("ATTN_EXPLORER_GOLD", ROOT.parent / "shared" / "data" / "hansards-align"))
 
 
 def pick_model(key: str, attention_only: bool = False, label: str = "Model") -> tuple[str, ZooEntry]:
@@ -31,11 +34,6 @@ def pick_model(key: str, attention_only: bool = False, label: str = "Model") -> 
     name = st.selectbox(label, names, index=names.index(wanted) if wanted in names else 0, key=key,
                         format_func=lambda n: models[n].display_name)
     return name, models[name]
-
-
-def pick_sentence(key: str) -> str:
-    """The shared example picker and sentence box (``?text=``)."""
-    return sentence_input(key)
 
 
 def keep_in_url(name: str, text: str, **more) -> None:
@@ -54,32 +52,51 @@ def source_or_stop(entry: ZooEntry, text: str) -> PreparedSource:
     return src
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+# Each cache is keyed by the checkpoint folder as well, as ``common.cached_translate`` is, so
+# that a test pointing the app at other checkpoints never gets another folder's results.
 def cached_greedy(model_name: str, text: str, prefix: tuple[int, ...] = ()) -> DecodingRecord:
     """Greedy decoding, with ``prefix`` forced first (the What-if page)."""
-    entry = zoo()[model_name]
+    return _greedy(checkpoints_root(), model_name, text, tuple(prefix))
+
+
+def cached_internals(model_name: str, text: str, target_ids: tuple[int, ...]) -> DecoderInternals:
+    """The annotations c_i averages and Luong's h̃_i, replayed for a given target."""
+    return _internals(checkpoints_root(), model_name, text, tuple(target_ids))
+
+
+def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
+    """Beam search with its tree, for any k ≥ 1 (k = 1 is greedy, drawn as a one-branch tree)."""
+    return _beam(checkpoints_root(), model_name, text, beam)
+
+
+def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: tuple[str, ...]) -> ForcedAlignment:
+    """A given French sentence scored word by word, with its attention links."""
+    return _forced_alignment(checkpoints_root(), model_name, tuple(english), tuple(french))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> DecodingRecord:
+    entry = zoo(root)[model_name]
     return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def cached_internals(model_name: str, text: str, target_ids: tuple[int, ...]) -> DecoderInternals:
-    """The annotations c_i averages and Luong's h̃_i, replayed for a given target."""
-    entry = zoo()[model_name]
+def _internals(root: str, model_name: str, text: str, target_ids: tuple[int, ...]) -> DecoderInternals:
+    entry = zoo(root)[model_name]
     return decoder_internals(entry.model, prepare_source(entry.vocab, text).ids, list(target_ids))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
-    """Beam search with its tree, for any k ≥ 1 (k = 1 is greedy, drawn as a one-branch tree)."""
-    entry = zoo()[model_name]
+def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
+    entry = zoo(root)[model_name]
     return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: tuple[str, ...]) -> ForcedAlignment:
-    entry = zoo()[model_name]
+def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...]) -> ForcedAlignment:
+    entry = zoo(root)[model_name]
     return forced_alignment(entry.model, entry.vocab, list(english), list(french))
 
 
-__all__ = ["GOLD", "pick_model", "pick_sentence", "keep_in_url", "source_or_stop", "cached_greedy",
+__all__ = ["gold_folder", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",
            "cached_internals", "cached_beam", "cached_forced_alignment"]

@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.common import plain
-from app_pages.teaching_common import cached_greedy, keep_in_url, pick_model, pick_sentence, source_or_stop
+from app_pages.teaching_common import cached_greedy, keep_in_url, pick_model, sentence_input, source_or_stop
 from viz.teaching import FORCED, FORCED_ROWS, highlighted_heatmap
 
 TYPED = -1  # the "type a word" choice in the alternatives list
@@ -19,7 +19,7 @@ st.title("What if…")
 st.caption("Change one word of the model's French output and watch it carry on from your choice: the words "
            "before it stay, your word is forced, and the decoder continues greedily from there.")
 
-text = pick_sentence("whatif")
+text = sentence_input("whatif")
 c_model, _ = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("whatif_model")

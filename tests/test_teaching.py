@@ -1,0 +1,304 @@
+"""Teaching mode: the worked example's arithmetic, the inspection helpers, and AppTest
+(streamlit.testing.v1) of the six teaching pages on the suite's tiny checkpoints.
+
+Tiny models are trained to reverse digit strings, so the tests type digits ("1 2 3 4 5")
+and compare what a page shows with the same call made directly on the same checkpoint:
+the numbers on the page are the model's.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+from model.attention import AdditiveAttention, DotAttention
+from model.checkpoint import load_checkpoint
+from model.inspect import beam_hypotheses, decoder_internals, forced_alignment
+from model.search import beam_search, forced, greedy, prepare_source
+from model.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
+
+APP = str(ROOT / "app.py")
+DIGITS = "1 2 3 4 5"
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def array(value) -> np.ndarray:
+    """A Plotly JSON array: a plain list, or Plotly's typed array {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return a.reshape([int(n) for n in str(value["shape"]).split(",")]) if "shape" in value else a
+    return np.asarray(value)
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The figure JSON of the Plotly chart with this key."""
+    return json.loads(at.get_by_key(key).proto.spec)
+
+
+def shapes(fig: dict, name: str) -> list[dict]:
+    return [s for s in fig["layout"].get("shapes", []) if s.get("name") == name]
+
+
+def open_page(page: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()  # the default page first: AppTest can only switch pages after a run
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_zoo):
+    """name -> (model, vocab) for the tiny checkpoints the app reads."""
+    return {name: load_checkpoint(tiny_zoo / name)[:2] for name in ("rnnsearch", "luong-general", "luong-local")}
+
+
+# -- the worked example's arithmetic ----------------------------------------------------------------
+def test_worked_example_shapes_and_sums():
+    steps = additive_attention(random_inputs(0))
+    assert steps.concat.shape == (4, 8) and steps.pre_activation.shape == (4, 3)
+    assert steps.energies.shape == (4, 1) and steps.context.shape == (1, 4)
+    assert steps.weights.sum() == pytest.approx(1.0)
+    assert np.allclose(steps.context, steps.weights.T @ random_inputs(0).annotations)
+    assert not np.allclose(additive_attention(random_inputs(1)).weights, steps.weights)
+    assert [c["parameters"] for c in cost()] == [27, 0]
+
+
+def test_worked_example_is_the_models_additive_and_dot_score():
+    """The hand-sized numpy computation equals model/attention.py's layers with the same weights."""
+    inputs = random_inputs(7)
+    layer = AdditiveAttention(query_size=4, key_size=4, attention_size=3)
+    with torch.no_grad():
+        layer.W_a.weight.copy_(torch.tensor(inputs.W[:4].T))
+        layer.U_a.weight.copy_(torch.tensor(inputs.W[4:].T))
+        layer.U_a.bias.zero_()
+        layer.v_a.weight.copy_(torch.tensor(inputs.v.T))
+    query = torch.tensor(inputs.decoder_state, dtype=torch.float32).unsqueeze(0)
+    keys = torch.tensor(inputs.annotations, dtype=torch.float32).unsqueeze(0)
+    mask = torch.ones(1, 4, dtype=torch.bool)
+    energies = layer.score(query, layer.compute_proj_keys(keys), mask)[0].detach().numpy()
+    assert np.allclose(energies, additive_attention(inputs).energies[:, 0], atol=1e-5)
+    dot = DotAttention().score(query, keys, mask)[0].numpy()
+    assert np.allclose(dot, dot_attention(inputs).energies[:, 0], atol=1e-5)
+
+
+def test_worked_inputs_reject_bad_numbers():
+    good = random_inputs(0)
+    with pytest.raises(ValueError):
+        WorkedInputs(good.decoder_state, good.annotations, good.W[:7], good.v)
+    with pytest.raises(ValueError):
+        WorkedInputs(np.array([np.nan, 0, 0, 0]), good.annotations, good.W, good.v)
+
+
+# -- the inspection helpers --------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["rnnsearch", "luong-general", "luong-local"])
+def test_context_is_the_weighted_sum_of_the_values(tiny, name):
+    model, vocab = tiny[name]
+    src = prepare_source(vocab, DIGITS)
+    rec = greedy(model, vocab, src)
+    internals = decoder_internals(model, src.ids, rec.target_ids)
+    assert internals.values.shape == (len(rec.source_tokens), rec.contexts.shape[1])
+    assert np.allclose(rec.weights @ internals.values, rec.contexts, atol=1e-5)
+    if model.cfg.decoder == "luong":
+        assert internals.attentional.shape == rec.states.shape
+    else:
+        assert internals.attentional is None
+
+
+def test_forced_alignment_word_probabilities(tiny):
+    model, vocab = tiny["rnnsearch"]
+    result = forced_alignment(model, vocab, DIGITS.split(), "5 4 3 2 1".split())
+    rec = forced(model, vocab, prepare_source(vocab, DIGITS), vocab.encode("5 4 3 2 1"))
+    assert result.word_logprobs.shape == (5,)
+    assert result.logprob == pytest.approx(rec.score, abs=1e-5)
+    assert result.word_weights.shape == (5, 5)  # the </s> row and column are left out, as in model.align
+    assert (result.word_weights.sum(1) <= 1 + 1e-6).all()
+    assert {k for _, k in result.links} == set(range(5))
+
+
+def test_beam_hypotheses_rank_the_returned_one_first(tiny):
+    model, vocab = tiny["rnnsearch"]
+    rec = beam_search(model, vocab, prepare_source(vocab, "1 2 3 4 5 6 7"), beam=4)
+    hyps = beam_hypotheses(rec.beam_tree)
+    assert hyps[0].chosen and hyps[0].tokens == rec.target_tokens
+    assert sum(h.chosen for h in hyps) == 1 and len(hyps) >= 2
+
+
+# -- the pages ---------------------------------------------------------------------------------------
+def test_step_through_slider_and_buttons_move_the_highlighted_row(tiny):
+    at = open_page("step_through", text=DIGITS, model="rnnsearch")
+    model, vocab = tiny["rnnsearch"]
+    rec = greedy(model, vocab, prepare_source(vocab, DIGITS))
+    heatmap = chart(at, "step_heatmap")
+    assert [s["y0"] for s in shapes(heatmap, "highlighted row")] == [-0.5]
+    assert np.allclose(array(heatmap["data"][0]["z"]), rec.weights, atol=1e-6)
+
+    at.slider(key="step_i").set_value(3).run()
+    assert [s["y0"] for s in shapes(chart(at, "step_heatmap"), "highlighted row")] == [1.5]
+    weights_bar = chart(at, "step_weights")["data"][0]
+    assert np.allclose(array(weights_bar["y"]), rec.weights[2], atol=1e-6)  # the real α of step 3
+    energies_bar = chart(at, "step_energies")["data"][0]
+    assert np.allclose(array(energies_bar["y"]), rec.energies[2], atol=1e-5)
+
+    at.button(key="step_next").click().run()
+    assert at.slider(key="step_i").value == 4
+    assert [s["y0"] for s in shapes(chart(at, "step_heatmap"), "highlighted row")] == [2.5]
+    at.button(key="step_prev").click().run()
+    at.button(key="step_prev").click().run()
+    assert [s["y0"] for s in shapes(chart(at, "step_heatmap"), "highlighted row")] == [0.5]
+    assert at.query_params["step"] == "2"
+
+
+ORDERS = {  # the order each decoder computes in (model/decoders.py)
+    "rnnsearch": ["Score", "Weights", "Context vector", "RNN step", "Output"],
+    "luong-general": ["RNN step", "Score", "Weights", "Context vector", "Attentional state", "Output"],
+}
+
+
+@pytest.mark.parametrize("name", list(ORDERS))
+def test_step_through_equations_follow_the_mechanisms_order(name):
+    at = open_page("step_through", text=DIGITS, model=name)
+    titles = [m.value for m in at.markdown if m.value.startswith("**") and m.value[2] in "①②③④⑤⑥"]
+    assert [next(t for t in ORDERS[name] if t in title) for title in titles] == ORDERS[name]
+    latex = " ".join(x.value for x in at.latex)
+    if name == "rnnsearch":  # the score reads s_{i-1}, before the RNN step
+        assert latex.index(r"W_a s_{i-1} + U_a h_j") < latex.index(r"\mathrm{GRU}") < latex.index("maxout")
+    else:  # the RNN step first, then the score reads s_i
+        assert latex.index(r"\mathrm{GRU}") < latex.index(r"s_i^\top W_a \bar h_j") < latex.index(r"\tilde h_i = ")
+
+
+def test_step_through_local_and_rnnenc():
+    at = open_page("step_through", text=DIGITS, model="luong-local")
+    assert any("p_i" in x.value for x in at.latex)
+    at = open_page("step_through", text=DIGITS, model="rnnenc")
+    assert any("no attention" in i.value for i in at.info)
+
+
+def test_worked_example_seed_and_edits_change_every_value():
+    at = open_page("worked_example")
+    latex = [x.value for x in at.latex]
+    body = " ".join(latex)
+    for shape in (r"4 \times 8", r"8 \times 3", r"3 \times 1", r"4 \times 3", r"4 \times 1", r"1 \times 4"):
+        assert shape in body
+    at.number_input(key="we_seed").set_value(5).run()
+    changed = [x.value for x in at.latex]
+    assert not at.exception
+    # every equation with numbers changes; the two symbolic headers stay
+    assert sum(a != b for a, b in zip(latex, changed)) == len(latex) - 2
+    at.session_state["we_s_5"] = {"edited_rows": {0: {"d1": 0.9}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert r"\left[\begin{array}{rrrr}0.90" in at.latex[0].value
+    assert at.latex[2].value != changed[2]  # the concatenated matrix follows the edit
+
+
+def test_beam_tree_chosen_path_is_the_beam_search_output(tiny):
+    text = "1 2 3 4 5 6 7"
+    at = open_page("beam_tree", text=text, model="rnnsearch", beam="4")
+    model, vocab = tiny["rnnsearch"]
+    rec = beam_search(model, vocab, prepare_source(vocab, text), beam=4)
+    tree = chart(at, "beam_tree")
+    path = next(t for t in tree["data"] if t["name"] == "chosen path" and "markers" in t["mode"])
+    assert [html.unescape(t) for t in path["text"]] == rec.target_tokens
+    assert len([t for t in tree["data"] if t["name"] == "pruned hypotheses"][0]["x"]) > 0  # greyed branches
+    shown = chart(at, "beam_heatmap")
+    assert [html.unescape(t) for t in shown["layout"]["yaxis"]["ticktext"]] == rec.target_tokens
+
+    # choosing another hypothesis shows its own path and attention
+    options = at.selectbox(key="beam_hypothesis").options
+    assert options[0].startswith("★ chosen") and len(options) > 1
+    at.selectbox(key="beam_hypothesis").set_value(1).run()
+    other = beam_hypotheses(rec.beam_tree)[1]
+    shown = chart(at, "beam_heatmap")
+    assert [html.unescape(t) for t in shown["layout"]["yaxis"]["ticktext"]] == other.tokens
+    assert array(shown["data"][0]["z"]).shape == (len(other.tokens), len(rec.source_tokens))
+
+    at.slider(key="beam_k").set_value(1).run()  # k = 1 is greedy
+    path = next(t for t in chart(at, "beam_tree")["data"] if t["name"] == "chosen path" and "markers" in t["mode"])
+    assert [html.unescape(t) for t in path["text"]] == greedy(model, vocab, prepare_source(vocab, text)).target_tokens
+
+
+def test_what_if_prefix_changes_the_continuation(tiny):
+    at = open_page("what_if", text=DIGITS, model="rnnsearch")
+    model, vocab = tiny["rnnsearch"]
+    src = prepare_source(vocab, DIGITS)
+    original = greedy(model, vocab, src)
+    at.selectbox(key="whatif_position").set_value(1).run()
+    alternative = at.selectbox(key="whatif_alternative_1").value
+    assert alternative != original.target_ids[1]
+    after = chart(at, "whatif_after")
+    tokens = [html.unescape(t) for t in after["layout"]["yaxis"]["ticktext"]]
+    expected = greedy(model, vocab, src, prefix=original.target_ids[:1] + [alternative])
+    assert tokens == expected.target_tokens
+    assert tokens[:2] == [original.target_tokens[0], vocab.id_to_piece(alternative)]  # the forced prefix
+    assert tokens != original.target_tokens
+    assert [s["y0"] for s in shapes(after, "forced prefix")] == [0.5]
+    before = chart(at, "whatif_before")
+    assert [html.unescape(t) for t in before["layout"]["yaxis"]["ticktext"]] == original.target_tokens
+
+    # a typed word is forced piece by piece
+    at.selectbox(key="whatif_alternative_1").set_value(-1).run()
+    at.text_input(key="whatif_typed").set_value("9 9").run()
+    tokens = [html.unescape(t) for t in chart(at, "whatif_after")["layout"]["yaxis"]["ticktext"]]
+    assert tokens[:3] == [original.target_tokens[0], "▁9", "▁9"]
+    assert tokens == greedy(model, vocab, src, prefix=original.target_ids[:1] + vocab.encode("9 9")).target_tokens
+
+
+def test_forced_alignment_shows_per_word_probabilities(tiny, tmp_path, monkeypatch):
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 2 3 4 5 ||| 5 4 3 2 1\n", encoding="utf-8")
+    (gold / "enfr.gold").write_text("1-5 2-4 3-3 4-2 5p1\n", encoding="utf-8")
+    monkeypatch.setenv("ATTN_EXPLORER_GOLD", str(gold))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("app_pages/forced_alignment.py")
+    at.run()
+    at.number_input(key="fa_number").set_value(1).run()
+    assert not at.exception
+    model, vocab = tiny["rnnsearch"]
+    table = at.dataframe[0].value
+    assert list(table["French word"]) == "5 4 3 2 1".split()
+    rec = forced(model, vocab, prepare_source(vocab, DIGITS), vocab.encode("5 4 3 2 1"))
+    assert np.allclose(table["p(word)"], np.exp(rec.token_logprobs[:5]), atol=1e-6)
+    metrics = {m.label: m.value for m in at.metric}
+    assert "AER (this sentence)" in metrics
+    result = forced_alignment(model, vocab, DIGITS.split(), "5 4 3 2 1".split())
+    a_s = len(result.links & {(0, 4), (1, 3), (2, 2), (3, 1)})
+    a_p = len(result.links & {(0, 4), (1, 3), (2, 2), (3, 1), (4, 0)})
+    assert float(metrics["AER (this sentence)"]) == pytest.approx(1 - (a_s + a_p) / (5 + 4), abs=1e-3)
+    names = {t.get("name") for t in chart(at, "fa_alignment")["data"]}
+    assert {"sure", "possible", "missed", "wrong"} <= names
+
+    # a sentence pair of one's own, and no gold set at all
+    monkeypatch.setenv("ATTN_EXPLORER_GOLD", str(tmp_path / "nowhere"))
+    at = open_page("forced_alignment")
+    assert any("missing" in i.value for i in at.info)
+    at.text_input(key="fa_english").set_value("1 2 3").run()
+    at.text_input(key="fa_french").set_value("3 2 1 1").run()
+    assert list(at.dataframe[0].value["French word"]) == ["3", "2", "1", "1"]
+    assert ((at.dataframe[0].value["p(word)"] > 0) & (at.dataframe[0].value["p(word)"] <= 1)).all()
+
+
+def test_emerge_trains_live_and_keeps_its_frames():
+    at = open_page("emerge")
+    assert at.info  # nothing trained yet
+    at.select_slider(key="emerge_steps").set_value(20)
+    at.button(key="emerge_train").click().run()
+    assert not at.exception
+    result = at.session_state["emerge_result"]
+    for frames in result["runs"].values():
+        assert [f[0] for f in frames][:2] == [1, 2] and frames[-1][0] == 20
+        assert frames[0][2].shape == (len(result["target"]), len(result["source"]))
+        assert np.allclose(frames[-1][2].sum(1), 1, atol=1e-5)
+    animation = chart(at, "emerge_animation")
+    assert len(animation["frames"]) == 20 and len(animation["data"]) == 2  # Bahdanau | Luong
+    at.run()  # a rerun keeps the frames
+    assert len(chart(at, "emerge_animation")["frames"]) == 20
