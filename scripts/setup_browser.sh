@@ -5,8 +5,8 @@
 #     bash scripts/setup_browser.sh
 set -euo pipefail
 
-if [ -x /usr/bin/chromium ]; then
-    echo "chromium already installed: $(/usr/bin/chromium --version 2>/dev/null || echo /usr/bin/chromium)"
+if [ -x /usr/bin/chromium ] && fc-list 2>/dev/null | grep -qi "color emoji"; then
+    echo "chromium already installed: /usr/bin/chromium"
     exit 0
 fi
 
@@ -22,5 +22,5 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
-$SUDO apt-get install -y --no-install-recommends chromium fonts-dejavu-core
+$SUDO apt-get install -y --no-install-recommends chromium fonts-dejavu-core fonts-noto-color-emoji
 /usr/bin/chromium --version

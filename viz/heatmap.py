@@ -38,14 +38,15 @@ def _cell_size(n: int) -> int:
 def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, height: int | None) -> go.Figure:
     S, T = len(source_tokens), len(target_tokens)
     fig.update_layout(
-        title=dict(text=escape(title)) if title else None,
+        title=dict(text=escape(title), font=dict(size=FONT_SIZE + 2)) if title else None,
         font=dict(size=FONT_SIZE),
         height=height or int(min(1400, max(320, _cell_size(T) * T + 170))),
         margin=dict(l=10, r=10, t=140 if title else 110, b=10),
         xaxis=dict(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(t) for t in source_tokens],
-                   tickangle=-60, title=dict(text="source (English)"), showgrid=False, constrain="domain"),
-        yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)),
-                   ticktext=[escape(t) for t in target_tokens], title=dict(text="target (French)"), showgrid=False),
+                   tickangle=0 if S <= 20 and max(map(len, source_tokens), default=0) <= 4 else -60,
+                   tickfont=dict(size=FONT_SIZE), title=dict(text="source (English)", font=dict(size=FONT_SIZE)), showgrid=False),
+        yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)), tickfont=dict(size=FONT_SIZE),
+                   ticktext=[escape(t) for t in target_tokens], title=dict(text="target (French)", font=dict(size=FONT_SIZE)), showgrid=False),
         plot_bgcolor="white",
     )
     return fig
