@@ -76,9 +76,10 @@ st.dataframe(pd.DataFrame({
 st.subheader("Where each model looks")
 st.caption("Every heatmap uses the same colour scale: α from 0 (dark) to 1 (light). "
            + (WORD_RULE if view == "words" else "Subword pieces as the model sees them."))
-columns = st.columns(2)
 for k, n in enumerate(chosen):
     weights, source, target = views[n]
+    if k % 2 == 0:
+        columns = st.columns(2)  # a new row every two models, so panels line up
     with columns[k % 2]:
         if weights is None:
             st.markdown(f"**{models[n].display_name}**")
@@ -101,14 +102,14 @@ if attending:
         rows.append({
             "model": models[n].display_name,
             "mean entropy (nats)": round(float(h.mean()), 3),
-            "uniform would be": round(float(np.log(weights.shape[1])), 3),
             "diagonality": round(diagonality(weights), 3),
             f"argmax agrees with {models[reference].display_name}": round(argmax_agreement(weights, views[reference][0]), 3),
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(
         "**Entropy** of α_i, averaged over target steps: 0 when all attention sits on one source "
-        f"{'word' if view == 'words' else 'piece'}, log S when it is spread evenly. "
+        f"{'word' if view == 'words' else 'piece'}; spread evenly over all S = {views[reference][0].shape[1]} it "
+        f"would be log S = {np.log(views[reference][0].shape[1]):.3f}. "
         "**Diagonality**: 1 − mean |expected source position − i/T| (positions scaled to 0…1); 1 means step i "
         "looks where i/T falls in the source. **Argmax agreement**: the share of target steps i whose most-attended "
         f"source {'word' if view == 'words' else 'piece'} is the same as the reference model's at the same step.")

@@ -69,7 +69,7 @@ for name, entry in entries.items():
         with left:
             st.markdown("**Architecture**")
             st.dataframe(pd.DataFrame({"setting": list(arch), "value": [str(v) for v in arch.values()]}),
-                         hide_index=True, width="stretch")
+                         hide_index=True, width="stretch", height="content")
         with right:
             st.markdown("**Training**")
             facts = {
@@ -82,7 +82,8 @@ for name, entry in entries.items():
                 "machine": train.get("machine"),
             }
             st.dataframe(pd.DataFrame({"": list(facts), "value": [fmt(v) for v in facts.values()]}),
-                         hide_index=True, width="stretch")
+                         hide_index=True, width="stretch", height="content",
+                         column_config={"value": st.column_config.TextColumn(width="large")})
 
         if metrics is None:
             st.info(f"Not evaluated yet: `python -m model.evaluate --checkpoint {entry.folder} --data "

@@ -85,45 +85,46 @@ def describe_finding(table: pd.DataFrame, names: dict[str, str] | None = None,
                      min_segments: int = MIN_SEGMENTS) -> str:
     """One sentence stating what the measured table shows (never pre-written).
 
-    Compares each model's BLEU in the shortest and the longest bucket that hold at
-    least ``min_segments`` segments for every model, and names who is best at the long end.
+    Uses the shortest and the longest bucket that hold at least ``min_segments`` segments
+    for every model: who scores highest on the long sentences, and how much of its
+    short-sentence BLEU it keeps there, against RNNenc (the paper's contrast) or else the
+    model that keeps least.
     """
     names = names or {}
     if table.empty:
         return "No measurements yet."
-    solid = table[table["segments"] >= min_segments]
     models = list(dict.fromkeys(table["model"]))
+    solid = table[table["segments"] >= min_segments]
     shared = solid.groupby("min_words")["model"].nunique()
-    shared = shared[shared == len(models)].index
+    shared = sorted(shared[shared == len(models)].index)
     if len(shared) < 2:
         return (f"Too few segments to compare lengths: no two buckets hold at least {min_segments} "
                 f"segments for every model.")
-    lo, hi = min(shared), max(shared)
     at = solid.set_index(["model", "min_words"])
-    short_label = at.loc[(models[0], lo), "bucket"]
-    long_label = at.loc[(models[0], hi), "bucket"]
-    drop = {m: float(at.loc[(m, lo), "bleu"] - at.loc[(m, hi), "bleu"]) for m in models}
-    best_long = max(models, key=lambda m: at.loc[(m, hi), "bleu"])
+    lo, hi = shared[0], shared[-1]
+    short, long_ = at.loc[(models[0], lo), "bucket"], at.loc[(models[0], hi), "bucket"]
 
     def name(m):
         return names.get(m, m)
 
-    def span(m):
-        return f"{at.loc[(m, lo), 'bleu']:.1f} → {at.loc[(m, hi), 'bleu']:.1f}"
+    def trend(m):
+        a, b = float(at.loc[(m, lo), "bleu"]), float(at.loc[(m, hi), "bleu"])
+        kept = f"keeps {b / a:.0%} of its BLEU" if a > 0 else "goes"
+        return f"{kept} ({a:.1f} → {b:.1f})"
 
-    def change(m):
-        d = -drop[m]
-        return f"{'+' if d >= 0 else '−'}{abs(d):.1f}"
-
+    best = max(models, key=lambda m: at.loc[(m, hi), "bleu"])
+    row = at.loc[(best, hi)]
+    ci = f" [{row['ci_low']:.1f}–{row['ci_high']:.1f}]" if "ci_low" in row and pd.notna(row["ci_low"]) else ""
+    head = (f"On {long_}-word sentences {name(best)} scores highest (BLEU {row['bleu']:.1f}{ci}, "
+            f"{int(row['segments'])} segments)")
     if len(models) == 1:
-        m = models[0]
-        return f"From {short_label}-word to {long_label}-word sentences, {name(m)}'s BLEU goes {span(m)} ({change(m)})."
-    steadiest = min(models, key=lambda m: drop[m])
-    steepest = max(models, key=lambda m: drop[m])
-    best = at.loc[(best_long, hi)]
-    ci = (f", 95% CI {best['ci_low']:.1f}–{best['ci_high']:.1f}"
-          if "ci_low" in best and pd.notna(best["ci_low"]) else "")
-    return (f"From {short_label}-word to {long_label}-word sentences, {name(steepest)} changes most "
-            f"(BLEU {span(steepest)}, {change(steepest)}) and {name(steadiest)} least "
-            f"({span(steadiest)}, {change(steadiest)}); on the longest sentences {name(best_long)} scores "
-            f"highest (BLEU {best['bleu']:.1f}{ci}, {int(best['segments'])} segments).")
+        return f"{head}; from {short}-word sentences to there it {trend(best)}."
+    others = [m for m in models if m != best]
+
+    def kept(m):
+        a = float(at.loc[(m, lo), "bleu"])
+        return float(at.loc[(m, hi), "bleu"]) / a if a > 0 else float("inf")
+
+    contrast = next((m for m in others if "rnnenc" in m.lower()), None) or min(others, key=kept)
+    return (f"{head} and, from {short}-word sentences to there, {trend(best)}, "
+            f"while {name(contrast)} {trend(contrast)}.")

@@ -37,13 +37,18 @@ def _cell_size(n: int) -> int:
 
 def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, height: int | None) -> go.Figure:
     S, T = len(source_tokens), len(target_tokens)
+    upright = S <= 20 and max(map(len, source_tokens), default=0) <= 4
+    # the source labels sit on top, under the title: leave room for them, turned or not
+    labels = 30 if upright else int(0.87 * 0.62 * FONT_SIZE * max(map(len, source_tokens), default=1)) + 20
+    top = labels + 30 + (40 if title else 0)
     fig.update_layout(
-        title=dict(text=escape(title), font=dict(size=FONT_SIZE + 2)) if title else None,
+        title=dict(text=escape(title), font=dict(size=FONT_SIZE + 2), x=0, xanchor="left",
+                   y=1, yref="container", yanchor="top", pad=dict(t=6)) if title else None,
         font=dict(size=FONT_SIZE),
-        height=height or int(min(1400, max(320, _cell_size(T) * T + 170))),
-        margin=dict(l=10, r=10, t=140 if title else 110, b=10),
+        height=height or int(min(1400, max(320, _cell_size(T) * T + top + 20))),
+        margin=dict(l=10, r=10, t=top, b=10),
         xaxis=dict(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(t) for t in source_tokens],
-                   tickangle=0 if S <= 20 and max(map(len, source_tokens), default=0) <= 4 else -60,
+                   tickangle=0 if upright else -60,
                    tickfont=dict(size=FONT_SIZE), title=dict(text="source (English)", font=dict(size=FONT_SIZE)), showgrid=False),
         yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)), tickfont=dict(size=FONT_SIZE),
                    ticktext=[escape(t) for t in target_tokens], title=dict(text="target (French)", font=dict(size=FONT_SIZE)), showgrid=False),
