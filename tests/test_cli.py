@@ -1,0 +1,181 @@
+"""The command-line entry points, run as a user would (python -m …) on tiny checkpoints and data."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from model.evaluate import stress_set
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+
+
+def run(*args, input=None, check=True):
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                          input=input, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def test_translate_text_and_json(tiny_checkpoint):
+    out = run("-m", "model.translate", "--checkpoint", str(tiny_checkpoint), "1 2 3 4").stdout
+    assert "attends to" in out and "</s>" in out
+    js = json.loads(run("-m", "model.translate", "--checkpoint", str(tiny_checkpoint), "--json", "--beam", "3",
+                        "1 2 3 4").stdout)
+    assert set(js) >= {"translation", "source_tokens", "target_tokens", "attention"}
+    assert len(js["attention"]) == len(js["target_tokens"])
+    assert all(len(row) == len(js["source_tokens"]) for row in js["attention"])
+    assert js["translation"].split() == ["4", "3", "2", "1"]  # the tiny model learned to reverse
+
+
+@pytest.mark.parametrize("text,expect", [
+    ("", "empty"),
+    ("1 2 " * 2500, "too long"),
+    ("1 😀 2", None),
+    ("<b>1</b> <script>x</script>", None),
+    ("1\x00\x1b[31m2", "Control characters"),
+])
+def test_translate_bad_input_never_crashes(tiny_checkpoint, text, expect):
+    proc = run("-m", "model.translate", "--checkpoint", str(tiny_checkpoint), "--json", input=text + "\n", check=False)
+    assert "Traceback" not in proc.stderr
+    if expect == "empty":
+        assert proc.returncode == 1 and "empty" in proc.stderr
+    else:
+        assert proc.returncode == 0
+        json.loads(proc.stdout)
+        if expect:
+            assert expect in proc.stderr
+
+
+def test_translate_reports_a_corrupt_checkpoint(tiny_zoo):
+    proc = run("-m", "model.translate", "--checkpoint", str(tiny_zoo / "broken"), "1 2", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "model.safetensors" in proc.stderr and "corrupt or truncated" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def toy_split(tmp_path_factory) -> Path:
+    """A small en/fr/origin TSV in the real format: digit reversal, two 'corpora', repeated
+    English sides for multi-reference scoring."""
+    rng = random.Random(7)
+    rows = []
+    for k in range(120):
+        digits = [str(rng.randint(0, 9)) for _ in range(rng.randint(2, 12))]
+        rows.append((" ".join(digits), " ".join(digits[::-1]), "toy-a" if k % 2 else "toy-b"))
+    rows.append((rows[0][0], "9 9 9", rows[0][2]))  # a second reference for the first source
+    folder = tmp_path_factory.mktemp("data")
+    for split in ("train", "dev", "test"):
+        with gzip.open(folder / f"{split}.tsv.gz", "wt", encoding="utf-8") as f:
+            f.write("en\tfr\torigin\n")
+            for r in rows:
+                f.write("\t".join(r) + "\n")
+    return folder
+
+
+def test_evaluate_json(tiny_checkpoint, toy_split, tmp_path):
+    csv = tmp_path / "bleu_by_length.csv"
+    js = json.loads(run("-m", "model.evaluate", "--checkpoint", str(tiny_checkpoint), "--data",
+                        str(toy_split / "test.tsv.gz"), "--json", "--length-csv", str(csv), "--bootstrap", "50").stdout)
+    assert js["segments"] == 120  # the repeated English side is one segment with two references
+    assert js["signature"].startswith("nrefs:var|case:mixed|eff:no|tok:13a")
+    assert set(js["per_origin"]) == {"toy-a", "toy-b"}
+    assert js["bleu"] > 50  # the tiny model reverses digits well
+    assert sum(b["segments"] for b in js["by_length"]) == 120
+    assert js["perplexity"] >= 1.0 and js["seconds"] >= 0
+    table = pd.read_csv(csv)
+    assert list(table.columns[:4]) == ["model", "set", "beam", "bucket"] and (table["ci_low"] <= table["bleu"]).all()
+
+
+def test_evaluate_src_ref_files(tiny_checkpoint, tmp_path):
+    (tmp_path / "src.txt").write_text("1 2 3\n4 5 6 7\n")
+    (tmp_path / "ref1.txt").write_text("3 2 1\n7 6 5 4\n")
+    (tmp_path / "ref2.txt").write_text("3 2 1\n7 6 5\n")
+    out = run("-m", "model.evaluate", "--checkpoint", str(tiny_checkpoint), "--src", str(tmp_path / "src.txt"),
+              "--ref", str(tmp_path / "ref1.txt"), "--ref", str(tmp_path / "ref2.txt"), "--beam", "2").stdout
+    assert "BLEU" in out and "signature: nrefs:2" in out
+
+
+def test_stress_set_recipe():
+    sources = [f"s{i}" for i in range(10)]
+    refs = [[f"r{i}", f"alt{i}"] for i in range(10)]
+    origins = ["a"] * 6 + ["b"] * 4
+    src, ref, orig = stress_set(sources, refs, origins)
+    assert all(2 <= len(s.split()) <= 5 for s in src)
+    assert all(len(r) == 1 and len(r[0].split()) == len(s.split()) for s, r in zip(src, ref))
+    for s, o in zip(src, orig):  # never joins across corpora
+        assert {origins[int(w[1:])] for w in s.split()} == {o}
+    assert stress_set(sources, refs, origins) == (src, ref, orig)  # seeded
+
+
+def test_align_on_gold_format(tiny_checkpoint, tmp_path):
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 2 3 ||| 3 2 1\n4 5 ||| 5 4\n")
+    (gold / "enfr.gold").write_text("1-3 2-2 3-1\n1-2 2p1\n")
+    js = json.loads(run("-m", "model.align", "--checkpoint", str(tiny_checkpoint), "--gold", str(gold),
+                        "--json").stdout)
+    assert 0.0 <= js["aer"] <= 1.0 and js["sentences"] == 2 and js["sure"] == 4
+    assert js["aer"] < 0.5  # the reversal model's attention is anti-diagonal, as the gold links are
+
+
+def test_align_refuses_rnnenc(tiny_zoo, tmp_path):
+    gold = tmp_path / "g"
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 ||| 1\n")
+    (gold / "enfr.gold").write_text("1-1\n")
+    proc = run("-m", "model.align", "--checkpoint", str(tiny_zoo / "rnnenc"), "--gold", str(gold), check=False)
+    assert proc.returncode == 1 and "no attention" in proc.stderr
+
+
+def _tiny_config(tmp_path, vocab_path) -> Path:
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(f"""name: tiny
+model: {{decoder: rnnsearch, attention: additive, vocab_size: 300, emb_size: 16, enc_hidden: 16,
+         dec_hidden: 16, attention_size: 16, maxout_size: 16, dropout: 0.0}}
+train: {{batch_tokens: 200, eval_every: 4, dev_sentences: 20, lr: 0.01, joined_fraction: 0.1,
+         vocab: {vocab_path}}}
+""")
+    return cfg
+
+
+def test_train_resume_and_checkpoint(toy_split, tmp_path):
+    cfg = _tiny_config(tmp_path, tmp_path / "spm.model")
+    out = tmp_path / "ck"
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "6",
+        "--quiet")
+    assert (tmp_path / "spm.model").exists()  # the vocabulary was trained on the train split
+    log = pd.read_csv(out / "train_log.csv")
+    assert list(log.columns) == ["epoch", "steps", "train_loss", "dev_loss", "dev_bleu", "tokens_per_second", "lr", "minutes"]
+    assert list(log["steps"]) == [4, 6]
+    progress = json.loads((out / "resume" / "progress.json").read_text())
+    assert progress["steps"] == 6
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "10",
+        "--resume", "--quiet")
+    log = pd.read_csv(out / "train_log.csv")
+    assert list(log["steps"]) == [4, 6, 8, 10]  # continued, not restarted
+    config = json.loads((out / "config.json").read_text())
+    assert config["training"]["total_steps_run"] == 10 and "machine" in config["training"]
+    js = json.loads(run("-m", "model.translate", "--checkpoint", str(out), "--json", "1 2").stdout)
+    assert js["source_tokens"][-1] == "</s>"
+
+
+def test_train_distributed_two_cpu_processes(toy_split, tmp_path):
+    """torchrun with 2 gloo processes writes the same checkpoint format."""
+    cfg = _tiny_config(tmp_path, tmp_path / "spm.model")
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "warm"),
+        "--max-steps", "1", "--quiet")  # trains the vocabulary once, before the two ranks start
+    out = tmp_path / "ddp"
+    run("-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "model.train",
+        "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "4", "--quiet")
+    config = json.loads((out / "config.json").read_text())
+    assert "2 process(es)" in config["training"]["machine"]
+    assert (out / "model.safetensors").exists() and (out / "spm.model").exists()
