@@ -8,7 +8,7 @@ loaded gets a card too, with the reason.
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import show_figure, zoo
+from app_pages.common import plain, show_figure, zoo
 from model.checkpoint import TRAIN_LOG
 from viz.curves import training_curves_figure
 
@@ -54,7 +54,7 @@ for name, entry in entries.items():
             continue
         cfg, metrics = entry.config, entry.metrics
         if cfg.get("description"):
-            st.markdown(cfg["description"])
+            st.markdown(plain(cfg["description"]))
         arch, train = cfg.get("model", {}), cfg.get("training", {})
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("Parameters", f"{parameters(entry) / 1e6:.2f} M")

@@ -11,6 +11,8 @@ import base64
 import json
 import random
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -358,3 +360,17 @@ def test_models_cards(product):
     assert len(curves) == 1
     np.testing.assert_allclose(array([t for t in curves[0]["data"] if t["name"] == "dev BLEU"][0]["y"]),
                                [3.0, 20.0, 41.5])
+
+
+# -- the layering: viz/ never needs torch, product pages hold no model code ---------------------
+def test_viz_imports_no_torch():
+    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export; "
+            "assert 'torch' not in sys.modules, 'viz imported torch'")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+@pytest.mark.parametrize("page_file", ["translate.py", "compare.py", "bleu_length.py", "models.py"])
+def test_pages_only_wire(page_file):
+    source = (ROOT / "app_pages" / page_file).read_text(encoding="utf-8")
+    assert "import torch" not in source and "torch." not in source
+    assert "st.cache_resource" not in source, "models are loaded once, in app_pages/common.py"
