@@ -110,6 +110,7 @@ def sentence_input(key: str) -> str:
         choice = st.session_state.get(f"{key}_example")
         if choice:
             st.session_state[text_key] = choice
+            st.session_state[f"{key}_example"] = None  # a menu, not a state: the box holds the sentence
 
     st.selectbox("Example sentences", list(EXAMPLES), index=None, key=f"{key}_example", on_change=pick_example,
                  format_func=lambda s: f"{EXAMPLES[s]}: {s}", placeholder="Pick an example, or type below")

@@ -103,7 +103,8 @@ if attending:
             "model": models[n].display_name,
             "mean entropy (nats)": round(float(h.mean()), 3),
             "diagonality": round(diagonality(weights), 3),
-            f"argmax agrees with {models[reference].display_name}": round(argmax_agreement(weights, views[reference][0]), 3),
+            f"argmax agrees with {models[reference].display_name}":
+                round(argmax_agreement(weights, views[reference][0]), 3),
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(

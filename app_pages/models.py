@@ -109,8 +109,9 @@ for name, entry in entries.items():
                 alignment = get(metrics, "alignment")
                 if alignment:
                     st.markdown("**Alignment against Hansards gold links**")
+                    keys = ("aer", "precision", "recall")
                     st.dataframe(pd.DataFrame({"": ["AER", "precision", "recall"],
-                                               "value": [fmt(alignment.get(k), 3) for k in ("aer", "precision", "recall")]}),
+                                               "value": [fmt(alignment.get(k), 3) for k in keys]}),
                                  hide_index=True, width="stretch")
                     if alignment.get("rule"):
                         st.caption(f"Links: {alignment['rule']}.")

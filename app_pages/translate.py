@@ -31,6 +31,8 @@ with c_model:
     wanted = query_param("model", "rnnsearch")
     name = st.selectbox("Model", names, index=names.index(wanted) if wanted in names else 0, key="translate_model",
                         format_func=lambda n: models[n].display_name)
+if wanted not in names and query_param("model"):
+    st.warning(f"The model in the link, {plain(wanted)}, is not available here; showing {models[name].display_name}.")
 with c_decoding:
     beam = decoding_choice("translate")
 with c_view:

@@ -185,6 +185,17 @@ def test_typed_sentence_words_view_and_beam(product):
     assert any("RNNenc has no attention" in t for t in at.info.values)
 
 
+def test_example_picker_and_unknown_model_in_link(product):
+    at = translate_app("I will eat.", model="no-such-model")
+    assert any("no\\-such\\-model" in w and "not available" in w for w in at.warning.values)
+    example = "The agreement on the European Economic Area was signed in August 1992."
+    run(at.selectbox(key="translate_example").set_value(example))
+    assert at.text_area(key="translate_text").value == example
+    assert at.query_params["text"] == example
+    shown = record_of(at.selectbox(key="translate_model").value, example)
+    assert heatmaps(at)[0]["layout"]["xaxis"]["ticktext"] == escaped(shown.source_tokens)
+
+
 def test_empty_input_gives_a_hint(product):
     at = translate_app("I will eat.")
     run(at.text_area(key="translate_text").input("   "))

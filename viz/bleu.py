@@ -44,8 +44,9 @@ def bleu_by_length_figure(table: pd.DataFrame, names: dict[str, str] | None = No
             x=rows["bucket"], y=rows["bleu"], mode="lines+markers", name=label, legendgroup=model,
             line=dict(color=colour, width=3), marker=dict(size=8),
             customdata=np.column_stack([rows["segments"], ci]),
-            hovertemplate=(f"{label}<br>%{{x}} words: BLEU %{{y:.2f}}<br>95%% CI %{{customdata[1]:.2f}}–%{{customdata[2]:.2f}}"
-                           "<br>%{customdata[0]} segments<extra></extra>").replace("%%", "%"),
+            hovertemplate=(f"{label}<br>%{{x}} words: BLEU %{{y:.2f}}"
+                           "<br>95% CI %{customdata[1]:.2f}–%{customdata[2]:.2f}"
+                           "<br>%{customdata[0]} segments<extra></extra>"),
         ), row=1, col=1)
     counts = table.groupby("bucket", sort=False)["segments"].max().reindex(buckets)
     fig.add_trace(go.Bar(x=buckets, y=counts.to_numpy(), name="segments", marker_color="#888",

@@ -49,9 +49,11 @@ def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, hei
         margin=dict(l=10, r=10, t=top, b=10),
         xaxis=dict(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(t) for t in source_tokens],
                    tickangle=0 if upright else -60,
-                   tickfont=dict(size=FONT_SIZE), title=dict(text="source (English)", font=dict(size=FONT_SIZE)), showgrid=False),
+                   tickfont=dict(size=FONT_SIZE), showgrid=False,
+                   title=dict(text="source (English)", font=dict(size=FONT_SIZE))),
         yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)), tickfont=dict(size=FONT_SIZE),
-                   ticktext=[escape(t) for t in target_tokens], title=dict(text="target (French)", font=dict(size=FONT_SIZE)), showgrid=False),
+                   ticktext=[escape(t) for t in target_tokens], showgrid=False,
+                   title=dict(text="target (French)", font=dict(size=FONT_SIZE))),
         plot_bgcolor="white",
     )
     return fig
@@ -72,11 +74,12 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
     Hover shows the source token, the target token and α_ij to three decimals.
     """
     weights = np.asarray(weights, dtype=float)
-    assert weights.shape == (len(target_tokens), len(source_tokens)), (weights.shape, len(target_tokens), len(source_tokens))
+    if weights.shape != (len(target_tokens), len(source_tokens)):
+        raise ValueError(f"weights are {weights.shape}, tokens {len(target_tokens)} x {len(source_tokens)}")
     fig = go.Figure(go.Heatmap(
         z=weights, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
         zmin=0.0, zmax=1.0, colorscale=ALPHA_SCALE, showscale=show_scale,
-        colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, max(0.4, 300 / max(1, 30 * len(target_tokens))))),
+        colorbar=dict(title=dict(text="α"), thickness=14),
         customdata=_hover_labels(source_tokens, target_tokens), xgap=1, ygap=1,
         hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>α = %{z:.3f}<extra></extra>",
     ))
