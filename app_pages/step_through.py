@@ -16,6 +16,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.common import plain, query_param
+from model.analysis import entropy
 from app_pages.teaching_common import cached_greedy, cached_internals, keep_in_url, pick_model, sentence_input, source_or_stop
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
 
@@ -71,15 +72,14 @@ k = i - 1  # 0-based row of the record
 
 words = [plain(t) for t in record.target_tokens]
 words[k] = f":orange-background[**{words[k]}**]"
-previous = "&lt;s&gt;" if k == 0 else plain(record.target_tokens[k - 1])
 st.markdown(f"**Step {i} of {T}** · output so far: " + " ".join(words))
-st.caption(f"The decoder has written y_<{i} and now emits y_{i} = `{record.target_tokens[k]}`; "
-           f"the previous token y_{i - 1} = {previous} is fed back in (⟨s⟩ at step 1).")
+st.caption(f"The decoder has written $y_{{<{i}}}$ and now emits $y_{{{i}}}$; the token before it, "
+           f"$y_{{{i - 1}}}$ = {'⟨s⟩' if k == 0 else plain(record.target_tokens[k - 1])}, is fed back in.")
 
 
 def equation(title: str, latex: str | list[str], note: str | None = None):
-    """A section: its title and equations on the left; returns the right column for the numbers."""
-    left, right = st.columns([1, 1.5], vertical_alignment="top")
+    """A section: its title and equations on the left; returns the right column, for the numbers."""
+    left, right = st.columns([2, 3], vertical_alignment="top", gap="medium")
     with left:
         st.markdown(f"**{title}**")
         for line in [latex] if isinstance(latex, str) else latex:
@@ -93,106 +93,116 @@ def norm(v) -> str:
     return f"{float(np.linalg.norm(v)):.3f}"
 
 
-def score_and_weights(query_name: str, score_latex: list[str], score_title: str, weights_title: str,
-                      softmax_latex: str, values_name: str, context_title: str, context_latex: list[str]):
-    """The three sections every attention model shares, with this model's names."""
+def score_weights_context(query: str, score_title: str, score_latex: list[str], weights_title: str,
+                          context_title: str, context_latex: list[str], value: str):
+    """The three sections every attention model shares (score, weights, context), in its own words."""
     energies, weights = record.energies[k], record.weights[k]
     top = int(np.argmax(weights))
     finite = energies[np.isfinite(energies)]
     with equation(score_title, score_latex,
-                  f"One energy per source token, from {query_name} and that token's annotation. "
-                  f"Here e_{i}j runs from {finite.min():.3f} to {finite.max():.3f}."):
+                  f"One energy per source token, from ${query}$ and that token's ${value}$: here "
+                  f"$e_{{{i}j}}$ runs from {finite.min():.3f} to {finite.max():.3f}."
+                  + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")):
         label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
         st.plotly_chart(source_bars(energies, record.source_tokens, label, highlight=top), key="step_energies")
-    with equation(weights_title, softmax_latex,
-                  f"Σ_j α_{i}j = {weights.sum():.4f}. Most weight, {weights[top]:.3f}, on "
-                  f"`{record.source_tokens[top]}`."):
+    with equation(weights_title, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
+                  f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, goes "
+                  f"to `{record.source_tokens[top]}`: the framed row of the heatmap."):
         st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
                                     fmt=".3f"), key="step_weights")
     if internals.values is not None:
-        terms = (weights[:, None] * internals.values).sum(0)
-        gap = float(np.abs(terms - record.contexts[k]).max())
+        gap = float(np.abs(weights @ internals.values - record.contexts[k]).max())
         with equation(context_title, context_latex,
-                      f"Each row is one term α_{i}j·{values_name}; the last row is their sum c_{i} "
-                      f"(‖c_{i}‖ = {norm(record.contexts[k])}). The record's c_{i} and this sum differ by at "
-                      f"most {gap:.1e}: the same numbers."):
+                      f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
+                      f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ by "
+                      f"at most {gap:.1e}: the same numbers."):
             st.plotly_chart(context_sum(weights, internals.values, record.source_tokens, record.contexts[k]),
                             key="step_context")
 
 
+def vector_section(title: str, latex: str | list[str], vector, label: str, note: str, key: str):
+    with equation(title, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
+        st.plotly_chart(vector_strip(vector, label), key=key)
+
+
 def output_section(title: str, latex: list[str]):
-    with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; the greedy decoder "
-                                f"emits the top one, `{record.target_tokens[k]}` "
-                                f"(p = {np.exp(record.token_logprobs[k]):.3f})."):
+    with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
+                                f"emits the first, `{record.target_tokens[k]}` "
+                                f"($p$ = {np.exp(record.token_logprobs[k]):.3f})."):
         st.plotly_chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
                         key="step_topk")
 
 
-left, right = st.columns([2, 3], gap="large")
-with left:
+# -- the heatmap, and the step at a glance ------------------------------------------------------
+c_map, c_glance = st.columns([3, 2], gap="large")
+with c_map:
     if record.has_attention:
         st.plotly_chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
                                             title=f"α_ij: row {i} is the step explained"), key="step_heatmap")
-        st.caption("The framed row is step i: the same α_ij as the bars on the right.")
     else:
         st.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
                 "(Cho et al. 2014).", icon=":material/block:")
+with c_glance:
+    st.markdown(f"#### Step {i} at a glance")
+    lines = [f"- emits $y_{{{i}}}$ = `{record.target_tokens[k]}`, $p$ = {np.exp(record.token_logprobs[k]):.3f}"]
+    if record.has_attention:
+        top = int(np.argmax(record.weights[k]))
+        lines += [f"- looks most at `{record.source_tokens[top]}`, $\\alpha$ = {record.weights[k, top]:.3f}",
+                  f"- entropy of $\\alpha_{{{i}}}$: {float(entropy(record.weights[k])):.2f} nats "
+                  f"(uniform: {np.log(len(record.source_tokens)):.2f}, one token: 0)"]
+    if record.positions is not None:
+        lines.append(f"- local-p centre $p_{{{i}}}$ = {float(record.positions[k]):.2f}")
+    st.markdown("\n".join(lines))
+    st.markdown("**Order of computation** " + {
+        "rnnsearch": "(Bahdanau et al. 2014, §3.1): attention reads the *previous* state, *before* the RNN step.  \n"
+                     "score($s_{i-1}$, $h_j$) → weights → context $c_i$ → RNN step $s_i$ → output",
+        "luong": "(Luong et al. 2015, §3): the RNN step comes *first*; attention reads the *current* state.  \n"
+                 "RNN step $s_i$ → score($s_i$, $\\bar h_j$) → weights → context $c_i$ → attentional state "
+                 "$\\tilde h_i$ → output",
+        "rnnenc": "(Cho et al. 2014): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
+    }[cfg.decoder])
 
-with right:
-    if cfg.decoder == "rnnsearch":
-        st.markdown("**RNNsearch** (Bahdanau et al. 2014, §3.1): attention reads the *previous* state "
-                    "s_{i−1}, *before* the RNN step. Order: score → weights → context → RNN step → output.")
-        with equation("Query: the previous decoder state", r"s_{i-1}",
-                      f"{len(record.query_states[k])} numbers, ‖s_{i - 1}‖ = {norm(record.query_states[k])}."):
-            st.plotly_chart(vector_strip(record.query_states[k], f"s_{i - 1}"), key="step_query")
-        score_and_weights(
-            f"s_{i - 1}", [r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)"], "① Score (eq. 6, A.1.2)",
-            "② Weights (eq. 6)", r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}", "h_j",
-            "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"])
-        with equation("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
-                      f"The new state, ‖s_{i}‖ = {norm(record.states[k])}; it becomes the query of step {i + 1}."):
-            st.plotly_chart(vector_strip(record.states[k], f"s_{i}"), key="step_state")
-        output_section("⑤ Output (A.2.2, deep output)",
-                       [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
-                        r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
-    elif cfg.decoder == "luong":
-        local = cfg.attention.startswith("local-")
-        inner = cfg.attention[len("local-"):] if local else cfg.attention
-        st.markdown("**Luong** (Luong et al. 2015, §3): the RNN step comes *first*; attention then reads the "
-                    "*current* state s_i. Order: RNN step → score → weights → context → attentional state → output.")
-        with equation("① RNN step (input feeding, §3.3)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; \tilde h_{i-1}]\right)",
-                      f"The query is this new state: {len(record.query_states[k])} numbers, "
-                      f"‖s_{i}‖ = {norm(record.query_states[k])}."):
-            st.plotly_chart(vector_strip(record.query_states[k], f"s_{i}"), key="step_query")
-        score_latex = [LUONG_SCORES[inner]]
-        note_title = f"② Score, {inner} (eq. 8)"
-        if local:
-            S = len(record.source_tokens)
-            p = float(record.positions[k])
-            score_latex = [r"p_i = (S-1)\,\sigma\left(v_p^\top \tanh(W_p s_i)\right)",
-                           LUONG_SCORES[inner],
-                           r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
-            note_title = f"② Score, local-p around p_i (eq. 9, 8, 10)"
-            st.caption(f"Local-p: the decoder predicts p_{i} = {p:.2f} (of 0…{S - 1}) and only tokens within "
-                       f"D = {cfg.local_window} of it get weight; the Gaussian is added to the energies in log "
-                       "space (model/attention.py, LocalPAttention).")
-        score_and_weights(
-            f"s_{i}", score_latex, note_title, "③ Weights (eq. 7)",
-            r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}", "h̄_j",
-            "④ Context vector (eq. 7, §3.1)", [r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"])
-        if internals.attentional is not None:
-            with equation("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
-                          f"‖h̃_{i}‖ = {norm(internals.attentional[k])}; it goes to the output and is fed into the "
-                          f"next RNN step (input feeding)."):
-                st.plotly_chart(vector_strip(internals.attentional[k], f"h̃_{i}"), key="step_attentional")
-        output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
+# -- the mechanism, section by section, in the order it computes -------------------------------
+st.divider()
+if cfg.decoder == "rnnsearch":
+    vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
+                   f"The state after step {i - 1} ($s_0$ comes from the encoder).", "step_query")
+    score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)",
+                          [r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)"],
+                          "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j")
+    vector_section("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
+                   record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "step_state")
+    output_section("⑤ Output (A.2.2, deep output)",
+                   [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
+                    r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+elif cfg.decoder == "luong":
+    local = cfg.attention.startswith("local-")
+    inner = cfg.attention[len("local-"):] if local else cfg.attention
+    vector_section("① RNN step (input feeding, §3.3)",
+                   r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; \tilde h_{i-1}]\right)", record.query_states[k],
+                   f"s_{i}", "The new state is the query: attention comes after the RNN step.", "step_query")
+    if local:
+        score_title, score_latex = "② Score, local-p around $p_i$ (eq. 9, 8, 10)", [
+            r"p_i = (S-1)\,\sigma\left(v_p^\top \tanh(W_p s_i)\right)", LUONG_SCORES[inner],
+            r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
+        st.caption(f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
+                   f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
+                   "of it get weight; the Gaussian is added to the energies in log space (model/attention.py, "
+                   "LocalPAttention), which is eq. 10 renormalised over the window.")
     else:
-        st.markdown("**RNNenc** (Cho et al. 2014): no attention. The encoder's final states form one fixed "
-                    "vector c, the same at every step.")
-        with equation("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
-                                     r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
-                      f"c is the same at every step (‖c‖ = {norm(record.contexts[k])}); ‖s_{i}‖ = {norm(record.states[k])}."):
-            st.plotly_chart(vector_strip(record.contexts[k], "c"), key="step_context")
-            st.plotly_chart(vector_strip(record.states[k], f"s_{i}"), key="step_state")
-        output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
-                                    r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+        score_title, score_latex = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]]
+    score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
+                          [r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j")
+    if internals.attentional is not None:
+        vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
+                       internals.attentional[k], f"h̃_{i}",
+                       "It goes to the output layer and is fed into the next RNN step (input feeding).",
+                       "step_attentional")
+    output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
+else:
+    vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
+                                  r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
+                   record.states[k], f"s_{i}", "The fixed c is the same at every step; this is the new state.",
+                   "step_state")
+    output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
+                                r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])

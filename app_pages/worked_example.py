@@ -24,8 +24,8 @@ st.title("Worked example")
 st.caption("Attention by hand on a four-word sentence, as it is taught: hidden size 4, an alignment layer of 3 "
            "units. Change the seed or edit any number and every value below follows.")
 st.markdown("The decoder is about to write the next French word of *Turn off the lights → Éteins les lumières*. "
-            "It holds its previous state **s_{i−1}**; the encoder has left one annotation **h_j** per English word. "
-            "Attention decides how much of each h_j goes into the context vector **c_i**.")
+            "It holds its previous state $s_{i-1}$; the encoder has left one annotation $h_j$ per English word. "
+            "Attention decides how much of each $h_j$ goes into the context vector $c_i$.")
 
 # -- inputs -------------------------------------------------------------------------------------
 try:
@@ -50,13 +50,13 @@ with st.expander("Edit the numbers", expanded=False, icon=":material/edit:"):
     dims = [f"d{d + 1}" for d in range(H)]
     c1, c2 = st.columns(2)
     with c1:
-        s_prev = edited("Decoder state **s_{i−1}** (1 × 4)", drawn.decoder_state, ["s_{i−1}"], dims, "we_s")
-        annotations = edited("Annotations **h_j**, one row per word (4 × 4)", drawn.annotations, WORDS, dims, "we_h")
+        s_prev = edited("Decoder state $s_{i-1}$ (1 × 4)", drawn.decoder_state, ["s_{i−1}"], dims, "we_s")
+        annotations = edited("Annotations $h_j$, one row per word (4 × 4)", drawn.annotations, WORDS, dims, "we_h")
     with c2:
-        W = edited("Alignment weights **W** (8 × 3): rows 1–4 are W_aᵀ (act on s_{i−1}), rows 5–8 are U_aᵀ "
-                   "(act on h_j)", drawn.W, [f"s·{d}" for d in dims] + [f"h·{d}" for d in dims],
+        W = edited("Alignment weights $W$ (8 × 3): rows 1–4 are $W_a^\\top$ (act on $s_{i-1}$), rows 5–8 are "
+                   "$U_a^\\top$ (act on $h_j$)", drawn.W, [f"s·{d}" for d in dims] + [f"h·{d}" for d in dims],
                    [f"u{a + 1}" for a in range(A)], "we_W")
-        v = edited("Output weights **v** (3 × 1)", drawn.v, [f"u{a + 1}" for a in range(A)], ["v"], "we_v")
+        v = edited("Output weights $v = v_a$ (3 × 1)", drawn.v, [f"u{a + 1}" for a in range(A)], ["v"], "we_v")
 try:
     inputs = WorkedInputs(decoder_state=s_prev, annotations=annotations, W=W, v=v)
 except ValueError as e:
@@ -69,21 +69,30 @@ st.latex(r"s_{i-1} = " + shaped(latex_matrix(inputs.decoder_state), 1, H) + r",\
          + shaped(latex_matrix(inputs.annotations, WORDS), N, H))
 
 
-def show(title: str, latex: str, note: str | None = None) -> None:
+def show(title: str, latex: str | list[str], note: str | None = None) -> None:
     st.markdown(title)
-    st.latex(latex)
+    for line in [latex] if isinstance(latex, str) else latex:
+        st.latex(line)
     if note:
         st.caption(note)
+
+
+def context_lines(steps) -> list[str]:
+    """c_i as its four terms α_j h_j, then their sum (two lines, so both fit the page)."""
+    return [r"\alpha_j h_j = " + shaped(latex_matrix(steps.contributions, [f"α·h ({w})" for w in WORDS], digits=3), N, H),
+            r"c_i = \sum_j \alpha_j h_j = \alpha^\top H = " + shaped(latex_matrix(steps.context, digits=3), 1, H)]
 
 
 # -- additive -------------------------------------------------------------------------------------
 tab_add, tab_dot, tab_compare = st.tabs(["Additive (Bahdanau)", "Dot product (Luong)", "Compare"])
 with tab_add:
     st.latex(r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right) \qquad \text{(Bahdanau eq. 6, A.1.2)}")
-    st.caption("Written for all four words at once: put s_{i−1} beside every h_j, multiply by one matrix W whose "
-               "top half is W_aᵀ and bottom half U_aᵀ, so row j of X W is W_a s_{i−1} + U_a h_j.")
+    st.caption("Written for all four words at once: put $s_{i-1}$ beside every $h_j$ and multiply by one matrix $W$ "
+               "whose top half is $W_a^\\top$ and bottom half $U_a^\\top$, so row $j$ of $XW$ is "
+               "$W_a s_{i-1} + U_a h_j$.")
     show("**1. Concatenate** the state with each annotation",
-         r"X = [\,s_{i-1} ; h_j\,]_{j=1..4} = " + shaped(latex_matrix(additive.concat, WORDS, digits=1), N, 2 * H))
+         r"X = [\,s_{i-1} ; h_j\,]_{j=1..4} = " + shaped(latex_matrix(additive.concat, WORDS, split_column=H), N, 2 * H),
+         "Left of the bar: $s_{i-1}$, the same in every row; right: the word's own annotation $h_j$.")
     show("**2. Project** onto the alignment layer",
          r"Z = X W = " + shaped("X", N, 2 * H) + shaped(latex_matrix(inputs.W, split_after=H), 2 * H, A)
          + " = " + shaped(latex_matrix(additive.pre_activation, WORDS), N, A))
@@ -94,11 +103,8 @@ with tab_add:
     show("**5. Softmax**: energies become weights that sum to 1 (eq. 6)",
          r"\alpha_j = \frac{\exp(e_j)}{\sum_k \exp(e_k)} \;\Rightarrow\; \alpha = "
          + shaped(latex_matrix(additive.weights, WORDS, digits=3), N, 1),
-         f"Σ α_j = {additive.weights.sum():.3f}")
-    show("**6. Context vector**: the weighted sum of the annotations (eq. 5)",
-         r"c_i = \sum_j \alpha_j h_j = \alpha^\top H = "
-         + shaped(latex_matrix(additive.contributions, [f"α·h ({w})" for w in WORDS], digits=3), N, H)
-         + r"\text{ summed } = " + shaped(latex_matrix(additive.context, digits=3), 1, H))
+         f"$\\sum_j \\alpha_j$ = {additive.weights.sum():.3f}")
+    show("**6. Context vector**: the weighted sum of the annotations (eq. 5)", context_lines(additive))
 
 # -- dot ----------------------------------------------------------------------------------------
 with tab_dot:
@@ -110,10 +116,8 @@ with tab_dot:
          + shaped(latex_matrix(inputs.decoder_state.reshape(-1, 1)), H, 1)
          + " = " + shaped(latex_matrix(dot.energies, WORDS, digits=3), N, 1))
     show("**2. Softmax**", r"\alpha = " + shaped(latex_matrix(dot.weights, WORDS, digits=3), N, 1),
-         f"Σ α_j = {dot.weights.sum():.3f}")
-    show("**3. Context vector**", r"c_i = \alpha^\top H = "
-         + shaped(latex_matrix(dot.contributions, [f"α·h ({w})" for w in WORDS], digits=3), N, H)
-         + r"\text{ summed } = " + shaped(latex_matrix(dot.context, digits=3), 1, H))
+         f"$\\sum_j \\alpha_j$ = {dot.weights.sum():.3f}")
+    show("**3. Context vector**: the same weighted sum, with the dot product's weights", context_lines(dot))
 
 # -- compare -------------------------------------------------------------------------------------
 with tab_compare:

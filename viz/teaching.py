@@ -67,7 +67,8 @@ def source_bars(values: np.ndarray, source_tokens: list[str], label: str, colour
     finite = np.isfinite(values)
     shown = np.where(finite, values, np.nan)
     colours = [HIGHLIGHT if j == highlight else colour for j in range(len(values))]
-    text = [format(v, fmt) if ok else "outside" for v, ok in zip(values, finite)]
+    # numbers on the bars only while they fit; the hover always has them
+    text = [format(v, fmt) if ok else "outside" for v, ok in zip(values, finite)] if len(values) <= 14 else None
     fig = go.Figure(go.Bar(x=list(range(len(values))), y=shown, marker_color=colours, text=text,
                            textposition="outside", cliponaxis=False, name=label,
                            customdata=[escape(t) for t in source_tokens],
@@ -125,31 +126,19 @@ def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Fi
 
 # -- beam search --------------------------------------------------------------------------------
 def tree_layout(nodes: Sequence) -> dict[int, tuple[int, float]]:
-    """(x, y) of every node: x = its step, y = leaves in depth-first order, a parent
-    centred on its children. ``nodes`` have ``.id``, ``.parent`` and ``.score``."""
-    children: dict[int, list] = {}
-    root = None
-    for n in nodes:
-        if n.parent is None:
-            root = n.id
-        else:
-            children.setdefault(n.parent, []).append(n)
+    """(x, y) of every node: x = its step, y = its rank within that step. Nodes of a step are
+    ordered by their parent's rank, then chosen path first, then by score, so edges never
+    cross and the chosen path runs straight along the top (rank 0).
+    ``nodes`` have ``.id``, ``.parent``, ``.step``, ``.score`` and ``.on_best_path``."""
     pos: dict[int, tuple[int, float]] = {}
-    next_leaf = 0.0
-    # iterative post-order, best-scoring child first, so deep trees never hit the recursion limit
-    stack = [(root, False)]
-    by_id = {n.id: n for n in nodes}
-    while stack:
-        node_id, done = stack.pop()
-        kids = sorted(children.get(node_id, []), key=lambda c: -c.score)
-        if not kids:
-            pos[node_id] = (by_id[node_id].step, next_leaf)
-            next_leaf += 1
-        elif done:
-            pos[node_id] = (by_id[node_id].step, float(np.mean([pos[c.id][1] for c in kids])))
-        else:
-            stack.append((node_id, True))
-            stack.extend((c.id, False) for c in reversed(kids))
+    by_step: dict[int, list] = {}
+    for n in nodes:
+        by_step.setdefault(n.step, []).append(n)
+    for step in sorted(by_step):
+        ordered = sorted(by_step[step], key=lambda n: (pos[n.parent][1] if n.parent is not None else 0.0,
+                                                       not n.on_best_path, -n.score))
+        for rank, n in enumerate(ordered):
+            pos[n.id] = (step, float(rank))
     return pos
 
 
@@ -188,7 +177,8 @@ def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
             customdata=[[n.id, n.score] for n in group],
             marker=dict(size=8 + 22 * p, symbol=["square" if n.finished else "circle" for n in group],
                         color=colour if colour else [n.score for n in group], colorscale=ALPHA_SCALE,
-                        showscale=showscale, colorbar=dict(title=dict(text="log p(prefix)"), thickness=10),
+                        showscale=showscale, colorbar=dict(title=dict(text="log p(prefix)", side="right"),
+                                                           thickness=10),
                         line=dict(color=[FORCED if n.id in selected else "white" for n in group],
                                   width=[3 if n.id in selected else 1 for n in group])),
             hovertemplate="%{text}<br>log p(prefix) = %{customdata[1]:.3f}<br>node %{customdata[0]}<extra></extra>"))
@@ -203,12 +193,14 @@ def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
                              textposition="middle left", marker=dict(size=14, color="black"),
                              customdata=[[root.id, 0.0]], hoverinfo="skip"))
     depth = max(pos[n.id][0] for n in nodes)
-    leaves = max(y for _, y in pos.values()) + 1
+    rows = max(y for _, y in pos.values()) + 1
     fig.update_xaxes(title=dict(text="target step i"), range=[-0.8, depth + 0.8], dtick=1, gridcolor="#eee")
     fig.update_yaxes(visible=False, autorange="reversed")
-    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=-0.12), dragmode="pan",
-                      clickmode="event+select")
-    return _small_layout(fig, int(min(1600, max(360, 26 * leaves + 120))))
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
+                      dragmode="pan", clickmode="event+select")
+    _small_layout(fig, int(min(1400, max(380, 34 * rows + 170))))
+    fig.update_layout(margin=dict(t=50))
+    return fig
 
 
 # -- forced alignment -----------------------------------------------------------------------------
@@ -278,7 +270,7 @@ def emergence_animation(runs: dict[str, list[tuple[int, float, np.ndarray]]], so
         fig.update_yaxes(tickmode="array", tickvals=list(range(T)), ticktext=[escape(s) for s in target_tokens],
                          autorange="reversed", row=1, col=k + 1)
     def titles_at(i):  # the subplot titles, with each model's step and loss in this frame
-        return [dict(fig.layout.annotations[k].to_plotly_json(),
+        return [dict(fig.layout.annotations[k].to_plotly_json(), yshift=34,  # above the top tick labels
                      text=escape(f"{t}: step {at(runs[t], i)[0]}, loss {at(runs[t], i)[1]:.2f}"))
                 for k, t in enumerate(titles)]
 
@@ -296,7 +288,9 @@ def emergence_animation(runs: dict[str, list[tuple[int, float, np.ndarray]]], so
                       steps=[dict(label=labels[i], method="animate",
                                   args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True))])
                              for i in range(n)])])
-    return _small_layout(fig, int(max(380, 34 * T + 220)))
+    _small_layout(fig, int(max(400, 34 * T + 260)))
+    fig.update_layout(margin=dict(t=90, b=110))
+    return fig
 
 
 def emergence_curves(runs: dict[str, dict[str, list[float]]]) -> go.Figure:
@@ -319,16 +313,18 @@ def emergence_curves(runs: dict[str, dict[str, list[float]]]) -> go.Figure:
 
 # -- matrices as LaTeX, for the worked example ---------------------------------------------------
 def latex_matrix(values: np.ndarray, row_labels: Sequence[str] | None = None, split_after: int | None = None,
-                 digits: int = 2) -> str:
-    """A matrix as LaTeX (bmatrix-like), optionally with row labels on the left and a rule
-    after row ``split_after`` (to show W as W_a^T stacked on U_a^T)."""
+                 digits: int = 2, split_column: int | None = None) -> str:
+    """A matrix as LaTeX (bmatrix-like), optionally with row labels on the left, a rule after
+    row ``split_after`` (W as W_a^T stacked on U_a^T) and one after column ``split_column``
+    ([s_{i-1} ; h_j] as its two halves)."""
     m = np.atleast_2d(np.asarray(values, dtype=float))
     rows = []
     for r, row in enumerate(m):
         # round first, then add 0.0, so -0.001 prints as 0.00 and not as -0.00
         rows.append(" & ".join(f"{round(v, digits) + 0.0:.{digits}f}" for v in row)
                     + (r" \\ \hline " if split_after == r + 1 else r" \\ " if r + 1 < len(m) else ""))
-    body = r"\left[\begin{array}{" + "r" * m.shape[1] + "}" + "".join(rows) + r"\end{array}\right]"
+    columns = "r" * m.shape[1] if split_column is None else "r" * split_column + "|" + "r" * (m.shape[1] - split_column)
+    body = r"\left[\begin{array}{" + columns + "}" + "".join(rows) + r"\end{array}\right]"
     if row_labels is None:
         return body
     labels = r" \\ ".join(r"\text{" + _latex_text(t) + "}" for t in row_labels)
