@@ -38,8 +38,10 @@ def _cell_size(n: int) -> int:
 def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, height: int | None) -> go.Figure:
     S, T = len(source_tokens), len(target_tokens)
     upright = S <= 20 and max(map(len, source_tokens), default=0) <= 4
+    x_size = FONT_SIZE if S <= 40 else 12 if S <= 80 else 10  # long inputs: smaller labels, all still shown
+    y_size = FONT_SIZE if T <= 40 else 12 if T <= 80 else 10
     # the source labels sit on top, under the title: leave room for them, turned or not
-    labels = 30 if upright else int(0.87 * 0.62 * FONT_SIZE * max(map(len, source_tokens), default=1)) + 20
+    labels = 30 if upright else int(0.87 * 0.62 * x_size * max(map(len, source_tokens), default=1)) + 20
     top = labels + 30 + (40 if title else 0)
     fig.update_layout(
         title=dict(text=escape(title), font=dict(size=FONT_SIZE + 2), x=0, xanchor="left",
@@ -49,9 +51,9 @@ def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, hei
         margin=dict(l=10, r=10, t=top, b=10),
         xaxis=dict(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(t) for t in source_tokens],
                    tickangle=0 if upright else -60,
-                   tickfont=dict(size=FONT_SIZE), showgrid=False,
+                   tickfont=dict(size=x_size), showgrid=False,
                    title=dict(text="source (English)", font=dict(size=FONT_SIZE))),
-        yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)), tickfont=dict(size=FONT_SIZE),
+        yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)), tickfont=dict(size=y_size),
                    ticktext=[escape(t) for t in target_tokens], showgrid=False,
                    title=dict(text="target (French)", font=dict(size=FONT_SIZE))),
         plot_bgcolor="white",
