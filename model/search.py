@@ -257,8 +257,66 @@ def greedy_batch(model: Seq2Seq, src: list[list[int]]) -> list[list[int]]:
 
 @torch.no_grad()
 def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penalty: float = 1.0) -> list[list[int]]:
+    """Batched beam search for evaluation: the same search as :func:`_beam` (same candidates,
+    same finished hypotheses, same choice), vectorised over the batch and without the tree."""
     model.eval()
-    return _beam(model, src, beam, length_penalty, keep_tree=False)[0]
+    k, alpha = beam, length_penalty
+    batch = Batch(src)
+    B = len(src)
+    _, memory, state = model.encode(batch.src, batch.src_len)
+    rows = torch.arange(B).repeat_interleave(k)
+    memory = memory.index_select(rows)
+    state = {n: t.index_select(0, rows) for n, t in state.items()}
+    scores = torch.full((B, k), float("-inf"))
+    scores[:, 0] = 0.0
+    prev = torch.full((B * k,), BOS_ID, dtype=torch.long)
+    history = torch.zeros(B, k, 0, dtype=torch.long)
+    max_lens = torch.tensor([max_output_length(len(s) + 1) for s in src])
+    best_score = torch.full((B,), float("-inf"))
+    best_hyp: list[list[int]] = [[] for _ in range(B)]
+    n_finished = torch.zeros(B, dtype=torch.long)
+    active = torch.ones(B, dtype=torch.bool)
+    V = model.cfg.vocab_size
+    for t in range(int(max_lens.max())):
+        logprobs, state, _ = model.step(prev, state, memory)
+        cand = (scores.view(-1, 1) + logprobs).view(B, k * V)
+        top_scores, top_idx = cand.topk(2 * k, dim=1)  # B x 2k, best first
+        origin, tokens = top_idx // V, top_idx % V
+        is_eos = (tokens == EOS_ID) & (top_scores > float("-inf"))
+        # an EOS candidate counts only if fewer than k live candidates rank above it (as in _beam)
+        alive_before = torch.cumsum((~is_eos).long(), 1) - (~is_eos).long()
+        finishing = is_eos & (alive_before < k) & active.unsqueeze(1)
+        if finishing.any():
+            norm = top_scores / float(t + 1) ** alpha
+            norm = norm.masked_fill(~finishing, float("-inf"))
+            cand_best, cand_pos = norm.max(1)
+            improved = cand_best > best_score
+            for b in improved.nonzero().flatten().tolist():
+                best_score[b] = cand_best[b]
+                best_hyp[b] = history[b, origin[b, cand_pos[b]]].tolist()
+            n_finished += finishing.sum(1)
+        # the best k non-EOS candidates stay alive
+        alive_scores = top_scores.masked_fill(is_eos, float("-inf"))
+        keep_scores, keep_pos = alive_scores.topk(k, dim=1)  # B x k
+        keep_origin = origin.gather(1, keep_pos)
+        keep_tokens = tokens.gather(1, keep_pos)
+        history = torch.cat([history.gather(1, keep_origin.unsqueeze(2).expand(-1, -1, history.size(2))),
+                             keep_tokens.unsqueeze(2)], 2)
+        at_limit = (t + 1 >= max_lens) & active
+        if at_limit.any():  # out of length: the live hypotheses finish as they are
+            norm = keep_scores / float(t + 1) ** alpha
+            cand_best, cand_pos = norm.max(1)
+            for b in (at_limit & (cand_best > best_score)).nonzero().flatten().tolist():
+                best_score[b] = cand_best[b]
+                best_hyp[b] = history[b, cand_pos[b]].tolist()
+        active &= ~at_limit & (n_finished < k)
+        if not active.any():
+            break
+        scores = keep_scores.masked_fill(~active.unsqueeze(1), float("-inf"))
+        reorder = (torch.arange(B).unsqueeze(1) * k + keep_origin).view(-1)
+        state = {n: v.index_select(0, reorder) for n, v in state.items()}
+        prev = keep_tokens.view(-1)
+    return best_hyp
 
 
 def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool):

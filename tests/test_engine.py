@@ -282,3 +282,13 @@ def test_copy_of_checkpoint_folder_is_self_describing(tmp_path, saved):
     model, _, cfg = load_checkpoint(tmp_path / "elsewhere")
     assert isinstance(model, Seq2Seq) and cfg["name"] == "ck"
     assert ModelConfig(**cfg["model"]) == model.cfg
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "luong-concat", "rnnenc"])
+@pytest.mark.parametrize("k", [2, 5])
+def test_vectorised_beam_equals_the_tree_search(tiny_zoo, name, k):
+    """beam_batch (evaluation) and _beam (the app's tree) are the same search."""
+    from model.search import _beam
+    model, vocab, _ = load_checkpoint(tiny_zoo / name)
+    srcs = [vocab.encode(s) for s in ["1 2 3", "9 8 7 6 5 4 3 2", "5", "4 4 4 1"]]
+    assert beam_batch(model, srcs, beam=k) == _beam(model, srcs, k, 1.0, keep_tree=False)[0]
