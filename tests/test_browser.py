@@ -146,21 +146,25 @@ HEATMAP_TICKS = """(() => {
 })()"""
 
 
-def type_sentence_and_capture(tab: DevTools, url: str, sentence: str, expect_token: str, screenshot: Path,
+def type_sentence_and_capture(tab: DevTools, url: str, sentence: str, expect_token: str | None, screenshot: Path,
                               timeout: float = 90) -> list[str]:
     """Open Translate, replace the sentence, press Ctrl+Enter, wait for a heatmap whose source
-    tokens include ``expect_token``, then save a PNG. Returns the heatmap's source labels."""
+    tokens include ``expect_token`` (or, if None, differ from the first heatmap's), then save
+    a PNG. Returns the heatmap's source labels."""
     tab.call("Page.enable")
     tab.call("Page.navigate", url=url)
     wait_until(lambda: tab.evaluate(f"!!document.querySelector('{SENTENCE_BOX}')"), timeout, "the sentence box")
-    wait_until(lambda: tab.evaluate(HEATMAP_TICKS), timeout, "the first heatmap")
+    first = wait_until(lambda: tab.evaluate(HEATMAP_TICKS), timeout, "the first heatmap")
     tab.evaluate(f"(() => {{ const t = document.querySelector('{SENTENCE_BOX}'); t.focus(); t.select(); }})()")
     tab.call("Input.insertText", text=sentence)
     for kind in ("keyDown", "keyUp"):  # Ctrl+Enter commits a Streamlit text area
         tab.call("Input.dispatchKeyEvent", type=kind, modifiers=2, key="Enter", code="Enter",
                  windowsVirtualKeyCode=13, nativeVirtualKeyCode=13)
-    ticks = wait_until(lambda: (t := tab.evaluate(HEATMAP_TICKS)) and expect_token in json.loads(t) and t,
-                       timeout, f"a heatmap with the token {expect_token!r}")
+    def new_heatmap():
+        t = tab.evaluate(HEATMAP_TICKS)
+        return t if t and (expect_token in json.loads(t) if expect_token else t != first) else None
+    ticks = wait_until(new_heatmap, timeout, f"a heatmap with the token {expect_token!r}" if expect_token
+                       else "a heatmap of the new sentence")
     wait_until(lambda: tab.evaluate("!document.querySelector('[data-testid=\"stStatusWidget\"] button')"
                                     " && document.readyState === 'complete'"), 30, "the app to finish running")
     tab.evaluate("document.activeElement && document.activeElement.blur()")
@@ -190,11 +194,14 @@ def test_browser_types_a_sentence_and_sees_the_heatmap(tiny_zoo):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Screenshot of the Translate page with a typed sentence.")
     p.add_argument("--checkpoints", default=str(ROOT / "checkpoints"))
-    p.add_argument("--sentence", default="The agreement on the European Economic Area was signed in August 1992.")
-    p.add_argument("--expect", default="▁August", help="a source piece the heatmap must show before the shot")
+    p.add_argument("--sentence", default="It should be noted that the marine environment is the least known "
+                                          "of environments.")
+    p.add_argument("--expect", default=None, help="a source piece the heatmap must show before the shot "
+                                                  "(default: any heatmap other than the first)")
+    p.add_argument("--query", default="view=words", help="URL parameters for the page, e.g. view=words&beam=5")
     p.add_argument("--out", default=str(ROOT / "docs" / "screenshot.png"))
     p.add_argument("--width", type=int, default=1440)
-    p.add_argument("--height", type=int, default=1500)
+    p.add_argument("--height", type=int, default=1900)
     args = p.parse_args(argv)
     chromium = find_chromium()
     if not chromium:
@@ -202,7 +209,7 @@ def main(argv=None) -> int:
         return 1
     with streamlit_app(Path(args.checkpoints), OUTPUT / "streamlit.log") as url, \
             headless_chromium(chromium, args.width, args.height) as tab:
-        ticks = type_sentence_and_capture(tab, url + "/", args.sentence, args.expect, Path(args.out))
+        ticks = type_sentence_and_capture(tab, f"{url}/?{args.query}", args.sentence, args.expect, Path(args.out))
     print(f"saved {args.out}; heatmap source tokens: {ticks}")
     return 0
 
