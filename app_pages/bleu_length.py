@@ -64,7 +64,8 @@ with st.expander("Recompute from the data"):
         st.caption(f"The data is not here, so the shipped numbers cannot be recomputed: {problem}")
     else:
         st.caption(f"Translates the test split in `{DATA}` and its stress set with every available model "
-                   f"(this takes minutes on a CPU) and overwrites `{RESULTS}`.")
+                   f"and overwrites `{RESULTS}`. On a CPU this takes minutes: leave the page alone until it "
+                   "finishes (any click restarts the page and stops the run).")
     c1, c2, c3 = st.columns(3)
     limit = c1.number_input("Segments per set (0 = all)", 0, 100_000, 0, step=100, key="bleu_limit")
     beam = c2.number_input("Beam size (1 = greedy)", 1, 10, 1, key="bleu_beam")
