@@ -137,9 +137,10 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
 
     ``choose(i, logprobs) -> token id or None``; None stops. A ``prefix`` is forced first.
     """
-    batch = Batch([src_ids])
+    device = model.output_bias.device
+    batch = Batch([src_ids]).to(device)
     _, memory, state = model.encode(batch.src, batch.src_len)
-    prev = torch.tensor([BOS_ID])
+    prev = torch.tensor([BOS_ID], device=device)
     steps, tokens, logps, tops = [], [], [], []
     for i in range(max_len):
         logprobs, state, step = model.step(prev, state, memory)
@@ -151,10 +152,10 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
         steps.append(step)
         tokens.append(int(tok))
         logps.append(float(lp[tok]))
-        tops.append((top.indices.numpy(), top.values.exp().numpy()))
+        tops.append((top.indices.cpu().numpy(), top.values.exp().cpu().numpy()))
         if tok == EOS_ID:
             break
-        prev = torch.tensor([tok])
+        prev = torch.tensor([tok], device=device)
     return steps, tokens, logps, tops
 
 
@@ -163,7 +164,7 @@ def _record(model, vocab, src: PreparedSource, method, steps, tokens, logps, top
         vals = [getattr(s, name) for s in steps]
         if not vals or vals[0] is None:
             return None
-        return torch.cat(vals, 0).float().numpy()
+        return torch.cat(vals, 0).float().cpu().numpy()
 
     k = tops[0][0].shape[0] if tops else 0
     return DecodingRecord(
@@ -236,11 +237,12 @@ def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: in
 def greedy_batch(model: Seq2Seq, src: list[list[int]]) -> list[list[int]]:
     """Greedy decoding of a batch of source id lists; returns target ids without EOS."""
     model.eval()
-    batch = Batch(src)
+    device = model.output_bias.device
+    batch = Batch(src).to(device)
     _, memory, state = model.encode(batch.src, batch.src_len)
     B = len(src)
-    prev = torch.full((B,), BOS_ID, dtype=torch.long)
-    done = torch.zeros(B, dtype=torch.bool)
+    prev = torch.full((B,), BOS_ID, dtype=torch.long, device=device)
+    done = torch.zeros(B, dtype=torch.bool, device=device)
     # each sentence's own limit, so a result never depends on the other sentences in its batch
     max_lens = [max_output_length(len(s) + 1) for s in src]
     out = []
@@ -249,7 +251,7 @@ def greedy_batch(model: Seq2Seq, src: list[list[int]]) -> list[list[int]]:
         prev = logprobs.argmax(-1)
         out.append(prev)
         done |= prev == EOS_ID
-        if done.all() or all(done[b] or t + 1 >= max_lens[b] for b in range(B)):
+        if done.all() or (t + 1 >= min(max_lens) and all(done[b] or t + 1 >= max_lens[b] for b in range(B))):
             break
     ids = torch.stack(out, 1).tolist()
     return [row[:row.index(EOS_ID)] if EOS_ID in row else row[:limit] for row, limit in zip(ids, max_lens)]
@@ -261,15 +263,16 @@ def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penal
     same finished hypotheses, same choice), vectorised over the batch and without the tree."""
     model.eval()
     k, alpha = beam, length_penalty
-    batch = Batch(src)
+    device = model.output_bias.device
+    batch = Batch(src).to(device)
     B = len(src)
     _, memory, state = model.encode(batch.src, batch.src_len)
-    rows = torch.arange(B).repeat_interleave(k)
+    rows = torch.arange(B, device=device).repeat_interleave(k)
     memory = memory.index_select(rows)
     state = {n: t.index_select(0, rows) for n, t in state.items()}
     scores = torch.full((B, k), float("-inf"))
     scores[:, 0] = 0.0
-    prev = torch.full((B * k,), BOS_ID, dtype=torch.long)
+    prev = torch.full((B * k,), BOS_ID, dtype=torch.long, device=device)
     history = torch.zeros(B, k, 0, dtype=torch.long)
     max_lens = torch.tensor([max_output_length(len(s) + 1) for s in src])
     best_score = torch.full((B,), float("-inf"))
@@ -279,7 +282,7 @@ def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penal
     V = model.cfg.vocab_size
     for t in range(int(max_lens.max())):
         logprobs, state, _ = model.step(prev, state, memory)
-        cand = (scores.view(-1, 1) + logprobs).view(B, k * V)
+        cand = (scores.view(-1, 1) + logprobs.cpu()).view(B, k * V)
         top_scores, top_idx = cand.topk(2 * k, dim=1)  # B x 2k, best first
         origin, tokens = top_idx // V, top_idx % V
         is_eos = (tokens == EOS_ID) & (top_scores > float("-inf"))
@@ -313,9 +316,9 @@ def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penal
         if not active.any():
             break
         scores = keep_scores.masked_fill(~active.unsqueeze(1), float("-inf"))
-        reorder = (torch.arange(B).unsqueeze(1) * k + keep_origin).view(-1)
+        reorder = (torch.arange(B).unsqueeze(1) * k + keep_origin).view(-1).to(device)
         state = {n: v.index_select(0, reorder) for n, v in state.items()}
-        prev = keep_tokens.view(-1)
+        prev = keep_tokens.view(-1).to(device)
     return best_hyp
 
 
