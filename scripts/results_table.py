@@ -1,0 +1,57 @@
+"""Print the README's results table from the shipped checkpoints' metrics.json and config.json.
+
+    python scripts/results_table.py
+
+Every number comes from a file written by model.train / model.evaluate / model.align.
+"""
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from model.zoo import DISPLAY_NAMES, ZOO  # noqa: E402
+
+
+def cell(d, *keys, fmt="{:.1f}"):
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return "–"
+        d = d[k]
+    return fmt.format(d) if isinstance(d, (int, float)) else str(d)
+
+
+def main():
+    head = ("| model | test BLEU | Multi30k 2016 | Multi30k 2017 | Tatoeba | stress BLEU | AER (Hansards) "
+            "| perplexity | params | training (CPU) | epochs | best dev BLEU |")
+    print(head)
+    print("|" + "|".join([" --- "] * (head.count("|") - 1)) + "|")
+    beam = None
+    for name in ZOO:
+        folder = ROOT / "checkpoints" / name
+        if not (folder / "config.json").exists():
+            print(f"| {DISPLAY_NAMES[name]} | not trained yet |" + " |" * (head.count("|") - 3))
+            continue
+        cfg = json.loads((folder / "config.json").read_text())
+        m = json.loads((folder / "metrics.json").read_text()) if (folder / "metrics.json").exists() else {}
+        t = cfg.get("training", {})
+        po = m.get("test", {}).get("per_origin", {})
+        beam = m.get("test", {}).get("beam", beam)
+        print(f"| {DISPLAY_NAMES[name]} | {cell(m, 'test', 'bleu')} "
+              f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
+              f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'stress', 'bleu')} "
+              f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'test', 'perplexity', fmt='{:.2f}')} "
+              f"| {cell(m, 'parameters', fmt='{:,}')} | {t.get('total_minutes_run', t.get('wall_time_minutes', '–'))} min "
+              f"| {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} |")
+    sig = None
+    for name in ZOO:
+        p = ROOT / "checkpoints" / name / "metrics.json"
+        if p.exists():
+            sig = json.loads(p.read_text()).get("test", {}).get("signature")
+            if sig:
+                break
+    print(f"\nBeam {beam}; cased sacreBLEU, signature `{sig}`; Tatoeba scored with all its references.")
+
+
+if __name__ == "__main__":
+    main()
