@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from app_pages.common import query_param, set_query_params
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
 from viz.teaching import emergence_animation, emergence_curves, highlighted_heatmap
@@ -27,6 +28,7 @@ TASKS = {
     "copy": "Copy the digits: the alignment should become the diagonal.",
     "sort": "Sort the digits: each output digit must find where it sits in the input, a permutation.",
 }
+STEPS = [20, 50, 100, 200, 300, 400, 600]
 TIME_LIMIT = 25.0  # seconds per model, so a full run of both stays within a minute
 
 
@@ -47,10 +49,15 @@ st.caption("Train two tiny attention models live, here on the server's CPU, and 
 
 c_task, c_steps = st.columns(2)
 with c_task:
-    task = st.selectbox("Toy task", list(TASKS), key="emerge_task", format_func=lambda t: f"{t}: {TASKS[t]}")
+    first_task = query_param("task", "reverse")
+    task = st.selectbox("Toy task", list(TASKS), index=list(TASKS).index(first_task) if first_task in TASKS else 0,
+                        key="emerge_task", format_func=lambda t: f"{t}: {TASKS[t]}")
 with c_steps:
-    steps = st.select_slider("Training steps", [20, 50, 100, 200, 300, 400, 600], value=300, key="emerge_steps",
+    first_steps = query_param("steps", "300")
+    steps = st.select_slider("Training steps", STEPS, value=int(first_steps) if first_steps in map(str, STEPS) else 300,
+                             key="emerge_steps",
                              help="Batches of 64 random digit strings (4–9 digits), Adam, learning rate 0.01.")
+set_query_params(task=task if task != "reverse" else None, steps=steps if steps != 300 else None)
 every = max(1, steps // 30)  # about 30 frames per model
 vocab = toy_vocab()
 source_tokens = vocab.pieces(vocab.encode(PROBE)) + ["</s>"]

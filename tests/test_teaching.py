@@ -302,3 +302,52 @@ def test_emerge_trains_live_and_keeps_its_frames():
     assert len(animation["frames"]) == 20 and len(animation["data"]) == 2  # Bahdanau | Luong
     at.run()  # a rerun keeps the frames
     assert len(chart(at, "emerge_animation")["frames"]) == 20
+
+
+# -- the real browser ------------------------------------------------------------------------------
+NO_ERROR = "document.querySelectorAll('[data-testid=\"stException\"]').length === 0"
+PLOTS = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.data && p.querySelector('.main-svg'))"
+FRAMED_ROW = f"""(() => {{ const p = {PLOTS}.find(p => (p.layout.shapes || []).some(s => s.name === 'highlighted row'));
+  return p ? p.layout.shapes.find(s => s.name === 'highlighted row').y0 : null; }})()"""
+TRACE = PLOTS + ".some(p => p.data.some(t => t.name === '{}'))"
+
+
+def click(tab, label: str) -> None:
+    """Click the button whose text ends with ``label`` (an icon's name may come first)."""
+    tab.evaluate(f"[...document.querySelectorAll('button')].find(b => b.innerText.trim().endsWith({json.dumps(label)}))"
+                 ".click()")
+
+
+def test_browser_visits_every_teaching_page(tiny_zoo):
+    """Headless Chromium opens each teaching page on the tiny zoo and sees it drawn; on Step
+    through, ▶ moves the framed row of the drawn heatmap; on Watch attention emerge, training
+    runs and the animation appears. Screenshots go to test-output/browser/."""
+    from test_browser import find_chromium, headless_chromium, OUTPUT, streamlit_app, wait_until
+    chromium = find_chromium(install=False)
+    if not chromium:
+        pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
+    digits = "text=1+2+3+4+5+6&model=rnnsearch"
+    pages = {  # path -> what shows the page is drawn
+        f"step-through?{digits}": f"{FRAMED_ROW} === -0.5",
+        "worked-example": "document.querySelectorAll('.katex').length > 10",
+        f"beam-tree?{digits}&beam=3": TRACE.format("chosen path"),
+        f"what-if?{digits}": PLOTS + ".some(p => (p.layout.shapes || []).some(s => s.name === 'forced prefix'))",
+        "forced-alignment?text=1+2+3&fr=3+2+1&model=rnnsearch": TRACE.format("link"),
+        "emerge?steps=20": "[...document.querySelectorAll('button')].some(b => b.innerText.includes('Train both'))",
+    }
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with streamlit_app(tiny_zoo, OUTPUT / "streamlit-teaching.log") as url, headless_chromium(chromium) as tab:
+        tab.call("Page.enable")
+        for path, drawn in pages.items():
+            tab.call("Page.navigate", url=f"{url}/{path}")
+            wait_until(lambda: tab.evaluate(f"({drawn}) && {NO_ERROR}"), 90, f"the page {path}")
+            if path.startswith("step-through"):
+                click(tab, "▶")
+                wait_until(lambda: tab.evaluate(FRAMED_ROW) == 0.5, 30, "the framed row to move down")
+            if path.startswith("emerge"):
+                click(tab, "Train both models")
+                wait_until(lambda: tab.evaluate(PLOTS + ".some(p => (p.layout.updatemenus || []).length)"), 90,
+                           "the training animation")
+            assert tab.evaluate(NO_ERROR), path
+            shot = tab.call("Page.captureScreenshot", format="png")
+            (OUTPUT / f"teaching-{path.split('?')[0]}.png").write_bytes(base64.b64decode(shot["data"]))

@@ -284,7 +284,7 @@ def emergence_animation(runs: dict[str, list[tuple[int, float, np.ndarray]]], so
         updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.08, xanchor="left", yanchor="top", buttons=[
             dict(label="▶ play", method="animate", args=[None, play]),
             dict(label="❚❚ pause", method="animate", args=[[None], dict(mode="immediate", frame=dict(duration=0))])])],
-        sliders=[dict(active=0, x=0.15, len=0.85, y=-0.05, currentvalue=dict(prefix="frame: "),
+        sliders=[dict(active=0, x=0.15, len=0.85, y=-0.05, currentvalue=dict(prefix="frame: ", xanchor="right"),
                       steps=[dict(label=labels[i], method="animate",
                                   args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True))])
                              for i in range(n)])])
