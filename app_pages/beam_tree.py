@@ -7,7 +7,6 @@ them all: node = token, size = p(token | prefix), colour = log p of the whole pr
 Clicking a node (or choosing a hypothesis in the list) shows the attention the decoder
 used along that path: the α stored in the tree at each of its steps.
 """
-import numpy as np
 import streamlit as st
 
 from app_pages.common import plain, query_param
@@ -33,7 +32,7 @@ with c_beam:
     k = st.slider("Beam size k", 1, 10, first_k, key="beam_k",
                   help="k = 1 is greedy decoding: a tree with a single surviving branch.")
 keep_in_url(name, text, beam=k)
-src = source_or_stop(entry, text)
+source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 with st.spinner("Beam search…"):
     record = cached_beam(name, text, k)
 tree = record.beam_tree

@@ -45,13 +45,13 @@ with c_mode:
                         index=1 if query_param("fr") else 0)
     else:
         mode = OWN
-        st.info(f"The Hansards gold alignments are missing (looked in `{gold_folder()}`; set ATTN_EXPLORER_GOLD to their "
-                "folder), so only your own sentences can be aligned.", icon=":material/info:")
+        st.info(f"The Hansards gold alignments are missing (looked in `{gold_folder()}`; set ATTN_EXPLORER_GOLD "
+                "to their folder), so only your own sentences can be aligned.", icon=":material/info:")
 
 gold = None
 if mode == HANSARDS:
-    number = int(st.number_input(f"Hansards test sentence (1–{len(pairs)})", 1, len(pairs), min(DEFAULT_HANSARDS, len(pairs)),
-                                 key="fa_number"))
+    number = int(st.number_input(f"Hansards test sentence (1–{len(pairs)})", 1, len(pairs),
+                                 min(DEFAULT_HANSARDS, len(pairs)), key="fa_number"))
     gold = pairs[number - 1]
     english, french = gold.english, gold.french
     st.markdown(f"**English**: {' '.join(english)}  \n**French**: {' '.join(french)}")

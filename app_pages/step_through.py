@@ -17,7 +17,8 @@ import streamlit as st
 
 from app_pages.common import plain, query_param
 from model.analysis import entropy
-from app_pages.teaching_common import cached_greedy, cached_internals, keep_in_url, pick_model, sentence_input, source_or_stop
+from app_pages.teaching_common import (cached_greedy, cached_internals, keep_in_url, pick_model, sentence_input,
+                                       source_or_stop)
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
 
 STEP = "step_i"  # session key of the slider: target step i, 1-based as in the papers
@@ -37,7 +38,7 @@ text = sentence_input("step")
 c_model, _ = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("step_model")
-src = source_or_stop(entry, text)
+source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 record = cached_greedy(name, text)
 internals = cached_internals(name, text, tuple(record.target_ids))
 cfg = entry.model.cfg

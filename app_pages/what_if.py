@@ -24,7 +24,7 @@ c_model, _ = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("whatif_model")
 keep_in_url(name, text)
-src = source_or_stop(entry, text)
+source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 original = cached_greedy(name, text)
 T = len(original.target_tokens)
 

@@ -79,7 +79,8 @@ def show(title: str, latex: str | list[str], note: str | None = None) -> None:
 
 def context_lines(steps) -> list[str]:
     """c_i as its four terms α_j h_j, then their sum (two lines, so both fit the page)."""
-    return [r"\alpha_j h_j = " + shaped(latex_matrix(steps.contributions, [f"α·h ({w})" for w in WORDS], digits=3), N, H),
+    terms = latex_matrix(steps.contributions, [f"α·h ({w})" for w in WORDS], digits=3)
+    return [r"\alpha_j h_j = " + shaped(terms, N, H),
             r"c_i = \sum_j \alpha_j h_j = \alpha^\top H = " + shaped(latex_matrix(steps.context, digits=3), 1, H)]
 
 
@@ -91,7 +92,8 @@ with tab_add:
                "whose top half is $W_a^\\top$ and bottom half $U_a^\\top$, so row $j$ of $XW$ is "
                "$W_a s_{i-1} + U_a h_j$.")
     show("**1. Concatenate** the state with each annotation",
-         r"X = [\,s_{i-1} ; h_j\,]_{j=1..4} = " + shaped(latex_matrix(additive.concat, WORDS, split_column=H), N, 2 * H),
+         r"X = [\,s_{i-1} ; h_j\,]_{j=1..4} = "
+         + shaped(latex_matrix(additive.concat, WORDS, split_column=H), N, 2 * H),
          "Left of the bar: $s_{i-1}$, the same in every row; right: the word's own annotation $h_j$.")
     show("**2. Project** onto the alignment layer",
          r"Z = X W = " + shaped("X", N, 2 * H) + shaped(latex_matrix(inputs.W, split_after=H), 2 * H, A)

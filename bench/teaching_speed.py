@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 # the sentence of bench/app_speed.py: 20 words; the colour changes so every repeat misses the cache
 SENTENCE = "The young woman in the {} coat walked across the old bridge while her two children played by the river."
 COLOURS = ["red", "blue", "green", "black", "white", "yellow", "brown", "grey", "long", "warm", "new", "dark"]
-FRENCH = "La jeune femme au manteau rouge a traversé le vieux pont pendant que ses deux enfants jouaient au bord de la rivière ."
+FRENCH = ("La jeune femme au manteau rouge a traversé le vieux pont pendant que ses deux enfants jouaient au bord "
+          "de la rivière .")
 
 
 def timed(element) -> float:
