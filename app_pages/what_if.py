@@ -28,6 +28,8 @@ source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 original = cached_greedy(name, text)
 T = len(original.target_tokens)
 
+if st.session_state.get("whatif_position", 0) >= T:  # a shorter translation than the last one
+    st.session_state["whatif_position"] = 0
 c_pos, c_alt = st.columns(2)
 with c_pos:
     position = st.selectbox("Change the token at step", range(T), key="whatif_position",
