@@ -11,7 +11,7 @@ import streamlit as st
 
 from app_pages.common import plain, query_param
 from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, sentence_input, source_or_stop
-from model.inspect import beam_hypotheses, beam_path, path_attention
+from model.internals import beam_hypotheses, beam_path, path_attention
 from viz.teaching import beam_tree, highlighted_heatmap
 
 NODE = "beam_node"  # session key: the tree node whose path is shown

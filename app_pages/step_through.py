@@ -1,7 +1,7 @@
 """Step through: the decoder one target word at a time, equations beside their numbers.
 
 For the chosen step i every number comes from the decoding record (``model/search.py``)
-or from replaying the same steps (``model/inspect.py``): the query state, the energies
+or from the encoder (``model/internals.py``): the query state, the energies
 e_ij, the weights α_ij, the context vector c_i as the sum of its terms α_ij h_j, the new
 state and the k most probable next tokens. The sections follow the order in which the
 decoder computes them, which is exactly where the mechanisms differ:
@@ -17,7 +17,7 @@ import streamlit as st
 
 from app_pages.common import plain, query_param
 from model.analysis import entropy
-from app_pages.teaching_common import (cached_greedy, cached_internals, keep_in_url, pick_model, sentence_input,
+from app_pages.teaching_common import (cached_greedy, cached_values, keep_in_url, pick_model, sentence_input,
                                        source_or_stop)
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
 
@@ -40,7 +40,7 @@ with c_model:
     name, entry = pick_model("step_model")
 source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 record = cached_greedy(name, text)
-internals = cached_internals(name, text, tuple(record.target_ids))
+values = cached_values(name, text)
 cfg = entry.model.cfg
 T = len(record.target_tokens)
 
@@ -111,13 +111,13 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
                   f"to `{record.source_tokens[top]}`: the framed row of the heatmap."):
         st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
                                     fmt=".3f"), key="step_weights")
-    if internals.values is not None:
-        gap = float(np.abs(weights @ internals.values - record.contexts[k]).max())
+    if values is not None:
+        gap = float(np.abs(weights @ values - record.contexts[k]).max())
         with equation(context_title, context_latex,
                       f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
                       f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ by "
                       f"at most {gap:.1e}: the same numbers."):
-            st.plotly_chart(context_sum(weights, internals.values, record.source_tokens, record.contexts[k]),
+            st.plotly_chart(context_sum(weights, values, record.source_tokens, record.contexts[k]),
                             key="step_context")
 
 
@@ -194,9 +194,9 @@ elif cfg.decoder == "luong":
         score_title, score_latex = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]]
     score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
                           [r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j")
-    if internals.attentional is not None:
+    if record.attentional is not None:
         vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
-                       internals.attentional[k], f"h̃_{i}",
+                       record.attentional[k], f"h̃_{i}",
                        "It goes to the output layer and is fed into the next RNN step (input feeding).",
                        "step_attentional")
     output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])

@@ -10,7 +10,8 @@ import streamlit as st
 
 from app_pages.common import (available_models, checkpoints_root, InputError, query_param, ROOT, sentence_input,
                               set_query_params, show_unavailable, zoo)
-from model.inspect import decoder_internals, DecoderInternals, forced_alignment, ForcedAlignment
+from model.align import forced_alignment, ForcedAlignment
+from model.internals import annotation_values
 from model.search import beam_search, DecodingRecord, greedy, prepare_source, PreparedSource
 from model.zoo import ZooEntry
 
@@ -59,9 +60,9 @@ def cached_greedy(model_name: str, text: str, prefix: tuple[int, ...] = ()) -> D
     return _greedy(checkpoints_root(), model_name, text, tuple(prefix))
 
 
-def cached_internals(model_name: str, text: str, target_ids: tuple[int, ...]) -> DecoderInternals:
-    """The annotations c_i averages and Luong's h̃_i, replayed for a given target."""
-    return _internals(checkpoints_root(), model_name, text, tuple(target_ids))
+def cached_values(model_name: str, text: str):
+    """The vectors c_i averages (S x C numpy; None for RNNenc)."""
+    return _values(checkpoints_root(), model_name, text)
 
 
 def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
@@ -81,9 +82,9 @@ def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> D
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _internals(root: str, model_name: str, text: str, target_ids: tuple[int, ...]) -> DecoderInternals:
+def _values(root: str, model_name: str, text: str):
     entry = zoo(root)[model_name]
-    return decoder_internals(entry.model, prepare_source(entry.vocab, text).ids, list(target_ids))
+    return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -99,4 +100,4 @@ def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], fren
 
 
 __all__ = ["gold_folder", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",
-           "cached_internals", "cached_beam", "cached_forced_alignment"]
+           "cached_values", "cached_beam", "cached_forced_alignment"]

@@ -21,8 +21,10 @@ import numpy as np
 
 from .analysis import links_from_attention, merge_to_words
 from .checkpoint import CheckpointError, load_checkpoint
+from .model import Seq2Seq
 from .metrics import alignment_error_rate, parse_links
-from .search import forced, PreparedSource
+from .search import DecodingRecord, forced, PreparedSource
+from .vocabulary import Vocabulary, WORD_BOUNDARY
 
 
 @dataclass
@@ -55,26 +57,58 @@ def word_pieces(vocab, words: list[str]) -> tuple[list[int], list[int]]:
     return ids, owner
 
 
-def word_attention(model, vocab, english: list[str], french: list[str]) -> np.ndarray:
-    """Force-decode French given English; return word attention, French words x English words."""
+@dataclass
+class ForcedAlignment:
+    """A given French sentence scored under the model, at the word level.
+
+    word_logprobs[k]: log p of French word k (the sum over its pieces' log-probabilities);
+    eos_logprob: log p(</s>) after the last word; word_weights: French words x English words
+    (None for RNNenc); links: {(English i, French k)}, 0-indexed, as the gold files use.
+    """
+    english: list[str]
+    french: list[str]
+    record: DecodingRecord
+    word_logprobs: np.ndarray
+    eos_logprob: float
+    word_weights: np.ndarray | None
+    links: set[tuple[int, int]]
+
+    @property
+    def logprob(self) -> float:
+        return float(self.word_logprobs.sum() + self.eos_logprob)
+
+
+def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], french: list[str]) -> ForcedAlignment:
+    """Force-decode French words given English words, as ``python -m model.align`` does."""
+    if not english or not french:
+        raise ValueError("both sentences need at least one word")
     src_ids, src_owner = word_pieces(vocab, english)
     trg_ids, trg_owner = word_pieces(vocab, french)
     rec = forced(model, vocab, PreparedSource(" ".join(english), src_ids, False), trg_ids)
-    if rec.weights is None:
-        raise ValueError("this model has no attention (RNNenc): nothing to align")
-    weights = rec.weights[:len(trg_ids), :len(src_ids)]  # drop the EOS row and column
-    # pieces -> words with the same rule as the app: sum over source pieces, mean over target pieces
-    src_pieces = ["\u2581x" if k == 0 or src_owner[k] != src_owner[k - 1] else "x" for k in range(len(src_ids))]
-    trg_pieces = ["\u2581x" if k == 0 or trg_owner[k] != trg_owner[k - 1] else "x" for k in range(len(trg_ids))]
-    matrix, _, _ = merge_to_words(weights, src_pieces, trg_pieces)
-    return matrix
+    word_logprobs = np.zeros(len(french))
+    np.add.at(word_logprobs, trg_owner, rec.token_logprobs[:len(trg_ids)])
+    word_weights, links = None, set()
+    if rec.weights is not None:
+        weights = rec.weights[:len(trg_ids), :len(src_ids)]  # drop the EOS row and column
+        word_weights, _, _ = merge_to_words(weights, _word_marks(src_owner), _word_marks(trg_owner))
+        links = links_from_attention(word_weights)
+    return ForcedAlignment(english=list(english), french=list(french), record=rec, word_logprobs=word_logprobs,
+                           eos_logprob=float(rec.token_logprobs[len(trg_ids)]), word_weights=word_weights,
+                           links=links)
+
+
+def _word_marks(owner: list[int]) -> list[str]:
+    """Stand-in pieces that open a word exactly where the owner changes (for merge_to_words)."""
+    return [WORD_BOUNDARY + "x" if k == 0 or owner[k] != owner[k - 1] else "x" for k in range(len(owner))]
+
+
+def _word_marks(owner: list[int]) -> list[str]:
+    """Stand-in pieces that open a word exactly where the owner changes (for merge_to_words)."""
+    return [WORD_BOUNDARY + "x" if k == 0 or owner[k] != owner[k - 1] else "x" for k in range(len(owner))]
 
 
 def align_corpus(model, vocab, pairs: list[GoldPair]) -> dict:
-    predicted = []
-    for pair in pairs:
-        matrix = word_attention(model, vocab, pair.english, pair.french)
-        predicted.append(links_from_attention(matrix))  # (English i, French j), 0-indexed
+    predicted = [forced_alignment(model, vocab, p.english, p.french).links for p in pairs]  # (English i, French j)
     return alignment_error_rate(predicted, [p.sure for p in pairs], [p.possible for p in pairs])
 
 

@@ -101,7 +101,7 @@ class LocalPAttention(AttentionMechanism):
         a_i(j) = align(s_i, h_j) · exp(-(j - p_i)^2 / (2σ^2)),  σ = D/2   (eq. 10)
 
     restricted to the window [p_i − D, p_i + D]. S is each sentence's own (unpadded)
-    length; positions are 0-based, so we predict p_i in [0, S−1].
+    length; our positions are 0-based, so the code computes p_i = (S−1) · sigmoid(…) ∈ [0, S−1].
 
     One deviation, so that every mechanism obeys the same contract (weights sum to 1):
     the Gaussian is added to the energies in log space, ``e'_ij = e_ij − (j−p_i)^2/(2σ^2)``,

@@ -106,6 +106,7 @@ class DecodingRecord:
     topk_probs: np.ndarray         # T x k
     topk_tokens: list[list[str]]
     positions: np.ndarray | None = None  # T, local-p predicted positions p_i
+    attentional: np.ndarray | None = None  # T x H, Luong's attentional state h̃_i (Luong eq. 5)
     truncated: bool = False
     notices: list[str] = field(default_factory=list)
     beam_size: int = 1
@@ -178,7 +179,7 @@ def _record(model, vocab, src: PreparedSource, method, steps, tokens, logps, top
         topk_ids=np.stack([t[0] for t in tops]) if tops else np.zeros((0, k), int),
         topk_probs=np.stack([t[1] for t in tops]) if tops else np.zeros((0, k)),
         topk_tokens=[[vocab.id_to_piece(int(i)) for i in t[0]] for t in tops],
-        positions=stack("position"), truncated=src.truncated, notices=list(src.notices), **extra)
+        positions=stack("position"), attentional=stack("attentional"), truncated=src.truncated, notices=list(src.notices), **extra)
 
 
 def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5,
@@ -192,11 +193,13 @@ def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5
 
 
 def forced(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, target_ids: list[int],
-           topk: int = 5) -> DecodingRecord:
-    """Forced decoding: score a given target (ids, EOS appended if missing) and record the
+           topk: int = 5, append_eos: bool = True) -> DecodingRecord:
+    """Forced decoding: score a given target (ids; EOS appended if missing, unless
+    ``append_eos`` is False, for a hypothesis cut at the length limit) and record the
     attention the model uses for it."""
     model.eval()
-    target = list(target_ids) + ([] if target_ids and target_ids[-1] == EOS_ID else [EOS_ID])
+    ends = bool(target_ids) and target_ids[-1] == EOS_ID
+    target = list(target_ids) + ([EOS_ID] if append_eos and not ends else [])
     out = _run_steps(model, src.ids, lambda i, lp: None, len(target), topk, prefix=target)
     return _record(model, vocab, src, "forced", *out)
 
@@ -221,7 +224,9 @@ def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: in
     """
     model.eval()
     best, tree = _beam(model, [src.ids], beam, length_penalty, keep_tree=True)
-    rec = forced(model, vocab, src, best[0], topk)
+    path = [n for n in tree if n.on_best_path and n.parent is not None]
+    cut = bool(path) and max(path, key=lambda n: n.step).token_id != EOS_ID  # stopped by the length limit
+    rec = forced(model, vocab, src, best[0], topk, append_eos=not cut)
     rec.method, rec.beam_size = "beam", beam
     for node in tree:
         node.token = "<s>" if node.parent is None else (vocab.id_to_piece(node.token_id)

@@ -92,7 +92,7 @@ def train_toy(cfg: ModelConfig, vocab: Vocabulary, task: str = "reverse", steps:
         opt.step()
         if on_frame and (step % every == 0 or step == 1 or step == steps):
             rec = forced(model, vocab, probe_src, probe_trg)
-            on_frame(step, float(loss) / n, rec.weights)
+            on_frame(step, float(loss.detach()) / n, rec.weights)
         if time_limit and time.time() - start > time_limit:
             break
     model.eval()

@@ -19,7 +19,8 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from model.attention import AdditiveAttention, DotAttention
 from model.checkpoint import load_checkpoint
-from model.inspect import beam_hypotheses, decoder_internals, forced_alignment
+from model.align import forced_alignment
+from model.internals import annotation_values, beam_hypotheses
 from model.search import beam_search, forced, greedy, prepare_source
 from model.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
 
@@ -104,13 +105,13 @@ def test_context_is_the_weighted_sum_of_the_values(tiny, name):
     model, vocab = tiny[name]
     src = prepare_source(vocab, DIGITS)
     rec = greedy(model, vocab, src)
-    internals = decoder_internals(model, src.ids, rec.target_ids)
-    assert internals.values.shape == (len(rec.source_tokens), rec.contexts.shape[1])
-    assert np.allclose(rec.weights @ internals.values, rec.contexts, atol=1e-5)
+    values = annotation_values(model, src.ids)
+    assert values.shape == (len(rec.source_tokens), rec.contexts.shape[1])
+    assert np.allclose(rec.weights @ values, rec.contexts, atol=1e-5)
     if model.cfg.decoder == "luong":
-        assert internals.attentional.shape == rec.states.shape
+        assert rec.attentional.shape == rec.states.shape
     else:
-        assert internals.attentional is None
+        assert rec.attentional is None
 
 
 def test_forced_alignment_word_probabilities(tiny):
