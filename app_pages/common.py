@@ -46,6 +46,32 @@ def show_unavailable() -> None:
                 st.warning(f"**{e.display_name}** is unavailable: {e.error}")
 
 
+def usable_models(purpose: str, attention_only: bool = False) -> dict[str, ZooEntry]:
+    """The loaded models (with attention, if asked), after listing the unavailable ones;
+    stops the page with a message if none is left, e.g. purpose="nothing can be translated"."""
+    show_unavailable()
+    models = {n: e for n, e in available_models().items() if e.has_attention or not attention_only}
+    if not models:
+        kind = "model with attention" if attention_only else "model"
+        st.error(f"No {kind} could be loaded, so {purpose}. See the reasons above.")
+        st.stop()
+    return models
+
+
+def pick_model(key: str, attention_only: bool = False, label: str = "Model",
+               purpose: str = "there is nothing to show") -> tuple[str, ZooEntry]:
+    """Model selectbox, first from the URL (``?model=``); says so when the link names a model
+    that is not available here, and stops the page if no model is usable."""
+    models = usable_models(purpose, attention_only)
+    names = list(models)
+    wanted = query_param("model", "rnnsearch")
+    name = st.selectbox(label, names, index=names.index(wanted) if wanted in names else 0, key=key,
+                        format_func=lambda n: models[n].display_name)
+    if wanted not in names and query_param("model"):
+        st.warning(f"The model in the link, {plain(wanted)}, is not available here; showing {models[name].display_name}.")
+    return name, models[name]
+
+
 def checkpoints_root() -> str:
     return os.environ.get("ATTN_EXPLORER_CHECKPOINTS", str(ROOT / "checkpoints"))
 
@@ -167,7 +193,7 @@ def show_figure(fig, filename: str, key: str) -> None:
                        mime="text/html", key=f"{key}_html", icon=":material/download:")
 
 
-__all__ = ["zoo", "available_models", "unavailable_models", "show_unavailable", "cached_translate",
+__all__ = ["zoo", "available_models", "usable_models", "pick_model", "unavailable_models", "show_unavailable", "cached_translate",
            "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS", "CHECKPOINTS",
            "EXAMPLES", "DEFAULT_SENTENCE", "sentence_input", "plain", "show_figure", "decoding_choice",
            "view_choice", "WORD_RULE"]

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import (available_models, cached_translate, decoding_choice, InputError, plain, query_param,
-                              sentence_input, set_query_params, show_figure, show_unavailable, view_choice,
+from app_pages.common import (usable_models, cached_translate, decoding_choice, InputError, plain, query_param,
+                              sentence_input, set_query_params, show_figure, view_choice,
                               WORD_RULE)
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
 from viz.export import matrix_csv
@@ -20,11 +20,7 @@ DEFAULT_MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "rn
 st.title("Compare")
 st.caption("One sentence through several models. RNNsearch (Bahdanau) against Luong's dot, general and concat "
            "scores, and RNNenc, which has no attention, for contrast.")
-show_unavailable()
-models = available_models()
-if not models:
-    st.error("No model could be loaded, so nothing can be compared. See the reasons above.")
-    st.stop()
+models = usable_models("nothing can be compared")
 
 text = sentence_input("compare")
 names = list(models)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages.common import (available_models, checkpoints_root, InputError, query_param, ROOT, sentence_input,
-                              set_query_params, show_unavailable, zoo)
+from app_pages.common import (checkpoints_root, pick_model, InputError, ROOT, sentence_input,
+                              set_query_params, zoo)
 from model.align import forced_alignment, ForcedAlignment
 from model.internals import annotation_values
 from model.search import beam_search, DecodingRecord, greedy, prepare_source, PreparedSource
@@ -20,21 +20,6 @@ def gold_folder() -> Path:
     """The Hansards word-alignment gold set (Mihalcea & Pedersen 2003), read from
     ATTN_EXPLORER_GOLD when called; the Forced alignment page works without it."""
     return Path(os.environ.get("ATTN_EXPLORER_GOLD", ROOT.parent / "shared" / "data" / "hansards-align"))
-
-
-def pick_model(key: str, attention_only: bool = False, label: str = "Model") -> tuple[str, ZooEntry]:
-    """Model selectbox, first from the URL (``?model=``); stops the page if none is usable."""
-    show_unavailable()
-    models = {n: e for n, e in available_models().items() if e.has_attention or not attention_only}
-    if not models:
-        st.error("No model with attention could be loaded, so there is nothing to show. See the reasons above."
-                 if attention_only else "No model could be loaded. See the reasons above.")
-        st.stop()
-    names = list(models)
-    wanted = query_param("model", "rnnsearch")
-    name = st.selectbox(label, names, index=names.index(wanted) if wanted in names else 0, key=key,
-                        format_func=lambda n: models[n].display_name)
-    return name, models[name]
 
 
 def keep_in_url(name: str, text: str, **more) -> None:

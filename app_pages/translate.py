@@ -8,9 +8,9 @@ token y_i (eq. 6). The sentence and every choice live in the URL, so a link such
 import numpy as np
 import streamlit as st
 
-from app_pages.common import (available_models, cached_translate, decoding_choice, InputError, plain,
-                              sentence_input, set_query_params, show_figure, show_unavailable, view_choice,
-                              query_param, WORD_RULE)
+from app_pages.common import (cached_translate, pick_model, decoding_choice, InputError, plain,
+                              sentence_input, set_query_params, show_figure, view_choice,
+                              WORD_RULE)
 from model.analysis import merge_to_words, word_groups
 from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, probability_figure
@@ -18,21 +18,11 @@ from viz.heatmap import alignment_heatmap, probability_figure
 st.title("Translate")
 st.caption("English → French with an RNN encoder–decoder. The heatmap shows where the decoder looked in the "
            "English sentence while it wrote each French token.")
-show_unavailable()
-models = available_models()
-if not models:
-    st.error("No model could be loaded, so nothing can be translated. See the reasons above.")
-    st.stop()
-
 text = sentence_input("translate")
 c_model, c_decoding, c_view = st.columns([2, 2, 1.3])
 with c_model:
-    names = list(models)
-    wanted = query_param("model", "rnnsearch")
-    name = st.selectbox("Model", names, index=names.index(wanted) if wanted in names else 0, key="translate_model",
-                        format_func=lambda n: models[n].display_name)
-if wanted not in names and query_param("model"):
-    st.warning(f"The model in the link, {plain(wanted)}, is not available here; showing {models[name].display_name}.")
+    name, entry = pick_model("translate_model", purpose="nothing can be translated")
+models = {name: entry}
 with c_decoding:
     beam = decoding_choice("translate")
 with c_view:
