@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Every speed figure in the README, on this machine, appended as JSON lines to results/benchmarks.jsonl.
+#   bash scripts/run_benchmarks.sh [DATA]
+# Run it on an otherwise idle machine: the figures are wall-clock.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${1:-../shared/data/enfr}
+OUT=results/benchmarks.jsonl
+mkdir -p results
+stamp() { python -c "import json,sys,datetime,platform,os; d=json.loads(sys.stdin.read()); d['bench']='$1'; d['date']=datetime.date.today().isoformat(); d['machine']=f'{platform.machine()} {os.cpu_count()} cores'; print(json.dumps(d))"; }
+for cfg in rnnsearch luong-general luong-dot luong-concat luong-local rnnenc; do
+  python bench/train_speed.py --config configs/$cfg.yaml --data "$DATA" --steps 30 | stamp train_speed >> $OUT
+done
+python bench/translate_speed.py --checkpoint checkpoints/rnnsearch --data "$DATA" | stamp translate_speed >> $OUT
+python bench/translate_speed.py --checkpoint checkpoints/luong-general --data "$DATA" | stamp translate_speed >> $OUT
+python bench/app_speed.py | stamp app_speed >> $OUT
+python bench/teaching_speed.py | stamp teaching_speed >> $OUT
+tail -n 10 $OUT
