@@ -40,6 +40,16 @@ log = logging.getLogger("train")
 LOG_FIELDS = ["epoch", "steps", "train_loss", "dev_loss", "dev_bleu", "tokens_per_second", "lr", "minutes"]
 
 
+def cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def get_vocabulary(path: str, train_file: Path, vocab_size: int) -> Vocabulary:
     if not Path(path).exists():
         log.info("training SentencePiece model %s on %s", path, train_file)
@@ -166,9 +176,8 @@ def main(argv=None):
                              "wall_time_minutes": round(progress["train_seconds"] / 60, 1),
                              "target_tokens_seen": progress["target_tokens"],
                              "best_dev_bleu": progress["best_dev_bleu"],
-                             "machine": f"{platform.machine()} {platform.processor() or ''} "
-                                        f"{os.cpu_count()} cores, torch {torch.__version__}, device {device}, "
-                                        f"{world} process(es)".replace("  ", " ")}}
+                             "machine": f"{cpu_name()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch "
+                                        f"thread(s), torch {torch.__version__}, device {device}, {world} process(es)"}}
 
     def evaluate_and_save(train_loss: float, tokens_per_second: float) -> None:
         dev_loss, dev_bleu = dev.evaluate(model, vocab, device)
