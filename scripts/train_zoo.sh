@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data/enfr}
-A=${2:-50}; B=${3:-35}; C=${4:-30}
+A=${2:-50}; B=${3:-38}; C=${4:-35}
 mkdir -p logs
 pair() {  # pair MINUTES NAME1 NAME2
   local m=$1; shift
