@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .analysis import links_from_attention, merge_to_words
-from .checkpoint import CheckpointError, load_checkpoint
+from .checkpoint import load_for_cli, write_metrics
 from .model import Seq2Seq
 from .metrics import alignment_error_rate, parse_links
 from .search import DecodingRecord, forced, PreparedSource
@@ -120,11 +120,7 @@ def main(argv=None) -> int:
     p.add_argument("--write-metrics", action="store_true", help="store the result in CHECKPOINT/metrics.json")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    try:
-        model, vocab, cfg = load_checkpoint(args.checkpoint)
-    except CheckpointError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    model, vocab, cfg = load_for_cli(args.checkpoint)
     if not model.cfg.has_attention:
         print("error: this model has no attention (RNNenc): there is no alignment to score", file=sys.stderr)
         return 1
@@ -136,7 +132,6 @@ def main(argv=None) -> int:
                   rule="each French word -> its most-attended English word (sum over English pieces, "
                        "mean over French pieces)")
     if args.write_metrics:
-        from .checkpoint import write_metrics
         write_metrics(args.checkpoint, {"alignment": result})
     if args.json:
         print(json.dumps(result))

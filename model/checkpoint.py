@@ -13,6 +13,7 @@ Every failure is a :class:`CheckpointError` naming the file and the problem.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -105,6 +106,16 @@ def load_checkpoint(folder: str | Path, device: str = "cpu") -> tuple[Seq2Seq, V
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     model.to(device).eval()
     return model, vocab, cfg
+
+
+def load_for_cli(folder: str | Path) -> tuple[Seq2Seq, Vocabulary, dict]:
+    """load_checkpoint for the command-line tools: a broken checkpoint ends the program with
+    its message on stderr and exit status 2, never a traceback."""
+    try:
+        return load_checkpoint(folder)
+    except CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def read_metrics(folder: str | Path) -> dict | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .checkpoint import CheckpointError, load_checkpoint, write_metrics
+from .checkpoint import load_for_cli, write_metrics
 from .data import Batch, multi_reference, read_split
 from .metrics import bleu_by_length, bootstrap_interval, corpus_bleu
 from .model import Seq2Seq
@@ -141,11 +141,7 @@ def main(argv=None) -> int:
     p.add_argument("--length-csv", help="append the by-length table (model, set, bucket, segments, bleu, CI) here")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    try:
-        model, vocab, cfg = load_checkpoint(args.checkpoint)
-    except CheckpointError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    model, vocab, cfg = load_for_cli(args.checkpoint)
     sources, references, origins = load_segments(args)
     if args.stress:
         sources, references, origins = stress_set(sources, references, origins)

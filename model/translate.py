@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from .checkpoint import CheckpointError, load_checkpoint
+from .checkpoint import load_for_cli
 from .search import DecodingRecord, InputError, translate
 
 
@@ -38,11 +38,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="print one JSON object per sentence")
     p.add_argument("text", nargs="*", help="English text (default: stdin, one sentence per line)")
     args = p.parse_args(argv)
-    try:
-        model, vocab, _ = load_checkpoint(args.checkpoint)
-    except CheckpointError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    model, vocab, _ = load_for_cli(args.checkpoint)
     texts = [" ".join(args.text)] if args.text else [line.rstrip("\n") for line in sys.stdin]
     status = 0
     for text in texts:
