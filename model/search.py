@@ -11,12 +11,13 @@ Batched entry points (:func:`greedy_batch`, :func:`beam_batch`) serve evaluation
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import torch
 
 from .data import Batch
+from .decoders import Step
 from .model import Seq2Seq
 from .vocabulary import BOS_ID, EOS_ID, Vocabulary
 
@@ -219,14 +220,24 @@ def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: in
     """Beam search for one sentence, keeping the whole hypothesis tree.
 
     Hypotheses are ranked at the end by log p(y|x) / |y|^length_penalty (length
-    normalisation; 0 turns it off). The returned record is the forced decoding of the best
-    hypothesis, so its per-step numbers are exactly those of the beam's own steps.
+    normalisation; 0 turns it off). The returned record holds, step by step, the best
+    hypothesis' own steps: the numbers the beam computed along the chosen path.
     """
     model.eval()
-    best, tree = _beam(model, [src.ids], beam, length_penalty, keep_tree=True)
-    path = [n for n in tree if n.on_best_path and n.parent is not None]
-    cut = bool(path) and max(path, key=lambda n: n.step).token_id != EOS_ID  # stopped by the length limit
-    rec = forced(model, vocab, src, best[0], topk, append_eos=not cut)
+    best, tree, trace = _beam(model, [src.ids], beam, length_penalty, keep_tree=True, topk=topk)
+    path = sorted((n for n in tree if n.on_best_path and n.parent is not None), key=lambda n: n.step)
+    if path:
+        # the record of the chosen hypothesis, read off the beam's own steps (no second decoding)
+        steps, tops = [], []
+        for node in path:
+            step, top_ids, top_probs = trace.steps[node.step - 1]
+            row = trace.rows[node.id]
+            steps.append(Step(**{f.name: (None if getattr(step, f.name) is None else getattr(step, f.name)[row:row + 1])
+                                 for f in fields(Step)}))
+            tops.append((top_ids[row], top_probs[row]))
+        rec = _record(model, vocab, src, "beam", steps, [n.token_id for n in path], [n.logprob for n in path], tops)
+    else:
+        rec = forced(model, vocab, src, best[0], topk)
     rec.method, rec.beam_size = "beam", beam
     for node in tree:
         node.token = "<s>" if node.parent is None else (vocab.id_to_piece(node.token_id)
@@ -327,7 +338,15 @@ def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penal
     return best_hyp
 
 
-def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool):
+@dataclass
+class BeamTrace:
+    """What beam search keeps to build the chosen hypothesis' record without re-decoding:
+    per step the batched Step and each row's top-k (ids, probs); per tree node its row."""
+    steps: list = field(default_factory=list)
+    rows: dict = field(default_factory=dict)
+
+
+def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool, topk: int = 5):
     """Batched beam search over B sentences × k hypotheses, flattened to B·k rows.
 
     At each step every live hypothesis proposes its top 2k continuations; those ending in
@@ -351,9 +370,13 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
     max_lens = [max_output_length(len(s) + 1) for s in src]
     active = [True] * B
     tree = [BeamNode(0, None, 0, "<s>", BOS_ID, 0.0, 0.0, None)] if keep_tree else None
+    trace = BeamTrace() if keep_tree else None
     V = model.cfg.vocab_size
     for t in range(max(max_lens)):
         logprobs, state, step = model.step(prev, state, memory)  # B·k x V
+        if keep_tree:
+            top = logprobs.topk(topk)
+            trace.steps.append((step, top.indices.cpu().numpy(), top.values.exp().cpu().numpy()))
         cand = (scores.view(-1, 1) + logprobs).view(B, k * V)
         top_scores, top_idx = cand.topk(2 * k, dim=1)  # B x 2k
         new_scores = torch.full((B, k), float("-inf"))
@@ -377,6 +400,7 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
                     att = None if step.weights is None else step.weights[row].tolist()
                     tree.append(BeamNode(node, node_of[b][origin], t + 1, "", tok,
                                          float(logprobs[row, tok]), sc, att, finished=tok == EOS_ID))
+                    trace.rows[node] = row
                 if tok == EOS_ID:
                     finished[b].append((sc / (len(hyp) ** alpha), hyp[:-1], node))
                 elif n_alive < k:
@@ -405,7 +429,7 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
         best.append(hyp)
         if keep_tree and b == 0:
             _mark_tree(tree, node, [f[2] for f in finished[b]])
-    return best, tree
+    return best, tree, trace
 
 
 def _mark_tree(tree: list[BeamNode], best_node: int | None, finished_nodes: list[int]) -> None:

@@ -166,6 +166,11 @@ def test_beam_search_tree_and_batch_agree(tiny_zoo, name):
     best_path = [n for n in rec.beam_tree if n.on_best_path and n.parent is not None]
     assert [n.token_id for n in sorted(best_path, key=lambda n: n.step)] == rec.target_ids
     assert not any(n.pruned for n in best_path)
+    # the record is read off the beam's own steps; it holds what forced decoding computes
+    f = forced(model, vocab, src, rec.target_ids)
+    assert np.allclose(rec.token_logprobs, f.token_logprobs, atol=1e-5)
+    assert np.allclose(rec.weights, f.weights, atol=1e-5) and np.allclose(rec.contexts, f.contexts, atol=1e-5)
+    assert (rec.topk_ids[:, 0] == f.topk_ids[:, 0]).all()
     # beam search never scores below greedy by its own (length-normalised) criterion
     g = greedy(model, vocab, src)
     assert rec.score / len(rec.target_ids) >= g.score / len(g.target_ids) - 1e-6
