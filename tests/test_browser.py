@@ -78,12 +78,17 @@ def streamlit_app(checkpoints: Path, log_path: Path):
                        .read() == b"ok", 90, "the Streamlit server")
             yield url
         finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a child process: politely, then by force after 15 s."""
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class DevTools:
@@ -131,12 +136,7 @@ def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
                          mobile=False)
                 yield tab
         finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
 
 
 HEATMAP_TICKS = """(() => {
