@@ -23,6 +23,7 @@ from safetensors.torch import load_file, save_file
 
 from .config import ModelConfig
 from .model import Seq2Seq
+from .packed import pack_for_decoding
 from .vocabulary import Vocabulary
 
 WEIGHTS, CONFIG, VOCAB, METRICS, TRAIN_LOG = "model.safetensors", "config.json", "spm.model", "metrics.json", "train_log.csv"
@@ -61,7 +62,10 @@ def read_config(folder: str | Path) -> dict:
 
 
 def load_checkpoint(folder: str | Path, device: str = "cpu") -> tuple[Seq2Seq, Vocabulary, dict]:
-    """Rebuild the model a folder describes. Returns (model in eval mode, vocabulary, config)."""
+    """Rebuild the model a folder describes. Returns (model in eval mode, vocabulary, config).
+
+    On CPU the decoder's matrices are set up for fast decoding (``model/packed.py``: packed
+    lazily on first use, the same fp32 arithmetic, training unaffected)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise CheckpointError(f"{folder}: no such checkpoint folder")
@@ -105,6 +109,8 @@ def load_checkpoint(folder: str | Path, device: str = "cpu") -> tuple[Seq2Seq, V
             raise CheckpointError(f"{weights_path}: tensor {name} holds NaN or infinite values")
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     model.to(device).eval()
+    if device == "cpu":
+        pack_for_decoding(model)
     return model, vocab, cfg
 
 

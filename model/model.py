@@ -32,6 +32,7 @@ class Seq2Seq(nn.Module):
         self.output_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         self.output_weight = None if cfg.tie_embeddings else nn.Parameter(
             torch.randn(cfg.vocab_size, out) * out ** -0.5)
+        self.packed_output = None  # W_o packed for decoding (model/packed.py), set by pack_for_decoding
         # N(0, 1/E) embeddings: with tied output weights, N(0, 1) would start the logits
         # at a scale of sqrt(E) and the loss far above log V
         for emb in (self.encoder.embed, self.trg_embed):
@@ -56,7 +57,10 @@ class Seq2Seq(nn.Module):
 
     def logits(self, features: torch.Tensor) -> torch.Tensor:
         """features: (…, O) -> logits over the vocabulary (…, V)."""
-        return F.linear(self.output_features(features), self.W_o, self.output_bias)
+        x = self.output_features(features)
+        if self.packed_output is not None and self.packed_output.usable(x):
+            return self.packed_output(x)
+        return F.linear(x, self.W_o, self.output_bias)
 
     def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
         """One decoder step for search. prev_tokens: (B,) -> log-probabilities (B, V)."""

@@ -297,3 +297,54 @@ def test_vectorised_beam_equals_the_tree_search(tiny_zoo, name, k):
     model, vocab, _ = load_checkpoint(tiny_zoo / name)
     srcs = [vocab.encode(s) for s in ["1 2 3", "9 8 7 6 5 4 3 2", "5", "4 4 4 1"]]
     assert beam_batch(model, srcs, beam=k) == _beam(model, srcs, k, 1.0, keep_tree=False)[0]
+
+
+# -- packed decoding weights (model/packed.py) ---------------------------------------------------
+def _unpacked_copy(model, vocab, decoder, attention, seed):
+    plain = random_model(vocab, decoder, attention, seed=seed)
+    plain.load_state_dict(model.state_dict())
+    return plain
+
+
+@pytest.mark.parametrize("decoder,attention", ALL_KINDS)
+def test_packed_decoding_equals_the_plain_modules(vocab, decoder, attention):
+    from model.packed import pack_for_decoding, PackedGRUCell
+    model = random_model(vocab, decoder, attention, seed=5)
+    if not pack_for_decoding(model):
+        pytest.skip("this torch build has no oneDNN packing")
+    plain = _unpacked_copy(model, vocab, decoder, attention, seed=5)
+    assert isinstance(model.decoder.rnn, PackedGRUCell) and not isinstance(plain.decoder.rnn, PackedGRUCell)
+    src = prepare_source(vocab, "3 1 4 1 5 9 2")
+    for run in (lambda m: greedy(m, vocab, src), lambda m: beam_search(m, vocab, src, beam=3)):
+        a, b = run(model), run(plain)
+        assert a.target_ids == b.target_ids
+        assert np.allclose(a.token_logprobs, b.token_logprobs, atol=1e-5)
+        assert np.allclose(a.states, b.states, atol=1e-5)
+        assert (a.weights is None and b.weights is None) or np.allclose(a.weights, b.weights, atol=1e-5)
+    srcs = [vocab.encode(s) for s in ["1 2 3", "9 9 8 7 1 0 2 2", "5"]]  # several rows per product
+    assert greedy_batch(model, srcs) == greedy_batch(plain, srcs)
+    assert beam_batch(model, srcs, beam=4) == beam_batch(plain, srcs, beam=4)
+
+
+def test_packed_model_still_trains_and_repacks_after_an_update(vocab):
+    from model.packed import pack_for_decoding
+    model = random_model(vocab, "rnnsearch", "additive", seed=6)
+    if not pack_for_decoding(model):
+        pytest.skip("this torch build has no oneDNN packing")
+    plain = _unpacked_copy(model, vocab, "rnnsearch", "additive", seed=6)
+    src = prepare_source(vocab, "8 6 7 5")
+    greedy(model, vocab, src)  # packs the weights
+    batch = Batch([vocab.encode("8 6 7 5"), vocab.encode("3 0 9")], [vocab.encode("5 7 6 8"), vocab.encode("9 0 3")])
+    for m in (model, plain):  # one optimiser step each, with gradients: the ordinary modules run
+        m.train()
+        opt = torch.optim.SGD(m.parameters(), lr=0.5)
+        torch.manual_seed(0)  # the same dropout masks for both
+        loss, _ = m(batch.src, batch.src_len, batch.trg_in, batch.trg_out)
+        loss.backward()
+        opt.step()
+        m.eval()
+    for p, q in zip(model.parameters(), plain.parameters()):
+        assert torch.allclose(p, q, atol=1e-6)
+    # after the update the packed copies are stale; decoding must use the new weights
+    a, b = greedy(model, vocab, src), greedy(plain, vocab, src)
+    assert np.allclose(a.token_logprobs, b.token_logprobs, atol=1e-5) and a.target_ids == b.target_ids

@@ -1,0 +1,105 @@
+"""Decoding-time weight layout: the per-step matrix products on oneDNN pre-packed weights.
+
+Why: at decoding time every target step multiplies a handful of rows (1 for greedy, k for
+beam search) by every decoder matrix and by the 8k x 256 output matrix. On this CPU the
+default fp32 path re-packs the weight on every call for a few rows (measured, one core: a
+5 x 256 by 256 x 8000 product takes 680 µs; the same product on weights packed once, 146 µs).
+Packing once per loaded model makes beam search about 2x faster and greedy about 1.5x,
+with the same fp32 arithmetic (results agree to ~1e-6; tests/test_engine.py checks it).
+
+What: :func:`pack_for_decoding` gives the decoder's ``nn.Linear`` and ``nn.GRUCell``
+modules and the output layer a packed copy of their weights. The packed path is taken only
+under ``torch.no_grad()`` on CPU; with gradients enabled (training, the live-training view)
+the modules run their ordinary ``forward``, so a packed model still trains correctly. If
+the weights change after packing (an optimiser step), the stale copy is dropped and
+re-made on the next call. When this torch build has no oneDNN, nothing is packed.
+
+The GRU cell is written out so that its two products can use packed weights; it is
+exactly ``nn.GRUCell`` (PyTorch's gate order r, z, n):
+    r = σ(W_ir x + b_ir + W_hr h + b_hr),  z = σ(W_iz x + b_iz + W_hz h + b_hz)
+    n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 − z) ⊙ n + z ⊙ h
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+_ROWS_HINT = 5  # the beam size the packing is tuned for; any number of rows works
+
+
+class PackedMatrix:
+    """A weight (out x in) and bias packed once for y = x W^T + b; re-packed if W changes."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
+        self.weight, self.bias = weight, bias
+        self._packed, self._version = None, None
+
+    def usable(self, x: torch.Tensor) -> bool:
+        return (not torch.is_grad_enabled() and x.device.type == "cpu"
+                and x.dtype == torch.float32 and self.weight.dtype == torch.float32)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        version = (self.weight._version, None if self.bias is None else self.bias._version)
+        if self._packed is None or self._version != version:
+            self._packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.detach(), _ROWS_HINT)
+            self._version = version
+        rows = x.reshape(-1, x.size(-1))
+        bias = None if self.bias is None else self.bias.detach()
+        y = torch.ops.mkldnn._linear_pointwise(rows, self._packed, bias, "none", [], "")
+        return y.view(*x.shape[:-1], y.size(-1))
+
+
+class PackedLinear(nn.Linear):
+    """``nn.Linear`` that uses its packed weight when decoding (see the module docstring)."""
+    packed: PackedMatrix
+
+    def forward(self, x):
+        return self.packed(x) if self.packed.usable(x) else super().forward(x)
+
+
+class PackedGRUCell(nn.GRUCell):
+    """``nn.GRUCell`` whose two products use packed weights when decoding."""
+    packed_ih: PackedMatrix
+    packed_hh: PackedMatrix
+
+    def forward(self, x, h=None):
+        if h is None or not self.packed_ih.usable(x):
+            return super().forward(x, h)
+        i_r, i_z, i_n = self.packed_ih(x).chunk(3, -1)
+        h_r, h_z, h_n = self.packed_hh(h).chunk(3, -1)
+        r = torch.sigmoid(i_r + h_r)
+        z = torch.sigmoid(i_z + h_z)
+        n = torch.tanh(i_n + r * h_n)
+        return n + z * (h - n)
+
+
+def packing_available() -> bool:
+    if not torch.backends.mkldnn.is_available():
+        return False
+    try:
+        probe = PackedMatrix(torch.ones(3, 2), torch.zeros(3))
+        with torch.no_grad():
+            return bool(torch.allclose(probe(torch.ones(1, 2)), torch.full((1, 3), 2.0)))
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def pack_for_decoding(model: nn.Module) -> bool:
+    """Pack the decoder's matrices and the output layer of a Seq2Seq in place.
+
+    Returns False (and changes nothing) where this torch build cannot pack. The encoder is
+    left alone: it runs once per sentence through ``nn.GRU``'s own fused kernel.
+    """
+    if not packing_available():
+        return False
+    for module in model.decoder.modules():
+        if type(module) is nn.Linear:
+            module.__class__ = PackedLinear
+            module.packed = PackedMatrix(module.weight, module.bias)
+        elif type(module) is nn.GRUCell:
+            module.__class__ = PackedGRUCell
+            module.packed_ih = PackedMatrix(module.weight_ih, module.bias_ih)
+            module.packed_hh = PackedMatrix(module.weight_hh, module.bias_hh)
+    model.packed_output = PackedMatrix(model.W_o, model.output_bias)
+    return True
+
