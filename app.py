@@ -2,28 +2,38 @@
 
     streamlit run app.py
 
-Pages only wire widgets to ``model/`` (translation, decoding records) and ``viz/``
-(Plotly figures). Models are loaded once per process and shared by every session.
+This file is the server: an ``st.App`` that serves ``explorer.py`` (the pages) to every
+browser session. It exists for one reason, start-up time: when the server starts, a
+background thread imports torch, loads every checkpoint and draws one figure, while the
+browser is still fetching Streamlit's front end. The first page then finds the models
+already in the shared cache (``app_pages/common.py``) instead of loading them itself.
 """
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import asynccontextmanager
+
 import streamlit as st
 
-st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
 
-PAGES = {
-    "Explore": [
-        st.Page("app_pages/translate.py", title="Translate", icon="🔤", default=True),
-        st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
-        st.Page("app_pages/bleu_length.py", title="BLEU vs length", icon="📉", url_path="bleu-vs-length"),
-        st.Page("app_pages/models.py", title="Models", icon="🗂️", url_path="models"),
-    ],
-    "Teach": [
-        st.Page("app_pages/step_through.py", title="Step through", icon="👣", url_path="step-through"),
-        st.Page("app_pages/worked_example.py", title="Worked example", icon="🧮", url_path="worked-example"),
-        st.Page("app_pages/beam_tree.py", title="Beam search tree", icon="🌳", url_path="beam-tree"),
-        st.Page("app_pages/what_if.py", title="What if", icon="🔀", url_path="what-if"),
-        st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon="📐", url_path="forced-alignment"),
-        st.Page("app_pages/emerge.py", title="Watch attention emerge", icon="🌱", url_path="emerge"),
-    ],
-}
+def warm_up() -> None:
+    """Load what the first page needs into this process's caches. Failures are only logged:
+    the page loads (and reports) the same things itself."""
+    try:
+        from app_pages.common import zoo
+        from viz.heatmap import alignment_heatmap
+        import numpy as np
+        alignment_heatmap(np.eye(2), ["a", "b"], ["c", "d"]).to_json()  # Plotly's lazy imports
+        zoo()
+    except Exception:  # noqa: BLE001 - never stop the server over a warm-up
+        logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
 
-st.navigation(PAGES).run()
+
+@asynccontextmanager
+async def lifespan(_app):
+    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+    yield
+
+
+app = st.App("explorer.py", lifespan=lifespan)

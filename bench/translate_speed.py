@@ -29,7 +29,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--data", default="../shared/data/enfr")
-    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
@@ -37,19 +37,22 @@ def main():
     sources = read_split(split_path(args.data, "test"))["en"].tolist()
     joined = [" ".join(sources[i:i + 4]) for i in range(0, 400, 4)]  # for the 40-word case
     result = {"checkpoint": args.checkpoint, "threads": args.threads, "latency_ms": {}}
-    for words in (5, 10, 20, 40):
-        text = sentence_of(sources + joined, words)
-        for beam in (1, 5):
-            translate(model, vocab, text, beam=beam)  # warm-up
-            times = []
-            for _ in range(args.repeats):
-                t = time.perf_counter()
-                translate(model, vocab, text, beam=beam)
-                times.append((time.perf_counter() - t) * 1000)
-            times.sort()
-            result["latency_ms"][f"{words}w_{'greedy' if beam == 1 else 'beam5'}"] = {
-                "words": len(text.split()), "median": round(statistics.median(times), 2),
-                "p95": round(times[int(0.95 * (len(times) - 1))], 2)}
+    cases = [(words, beam, sentence_of(sources + joined, words)) for words in (5, 10, 20, 40) for beam in (1, 5)]
+    for _, beam, text in cases:
+        translate(model, vocab, text, beam=beam)  # warm-up (packs the weights on first use)
+    # rounds over every case, rather than all repeats of one case in a row: this machine's
+    # speed drifts (shared host), and interleaving spreads a slow spell over all cases alike
+    times = {(words, beam): [] for words, beam, _ in cases}
+    for _ in range(args.repeats):
+        for words, beam, text in cases:
+            t = time.perf_counter()
+            translate(model, vocab, text, beam=beam)
+            times[words, beam].append((time.perf_counter() - t) * 1000)
+    for words, beam, text in cases:
+        ts = sorted(times[words, beam])
+        result["latency_ms"][f"{words}w_{'greedy' if beam == 1 else 'beam5'}"] = {
+            "words": len(text.split()), "median": round(statistics.median(ts), 2),
+            "p95": round(ts[int(0.95 * (len(ts) - 1))], 2)}
     print(json.dumps(result))
 
 

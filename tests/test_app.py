@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "explorer.py")
 TIMEOUT = 60
 
 

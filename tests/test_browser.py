@@ -116,7 +116,8 @@ class DevTools:
 @contextmanager
 def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
     """Chromium with remote debugging on a free port; yields a DevTools client for its first tab."""
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium may still be writing to its profile as it exits: a leftover file must not fail the test
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         port = free_port()
         proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                                  "--no-first-run", "--disable-background-networking", "--disable-component-update",

@@ -24,7 +24,7 @@ from model.internals import annotation_values, beam_hypotheses
 from model.search import beam_search, forced, greedy, prepare_source
 from model.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
 
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "explorer.py")
 DIGITS = "1 2 3 4 5"
 
 

@@ -19,6 +19,8 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from .figure import figure
+
 ALPHA_SCALE = "Cividis"    # sequential, colour-blind safe; light = high weight
 DIFFERENCE_SCALE = "RdBu"  # diverging, colour-blind safe (ColorBrewer)
 FONT_SIZE = 16             # readable on a projector
@@ -35,7 +37,7 @@ def _cell_size(n: int) -> int:
     return 34 if n <= 30 else 24 if n <= 60 else 16
 
 
-def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, height: int | None) -> go.Figure:
+def _layout(source_tokens, target_tokens, title: str | None, height: int | None) -> dict:
     S, T = len(source_tokens), len(target_tokens)
     upright = S <= 20 and max(map(len, source_tokens), default=0) <= 4
     x_size = FONT_SIZE if S <= 40 else 12 if S <= 80 else 10  # long inputs: smaller labels, all still shown
@@ -43,9 +45,7 @@ def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, hei
     # the source labels sit on top, under the title: leave room for them, turned or not
     labels = 30 if upright else int(0.87 * 0.62 * x_size * max(map(len, source_tokens), default=1)) + 20
     top = labels + 30 + (40 if title else 0)
-    fig.update_layout(
-        title=dict(text=escape(title), font=dict(size=FONT_SIZE + 2), x=0, xanchor="left",
-                   y=1, yref="container", yanchor="top", pad=dict(t=6)) if title else None,
+    layout = dict(
         font=dict(size=FONT_SIZE),
         height=height or int(min(1400, max(320, _cell_size(T) * T + top + 20))),
         margin=dict(l=10, r=10, t=top, b=10),
@@ -58,7 +58,10 @@ def _layout(fig: go.Figure, source_tokens, target_tokens, title: str | None, hei
                    title=dict(text="target (French)", font=dict(size=FONT_SIZE))),
         plot_bgcolor="white",
     )
-    return fig
+    if title:
+        layout["title"] = dict(text=escape(title), font=dict(size=FONT_SIZE + 2), x=0, xanchor="left",
+                               y=1, yref="container", yanchor="top", pad=dict(t=6))
+    return layout
 
 
 def _hover_labels(source_tokens, target_tokens) -> np.ndarray:
@@ -78,28 +81,28 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
     weights = np.asarray(weights, dtype=float)
     if weights.shape != (len(target_tokens), len(source_tokens)):
         raise ValueError(f"weights are {weights.shape}, tokens {len(target_tokens)} x {len(source_tokens)}")
-    fig = go.Figure(go.Heatmap(
-        z=weights, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
+    heatmap = dict(
+        type="heatmap", z=weights, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
         zmin=0.0, zmax=1.0, colorscale=ALPHA_SCALE, showscale=show_scale,
         colorbar=dict(title=dict(text="α"), thickness=14),
         customdata=_hover_labels(source_tokens, target_tokens), xgap=1, ygap=1,
         hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>α = %{z:.3f}<extra></extra>",
-    ))
-    return _layout(fig, source_tokens, target_tokens, title, height)
+    )
+    return figure([heatmap], _layout(source_tokens, target_tokens, title, height))
 
 
 def difference_heatmap(difference: np.ndarray, source_tokens: list[str], target_tokens: list[str],
                        title: str | None = None, height: int | None = None) -> go.Figure:
     """α_A − α_B on a fixed −1…1 diverging scale (red: A attends more, blue: B attends more)."""
     difference = np.asarray(difference, dtype=float)
-    fig = go.Figure(go.Heatmap(
-        z=difference, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
+    heatmap = dict(
+        type="heatmap", z=difference, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
         zmin=-1.0, zmax=1.0, zmid=0.0, colorscale=DIFFERENCE_SCALE, reversescale=True,
         colorbar=dict(title=dict(text="Δα"), thickness=14), xgap=1, ygap=1,
         customdata=_hover_labels(source_tokens, target_tokens),
         hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>Δα = %{z:+.3f}<extra></extra>",
-    ))
-    return _layout(fig, source_tokens, target_tokens, title, height)
+    )
+    return figure([heatmap], _layout(source_tokens, target_tokens, title, height))
 
 
 def probability_figure(target_tokens: list[str], logprobs: np.ndarray, groups: list[int] | None = None,
@@ -116,29 +119,26 @@ def probability_figure(target_tokens: list[str], logprobs: np.ndarray, groups: l
         logprobs = np.bincount(np.asarray(groups), weights=logprobs, minlength=len(group_labels))
         labels = list(group_labels)
     probs = np.exp(logprobs)
-    fig = go.Figure(go.Bar(
-        x=list(range(len(labels))), y=probs, marker_color=MODEL_COLOURS[0],
+    bars = dict(
+        type="bar", x=list(range(len(labels))), y=probs, marker=dict(color=MODEL_COLOURS[0]),
         customdata=[escape(t) for t in labels], text=[f"{p:.2f}" for p in probs], textposition="outside",
         hovertemplate="%{customdata}<br>p = %{y:.3f}<extra></extra>",
-    ))
-    fig.update_layout(
+    )
+    return figure([bars], dict(
         font=dict(size=FONT_SIZE), height=300, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
         xaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=[escape(t) for t in labels],
                    tickangle=-60 if len(labels) > 8 else 0),
         yaxis=dict(range=[0, 1.15], title=dict(text="probability"), gridcolor="#ddd"),
-    )
-    return fig
+    ))
 
 
 def entropy_figure(entropies: dict[str, np.ndarray]) -> go.Figure:
     """Attention entropy per target step, one line per model (0 = all weight on one token)."""
-    fig = go.Figure()
-    for k, (name, h) in enumerate(entropies.items()):
-        fig.add_trace(go.Scatter(x=np.arange(1, len(h) + 1), y=np.asarray(h, dtype=float), mode="lines+markers",
-                                 name=escape(name), line=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)], width=3),
-                                 hovertemplate=f"{escape(name)}<br>step %{{x}}: %{{y:.3f}} nats<extra></extra>"))
-    fig.update_layout(font=dict(size=FONT_SIZE), height=340, margin=dict(l=10, r=10, t=30, b=10),
-                      plot_bgcolor="white", legend=dict(orientation="h", y=-0.25),
-                      xaxis=dict(title=dict(text="target step i"), gridcolor="#ddd"),
-                      yaxis=dict(title=dict(text="entropy of α_i (nats)"), gridcolor="#ddd", rangemode="tozero"))
-    return fig
+    lines = [dict(type="scatter", x=np.arange(1, len(h) + 1), y=np.asarray(h, dtype=float), mode="lines+markers",
+                  name=escape(name), line=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)], width=3),
+                  hovertemplate=f"{escape(name)}<br>step %{{x}}: %{{y:.3f}} nats<extra></extra>")
+             for k, (name, h) in enumerate(entropies.items())]
+    return figure(lines, dict(font=dict(size=FONT_SIZE), height=340, margin=dict(l=10, r=10, t=30, b=10),
+                              plot_bgcolor="white", legend=dict(orientation="h", y=-0.25),
+                              xaxis=dict(title=dict(text="target step i"), gridcolor="#ddd"),
+                              yaxis=dict(title=dict(text="entropy of α_i (nats)"), gridcolor="#ddd", rangemode="tozero")))

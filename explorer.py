@@ -1,0 +1,28 @@
+"""The app's pages: the script Streamlit runs for every browser session (``app.py`` serves it).
+
+Pages only wire widgets to ``model/`` (translation, decoding records) and ``viz/``
+(Plotly figures). Models are loaded once per process and shared by every session.
+Tests drive this file with Streamlit's AppTest.
+"""
+import streamlit as st
+
+st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
+
+PAGES = {
+    "Explore": [
+        st.Page("app_pages/translate.py", title="Translate", icon="🔤", default=True),
+        st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
+        st.Page("app_pages/bleu_length.py", title="BLEU vs length", icon="📉", url_path="bleu-vs-length"),
+        st.Page("app_pages/models.py", title="Models", icon="🗂️", url_path="models"),
+    ],
+    "Teach": [
+        st.Page("app_pages/step_through.py", title="Step through", icon="👣", url_path="step-through"),
+        st.Page("app_pages/worked_example.py", title="Worked example", icon="🧮", url_path="worked-example"),
+        st.Page("app_pages/beam_tree.py", title="Beam search tree", icon="🌳", url_path="beam-tree"),
+        st.Page("app_pages/what_if.py", title="What if", icon="🔀", url_path="what-if"),
+        st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon="📐", url_path="forced-alignment"),
+        st.Page("app_pages/emerge.py", title="Watch attention emerge", icon="🌱", url_path="emerge"),
+    ],
+}
+
+st.navigation(PAGES).run()

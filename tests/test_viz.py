@@ -1,0 +1,48 @@
+"""viz/: every figure is a valid Plotly figure (built unvalidated for speed, checked here with
+Plotly's full validation) and shows what it claims."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from viz.figure import validated
+from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
+from viz.teaching import highlighted_heatmap
+
+SOURCE = ["▁the", "▁cat", "<b>", "</s>"]
+TARGET = ["▁le", "▁chat", "</s>"]
+WEIGHTS = np.array([[0.7, 0.1, 0.1, 0.1], [0.05, 0.9, 0.03, 0.02], [0.0, 0.0, 0.1, 0.9]])
+
+FIGURES = {
+    "alignment": lambda: alignment_heatmap(WEIGHTS, SOURCE, TARGET, title="RNNsearch <i>x</i>"),
+    "difference": lambda: difference_heatmap(WEIGHTS - WEIGHTS[::-1], SOURCE, TARGET, title="A − B"),
+    "probability": lambda: probability_figure(TARGET, np.log([0.5, 0.9, 0.99])),
+    "probability by word": lambda: probability_figure(TARGET, np.log([0.5, 0.9, 0.99]), groups=[0, 0, 1],
+                                                      group_labels=["le chat", "</s>"]),
+    "entropy": lambda: entropy_figure({"RNNsearch": np.array([0.2, 0.5, 0.1]), "Luong dot": np.array([1.0, 0.3, 0.2])}),
+    "highlighted": lambda: highlighted_heatmap(WEIGHTS, SOURCE, TARGET, rows=[1]),
+}
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_figures_pass_plotlys_full_validation(name):
+    fig = FIGURES[name]()
+    strict = validated(fig)  # raises ValueError on an unknown property or a bad value
+    assert strict.to_dict()["data"][0]["type"] == fig.to_dict()["data"][0]["type"]
+
+
+def test_alignment_heatmap_shows_the_weights_on_a_fixed_scale():
+    fig = FIGURES["alignment"]()
+    validated(fig)
+    heat = fig.data[0]
+    assert np.allclose(np.asarray(heat.z), WEIGHTS)
+    assert (heat.zmin, heat.zmax) == (0.0, 1.0)
+    assert list(fig.layout.xaxis.ticktext) == ["▁the", "▁cat", "&lt;b&gt;", "&lt;/s&gt;"]  # markup shown as text
+    assert "<i>" not in fig.layout.title.text
+    assert "%{z:.3f}" in heat.hovertemplate
+    assert tuple(np.asarray(heat.customdata)[1, 2]) == ("&lt;b&gt;", "▁chat")  # (source, target) of cell (1, 2)
+
+
+def test_probability_figure_multiplies_pieces_into_words():
+    fig = FIGURES["probability by word"]()
+    assert np.allclose(fig.data[0].y, [0.45, 0.99])
