@@ -102,11 +102,6 @@ def _word_marks(owner: list[int]) -> list[str]:
     return [WORD_BOUNDARY + "x" if k == 0 or owner[k] != owner[k - 1] else "x" for k in range(len(owner))]
 
 
-def _word_marks(owner: list[int]) -> list[str]:
-    """Stand-in pieces that open a word exactly where the owner changes (for merge_to_words)."""
-    return [WORD_BOUNDARY + "x" if k == 0 or owner[k] != owner[k - 1] else "x" for k in range(len(owner))]
-
-
 def align_corpus(model, vocab, pairs: list[GoldPair]) -> dict:
     predicted = [forced_alignment(model, vocab, p.english, p.french).links for p in pairs]  # (English i, French j)
     return alignment_error_rate(predicted, [p.sure for p in pairs], [p.possible for p in pairs])

@@ -60,7 +60,7 @@ class Seq2Seq(nn.Module):
         x = self.output_features(features)
         if self.packed_output is not None and self.packed_output.usable(x):
             return self.packed_output(x)
-        return F.linear(x, self.W_o, self.output_bias)
+        return F.linear(x, self.W_o.to(x.dtype), self.output_bias)  # .to: W_o may be held in fp16 (packed.py)
 
     def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
         """One decoder step for search. prev_tokens: (B,) -> log-probabilities (B, V)."""

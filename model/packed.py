@@ -8,7 +8,10 @@ Packing once per loaded model makes beam search about 2x faster and greedy about
 with the same fp32 arithmetic (results agree to ~1e-6; tests/test_engine.py checks it).
 
 What: :func:`pack_for_decoding` gives the decoder's ``nn.Linear`` and ``nn.GRUCell``
-modules and the output layer a packed copy of their weights. The packed path is taken only
+modules and the output layer a packed copy of their weights. To pay for those copies in
+memory, the two embedding tables, which are only ever read a row at a time, are then held
+in fp16 when that is exact (it is for every shipped checkpoint: they are stored in fp16),
+and the rows looked up are widened back to fp32: the same numbers, half the memory. The packed path is taken only
 under ``torch.no_grad()`` on CPU; with gradients enabled (training, the live-training view)
 the modules run their ordinary ``forward``, so a packed model still trains correctly. If
 the weights change after packing (an optimiser step), the stale copy is dropped and
@@ -35,13 +38,13 @@ class PackedMatrix:
         self._packed, self._version = None, None
 
     def usable(self, x: torch.Tensor) -> bool:
-        return (not torch.is_grad_enabled() and x.device.type == "cpu"
-                and x.dtype == torch.float32 and self.weight.dtype == torch.float32)
+        return not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         version = (self.weight._version, None if self.bias is None else self.bias._version)
         if self._packed is None or self._version != version:
-            self._packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.detach(), _ROWS_HINT)
+            weight = self.weight.detach().float()  # an fp16-held matrix (see HalfStoredEmbedding) widens exactly
+            self._packed = torch.ops.mkldnn._reorder_linear_weight(weight, _ROWS_HINT)
             self._version = version
         rows = x.reshape(-1, x.size(-1))
         bias = None if self.bias is None else self.bias.detach()
@@ -73,6 +76,22 @@ class PackedGRUCell(nn.GRUCell):
         return n + z * (h - n)
 
 
+class HalfStoredEmbedding(nn.Embedding):
+    """``nn.Embedding`` whose table is held in fp16 (exactly: see :func:`pack_for_decoding`)
+    and whose looked-up rows are returned in fp32. For decoding only: gradients would
+    update the fp16 table."""
+
+    def forward(self, x):
+        return super().forward(x).float()
+
+
+def _hold_in_fp16(embedding: nn.Embedding) -> None:
+    weight = embedding.weight.data
+    if weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight):
+        embedding.__class__ = HalfStoredEmbedding
+        embedding.weight.data = weight.half()
+
+
 def packing_available() -> bool:
     if not torch.backends.mkldnn.is_available():
         return False
@@ -101,5 +120,7 @@ def pack_for_decoding(model: nn.Module) -> bool:
             module.packed_ih = PackedMatrix(module.weight_ih, module.bias_ih)
             module.packed_hh = PackedMatrix(module.weight_hh, module.bias_hh)
     model.packed_output = PackedMatrix(model.W_o, model.output_bias)
+    for embedding in (model.encoder.embed, model.trg_embed):
+        _hold_in_fp16(embedding)
     return True
 

@@ -348,3 +348,23 @@ def test_packed_model_still_trains_and_repacks_after_an_update(vocab):
     # after the update the packed copies are stale; decoding must use the new weights
     a, b = greedy(model, vocab, src), greedy(plain, vocab, src)
     assert np.allclose(a.token_logprobs, b.token_logprobs, atol=1e-5) and a.target_ids == b.target_ids
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "luong-concat"])
+def test_loaded_checkpoint_decodes_like_the_plain_model(tiny_zoo, name):
+    """A loaded checkpoint is packed and holds its embedding tables in fp16 (exact: the file
+    stores fp16); its records equal those of a plain fp32 model with the same weights."""
+    from model.packed import HalfStoredEmbedding
+    model, vocab, _ = load_checkpoint(tiny_zoo / name)
+    plain = Seq2Seq(model.cfg).eval()
+    plain.load_state_dict({k: v.float() for k, v in model.state_dict().items()})
+    if model.packed_output is None:
+        pytest.skip("this torch build has no oneDNN packing")
+    assert isinstance(model.trg_embed, HalfStoredEmbedding) and model.trg_embed.weight.dtype == torch.float16
+    assert model.encoder.embed.weight.dtype == torch.float16
+    src = prepare_source(vocab, "2 7 1 8 2 8")
+    for beam in (1, 4):
+        a, b = translate(model, vocab, src.text, beam=beam), translate(plain, vocab, src.text, beam=beam)
+        assert a.target_ids == b.target_ids
+        assert np.allclose(a.token_logprobs, b.token_logprobs, atol=1e-5)
+        assert np.allclose(a.contexts, b.contexts, atol=1e-5)
