@@ -92,7 +92,7 @@ class Seq2Seq(nn.Module):
                 weights.append(step.weights)
         features = self.decoder.readout(emb, torch.stack(firsts, 1), torch.stack(seconds, 1))  # B x T x O
         if trg_out is not None:
-            out = output_cross_entropy(self.output_features(features), self.W_o, self.output_bias,
+            out = output_cross_entropy(self.output_features(features), self.W_o.to(features.dtype), self.output_bias,
                                        trg_out, label_smoothing)
         else:
             out = self.logits(features)

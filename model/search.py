@@ -143,22 +143,27 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
     batch = Batch([src_ids]).to(device)
     _, memory, state = model.encode(batch.src, batch.src_len)
     prev = torch.tensor([BOS_ID], device=device)
-    steps, tokens, logps, tops = [], [], [], []
+    steps, tokens, rows = [], [], []
     for i in range(max_len):
         logprobs, state, step = model.step(prev, state, memory)
         lp = logprobs[0]
         tok = prefix[i] if i < len(prefix) else choose(i, lp)
         if tok is None:
             break
-        top = lp.topk(topk)
         steps.append(step)
         tokens.append(int(tok))
-        logps.append(float(lp[tok]))
-        tops.append((top.indices.cpu().numpy(), top.values.exp().cpu().numpy()))
+        rows.append(lp)
         if tok == EOS_ID:
             break
         prev = torch.tensor([tok], device=device)
-    return steps, tokens, logps, tops
+    if not rows:
+        return steps, tokens, [], []
+    # the per-step bookkeeping once for all steps (one top-k, one copy), not inside the loop
+    logprobs = torch.stack(rows)  # T x V
+    logps = logprobs.gather(1, torch.tensor(tokens, device=device).unsqueeze(1)).squeeze(1).tolist()
+    top = logprobs.topk(topk, dim=-1)
+    ids, probs = top.indices.cpu().numpy(), top.values.exp().cpu().numpy()
+    return steps, tokens, logps, list(zip(ids, probs))
 
 
 def _record(model, vocab, src: PreparedSource, method, steps, tokens, logps, tops, **extra) -> DecodingRecord:
