@@ -9,9 +9,10 @@ with the same fp32 arithmetic (results agree to ~1e-6; tests/test_engine.py chec
 
 What: :func:`pack_for_decoding` gives the decoder's ``nn.Linear`` and ``nn.GRUCell``
 modules and the output layer a packed copy of their weights. To pay for those copies in
-memory, the two embedding tables, which are only ever read a row at a time, are then held
-in fp16 when that is exact (it is for every shipped checkpoint: they are stored in fp16),
-and the rows looked up are widened back to fp32: the same numbers, half the memory. The packed path is taken only
+memory, the packed matrices' own parameters and the two embedding tables (read a row at a
+time) are then held in fp16 when that is exact (it is for every shipped checkpoint: they
+are stored in fp16) and widened back to fp32 where they are used: the same numbers, half
+the memory. The packed path is taken only
 under ``torch.no_grad()`` on CPU; with gradients enabled (training, the live-training view)
 the modules run their ordinary ``forward``, so a packed model still trains correctly. If
 the weights change after packing (an optimiser step), the stale copy is dropped and
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 _ROWS_HINT = 5  # the beam size the packing is tuned for; any number of rows works
 
@@ -57,7 +59,9 @@ class PackedLinear(nn.Linear):
     packed: PackedMatrix
 
     def forward(self, x):
-        return self.packed(x) if self.packed.usable(x) else super().forward(x)
+        if self.packed.usable(x):
+            return self.packed(x)
+        return F.linear(x, self.weight.to(x.dtype), self.bias)  # .to: the weight may be held in fp16
 
 
 class PackedGRUCell(nn.GRUCell):
@@ -67,7 +71,12 @@ class PackedGRUCell(nn.GRUCell):
 
     def forward(self, x, h=None):
         if h is None or not self.packed_ih.usable(x):
-            return super().forward(x, h)
+            if self.weight_ih.dtype == x.dtype:
+                return super().forward(x, h)
+            # weights held in fp16 (pack_for_decoding): widen them for the ordinary cell
+            h = x.new_zeros(x.size(0), self.hidden_size) if h is None else h
+            return torch.gru_cell(x, h, self.weight_ih.to(x.dtype), self.weight_hh.to(x.dtype),
+                                  self.bias_ih, self.bias_hh)
         i_r, i_z, i_n = self.packed_ih(x).chunk(3, -1)
         h_r, h_z, h_n = self.packed_hh(h).chunk(3, -1)
         r = torch.sigmoid(i_r + h_r)
@@ -85,11 +94,13 @@ class HalfStoredEmbedding(nn.Embedding):
         return super().forward(x).float()
 
 
-def _hold_in_fp16(embedding: nn.Embedding) -> None:
-    weight = embedding.weight.data
+def _hold_in_fp16(param: nn.Parameter) -> bool:
+    """Hold a parameter in fp16 if that loses nothing (every value of an fp16 checkpoint)."""
+    weight = param.data
     if weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight):
-        embedding.__class__ = HalfStoredEmbedding
-        embedding.weight.data = weight.half()
+        param.data = weight.half()
+        return True
+    return False
 
 
 def packing_available() -> bool:
@@ -115,12 +126,16 @@ def pack_for_decoding(model: nn.Module) -> bool:
         if type(module) is nn.Linear:
             module.__class__ = PackedLinear
             module.packed = PackedMatrix(module.weight, module.bias)
+            _hold_in_fp16(module.weight)
         elif type(module) is nn.GRUCell:
             module.__class__ = PackedGRUCell
             module.packed_ih = PackedMatrix(module.weight_ih, module.bias_ih)
             module.packed_hh = PackedMatrix(module.weight_hh, module.bias_hh)
+            _hold_in_fp16(module.weight_ih)
+            _hold_in_fp16(module.weight_hh)
     model.packed_output = PackedMatrix(model.W_o, model.output_bias)
     for embedding in (model.encoder.embed, model.trg_embed):
-        _hold_in_fp16(embedding)
+        if _hold_in_fp16(embedding.weight):
+            embedding.__class__ = HalfStoredEmbedding
     return True
 

@@ -362,9 +362,16 @@ def test_loaded_checkpoint_decodes_like_the_plain_model(tiny_zoo, name):
         pytest.skip("this torch build has no oneDNN packing")
     assert isinstance(model.trg_embed, HalfStoredEmbedding) and model.trg_embed.weight.dtype == torch.float16
     assert model.encoder.embed.weight.dtype == torch.float16
+    assert model.decoder.rnn.weight_ih.dtype == torch.float16  # packed matrices' own copies too
     src = prepare_source(vocab, "2 7 1 8 2 8")
     for beam in (1, 4):
         a, b = translate(model, vocab, src.text, beam=beam), translate(plain, vocab, src.text, beam=beam)
         assert a.target_ids == b.target_ids
         assert np.allclose(a.token_logprobs, b.token_logprobs, atol=1e-5)
         assert np.allclose(a.contexts, b.contexts, atol=1e-5)
+    # with gradients enabled the ordinary modules run, on the widened fp16-held weights
+    batch = Batch([vocab.encode("2 7 1 8")], [vocab.encode("8 1 7 2")])
+    with torch.enable_grad():
+        la, _ = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out)
+        lb, _ = plain(batch.src, batch.src_len, batch.trg_in, batch.trg_out)
+    assert torch.allclose(la, lb, rtol=1e-5)
