@@ -11,8 +11,9 @@ stamp() { python -c "import json,sys,datetime,platform,os; d=json.loads(sys.stdi
 for cfg in rnnsearch luong-general luong-dot luong-concat luong-local rnnenc; do
   python bench/train_speed.py --config configs/$cfg.yaml --data "$DATA" --steps 30 | stamp train_speed >> $OUT
 done
-python bench/translate_speed.py --checkpoint checkpoints/rnnsearch --data "$DATA" | stamp translate_speed >> $OUT
-python bench/translate_speed.py --checkpoint checkpoints/luong-general --data "$DATA" | stamp translate_speed >> $OUT
+for name in rnnsearch luong-general luong-dot luong-concat luong-local rnnenc; do
+  python bench/translate_speed.py --checkpoint checkpoints/$name --data "$DATA" | stamp translate_speed >> $OUT
+done
 for beam in 1 5; do  # the whole test split (5,350 rows = 4,292 multi-reference segments), one core
   OMP_NUM_THREADS=1 python -m model.evaluate --checkpoint checkpoints/rnnsearch --data "$DATA/test.tsv.gz" \
       --beam $beam --no-perplexity --json | python -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ('bleu','beam','segments','decode_seconds','seconds')}))" | stamp evaluate_speed >> $OUT
