@@ -12,11 +12,14 @@ modules and the output layer a packed copy of their weights. To pay for those co
 memory, the packed matrices' own parameters and the two embedding tables (read a row at a
 time) are then held in fp16 when that is exact (it is for every shipped checkpoint: they
 are stored in fp16) and widened back to fp32 where they are used: the same numbers, half
-the memory. The packed path is taken only
-under ``torch.no_grad()`` on CPU; with gradients enabled (training, the live-training view)
-the modules run their ordinary ``forward``, so a packed model still trains correctly. If
-the weights change after packing (an optimiser step), the stale copy is dropped and
-re-made on the next call. When this torch build has no oneDNN, nothing is packed.
+the memory.
+
+The packed path is taken only under ``torch.no_grad()`` on CPU; with gradients enabled
+the modules run their ordinary ``forward`` (on widened weights), so a packed model still
+computes the same loss. If the weights change after packing (an optimiser step), the
+stale copy is re-made on the next call. A model whose weights are *not* exact in fp16 (a
+freshly trained one) keeps them in fp32 and trains as usual. When this torch build has no
+oneDNN, nothing is packed.
 
 The GRU cell is written out so that its two products can use packed weights; it is
 exactly ``nn.GRUCell`` (PyTorch's gate order r, z, n):
