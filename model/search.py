@@ -299,47 +299,50 @@ def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penal
     best_score = torch.full((B,), float("-inf"))
     best_hyp: list[list[int]] = [[] for _ in range(B)]
     n_finished = torch.zeros(B, dtype=torch.long)
-    active = torch.ones(B, dtype=torch.bool)
+    # the sentences still searching (their indices into src); a finished sentence's rows
+    # leave the batch, so the products run on live hypotheses only
+    ids = torch.arange(B)
     V = model.cfg.vocab_size
     for t in range(int(max_lens.max())):
         logprobs, state, _ = model.step(prev, state, memory)
-        cand = (scores.view(-1, 1) + logprobs.cpu()).view(B, k * V)
-        top_scores, top_idx = cand.topk(2 * k, dim=1)  # B x 2k, best first
+        cand = (scores.view(-1, 1) + logprobs.cpu()).view(len(ids), k * V)
+        top_scores, top_idx = cand.topk(2 * k, dim=1)  # live x 2k, best first
         origin, tokens = top_idx // V, top_idx % V
         is_eos = (tokens == EOS_ID) & (top_scores > float("-inf"))
         # an EOS candidate counts only if fewer than k live candidates rank above it (as in _beam)
         alive_before = torch.cumsum((~is_eos).long(), 1) - (~is_eos).long()
-        finishing = is_eos & (alive_before < k) & active.unsqueeze(1)
+        finishing = is_eos & (alive_before < k)
         if finishing.any():
             norm = top_scores / float(t + 1) ** alpha
             norm = norm.masked_fill(~finishing, float("-inf"))
             cand_best, cand_pos = norm.max(1)
-            improved = cand_best > best_score
-            for b in improved.nonzero().flatten().tolist():
-                best_score[b] = cand_best[b]
-                best_hyp[b] = history[b, origin[b, cand_pos[b]]].tolist()
-            n_finished += finishing.sum(1)
+            for b in (cand_best > best_score[ids]).nonzero().flatten().tolist():
+                best_score[ids[b]] = cand_best[b]
+                best_hyp[ids[b]] = history[b, origin[b, cand_pos[b]]].tolist()
+            n_finished[ids] += finishing.sum(1)
         # the best k non-EOS candidates stay alive
         alive_scores = top_scores.masked_fill(is_eos, float("-inf"))
-        keep_scores, keep_pos = alive_scores.topk(k, dim=1)  # B x k
+        keep_scores, keep_pos = alive_scores.topk(k, dim=1)  # live x k
         keep_origin = origin.gather(1, keep_pos)
         keep_tokens = tokens.gather(1, keep_pos)
         history = torch.cat([history.gather(1, keep_origin.unsqueeze(2).expand(-1, -1, history.size(2))),
                              keep_tokens.unsqueeze(2)], 2)
-        at_limit = (t + 1 >= max_lens) & active
+        at_limit = t + 1 >= max_lens[ids]
         if at_limit.any():  # out of length: the live hypotheses finish as they are
             norm = keep_scores / float(t + 1) ** alpha
             cand_best, cand_pos = norm.max(1)
-            for b in (at_limit & (cand_best > best_score)).nonzero().flatten().tolist():
-                best_score[b] = cand_best[b]
-                best_hyp[b] = history[b, cand_pos[b]].tolist()
-        active &= ~at_limit & (n_finished < k)
-        if not active.any():
+            for b in (at_limit & (cand_best > best_score[ids])).nonzero().flatten().tolist():
+                best_score[ids[b]] = cand_best[b]
+                best_hyp[ids[b]] = history[b, cand_pos[b]].tolist()
+        live = (~at_limit & (n_finished[ids] < k)).nonzero().flatten()  # positions in this step's batch
+        if len(live) == 0:
             break
-        scores = keep_scores.masked_fill(~active.unsqueeze(1), float("-inf"))
-        reorder = (torch.arange(B).unsqueeze(1) * k + keep_origin).view(-1).to(device)
+        reorder = (live.unsqueeze(1) * k + keep_origin[live]).view(-1).to(device)  # rows that continue
         state = {n: v.index_select(0, reorder) for n, v in state.items()}
-        prev = keep_tokens.view(-1).to(device)
+        if len(live) < len(ids):
+            memory = memory.index_select((live.unsqueeze(1) * k + torch.arange(k)).view(-1).to(device))
+        ids, scores, history = ids[live], keep_scores[live], history[live]
+        prev = keep_tokens[live].reshape(-1).to(device)
     return best_hyp
 
 
