@@ -20,6 +20,11 @@ import streamlit as st
 def warm_up() -> None:
     """Load what the first page needs into this process's caches. Failures are only logged:
     the page loads (and reports) the same things itself."""
+    # the shared cache is filled from a thread with no browser session: Streamlit would log a
+    # "missing ScriptRunContext" warning for that, which is expected here
+    context_log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = context_log.level
+    context_log.setLevel(logging.ERROR)
     try:
         from app_pages.common import zoo
         from viz.heatmap import alignment_heatmap
@@ -28,6 +33,8 @@ def warm_up() -> None:
         zoo()
     except Exception:  # noqa: BLE001 - never stop the server over a warm-up
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
+    finally:
+        context_log.setLevel(level)
 
 
 @asynccontextmanager

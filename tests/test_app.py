@@ -374,6 +374,23 @@ def test_models_cards(product):
 
 
 # -- the layering: viz/ never needs torch, product pages hold no model code ---------------------
+def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
+    """app.py's start-up hook loads the zoo into the cache the pages read, so the first page
+    does not load it again."""
+    import app as server
+    from app_pages import common
+    loads = []
+    real_load = common.load_zoo
+    monkeypatch.setattr(common, "load_zoo", lambda root: loads.append(root) or real_load(root))
+    common._load_zoo.clear()
+    try:
+        server.warm_up()
+        assert loads == [str(tiny_zoo)]
+        assert common.zoo()["rnnsearch"].available and loads == [str(tiny_zoo)]  # a cache hit
+    finally:
+        common._load_zoo.clear()
+
+
 def test_viz_imports_no_torch():
     code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export; "
             "assert 'torch' not in sys.modules, 'viz imported torch'")
