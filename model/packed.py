@@ -28,6 +28,8 @@ exactly ``nn.GRUCell`` (PyTorch's gate order r, z, n):
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -106,6 +108,7 @@ def _hold_in_fp16(param: nn.Parameter) -> bool:
     return False
 
 
+@functools.cache  # one probe per process, not one per loaded model
 def packing_available() -> bool:
     if not torch.backends.mkldnn.is_available():
         return False
