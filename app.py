@@ -4,9 +4,10 @@
 
 This file is the server: an ``st.App`` that serves ``explorer.py`` (the pages) to every
 browser session. It exists for one reason, start-up time: when the server starts, a
-background thread imports torch, loads every checkpoint and draws one figure, while the
-browser is still fetching Streamlit's front end. The first page then finds the models
-already in the shared cache (``app_pages/common.py``) instead of loading them itself.
+background thread imports torch, loads every checkpoint, translates the landing page's
+sentence and draws one figure, while the browser is still fetching Streamlit's front end
+(and, told by ``explorer.py``, Plotly's). The first page then finds the models and its
+translation already in the shared caches (``app_pages/common.py``).
 """
 from __future__ import annotations
 
@@ -26,11 +27,14 @@ def warm_up() -> None:
     level = context_log.level
     context_log.setLevel(logging.ERROR)
     try:
-        from app_pages.common import zoo
+        # in the order the first page needs them: the models, then its translation, then a figure
+        from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, cached_translate, zoo
+        models = zoo()
+        if DEFAULT_MODEL in models and models[DEFAULT_MODEL].available:
+            cached_translate(DEFAULT_MODEL, DEFAULT_SENTENCE, 1)  # the landing page's own translation
         from viz.heatmap import alignment_heatmap
         import numpy as np
         alignment_heatmap(np.eye(2), ["a", "b"], ["c", "d"]).to_json()  # Plotly's lazy imports
-        zoo()
     except Exception:  # noqa: BLE001 - never stop the server over a warm-up
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
     finally:

@@ -6,6 +6,8 @@ Tests drive this file with Streamlit's AppTest.
 """
 import streamlit as st
 
+from app_pages.loading import models_loaded  # torch-free: see below
+
 st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
 
 PAGES = {
@@ -25,4 +27,18 @@ PAGES = {
     ],
 }
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+loading = st.empty()
+if not models_loaded.is_set():
+    # The first visit after the server started: the page will wait for torch and the
+    # checkpoints (app.py loads them in the background). An empty chart drawn now makes the
+    # browser fetch and start Plotly's 4.7 MB bundle during that wait instead of after it,
+    # which takes about a second off the first heatmap. Imported here, not at the top, so that
+    # later visits never pay for Plotly before their page needs it.
+    from viz.figure import placeholder
+    loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
+                         config={"displayModeBar": False, "staticPlot": True})
+try:
+    page.run()
+finally:
+    loading.empty()

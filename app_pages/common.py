@@ -9,10 +9,12 @@ import streamlit as st
 
 from model.search import DecodingRecord, InputError, translate
 from model.zoo import load_zoo, ZooEntry
+from app_pages.loading import models_loaded
 
 ROOT = Path(__file__).resolve().parent.parent
 # tests point this at a folder of tiny checkpoints; the app itself reads the shipped ones
 CHECKPOINTS = Path(os.environ.get("ATTN_EXPLORER_CHECKPOINTS", ROOT / "checkpoints"))
+DEFAULT_MODEL = "rnnsearch"  # the paper's model: what a page shows when the link names none
 MAX_INPUT_CHARS = 1000  # the text box's limit; the model further cuts at MAX_SOURCE_TOKENS pieces
 
 
@@ -21,7 +23,9 @@ def zoo(root: str | None = None) -> dict[str, ZooEntry]:
 
     The folder is read from ATTN_EXPLORER_CHECKPOINTS when called, not when this module is
     imported, so a test that sets it after importing still gets its own checkpoints."""
-    return _load_zoo(root or checkpoints_root())
+    models = _load_zoo(root or checkpoints_root())
+    models_loaded.set()
+    return models
 
 
 @st.cache_resource(show_spinner="Loading the models…")
@@ -64,7 +68,7 @@ def pick_model(key: str, attention_only: bool = False, label: str = "Model",
     that is not available here, and stops the page if no model is usable."""
     models = usable_models(purpose, attention_only)
     names = list(models)
-    wanted = query_param("model", "rnnsearch")
+    wanted = query_param("model", DEFAULT_MODEL)
     name = st.selectbox(label, names, index=names.index(wanted) if wanted in names else 0, key=key,
                         format_func=lambda n: models[n].display_name)
     if wanted not in names and query_param("model"):
@@ -195,5 +199,5 @@ def show_figure(fig, filename: str, key: str) -> None:
 
 __all__ = ["zoo", "available_models", "usable_models", "pick_model", "unavailable_models", "show_unavailable", "cached_translate",
            "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS", "CHECKPOINTS",
-           "EXAMPLES", "DEFAULT_SENTENCE", "sentence_input", "plain", "show_figure", "decoding_choice",
+           "EXAMPLES", "DEFAULT_SENTENCE", "DEFAULT_MODEL", "sentence_input", "plain", "show_figure", "decoding_choice",
            "view_choice", "WORD_RULE"]

@@ -72,8 +72,11 @@ st.caption("p(y_i | y_<i, x) of each output token: the probability the model gav
 tgt_words, tgt_index = word_groups(record.target_tokens) if view == "words" else (None, None)
 prob_fig = probability_figure(record.target_tokens, record.token_logprobs, groups=tgt_index, group_labels=tgt_words)
 show_figure(prob_fig, f"token-probabilities-{name}", key="translate_probabilities")
-with st.expander("Alternatives at each step (top 5)"):
-    st.dataframe({
+# built only when opened: a table is Streamlit's largest front-end chunk after Plotly's, and
+# the first page should not wait for it
+alternatives = st.expander("Alternatives at each step (top 5)", key="translate_alternatives", on_change="rerun")
+if alternatives.open:
+    alternatives.dataframe({
         "step": np.arange(1, len(record.target_tokens) + 1),
         "token": record.target_tokens,
         "p": np.round(np.exp(record.token_logprobs), 3),

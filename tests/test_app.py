@@ -152,6 +152,23 @@ def test_link_opens_translate_with_heatmap_drawn(product):
     assert at.query_params["text"] == "I will eat." and at.query_params["model"] == "rnnsearch"
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download attention matrix (CSV)" in labels and "Download figure (HTML)" in labels
+    # the top-5 table is built only once its expander is opened
+    assert not at.dataframe
+    at.session_state["translate_alternatives"] = True
+    table = run(at).dataframe[0].value
+    assert list(table["token"]) == rec.target_tokens
+    np.testing.assert_allclose(table["p"], np.round(np.exp(rec.token_logprobs), 3))
+    assert table["next best tokens"][0].startswith(rec.topk_tokens[0][0])
+
+
+def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
+    """While the models load, explorer.py shows an empty chart (so the browser starts
+    Plotly early); the finished page holds only its own figures."""
+    from app_pages.loading import models_loaded
+    models_loaded.clear()
+    at = translate_app("I will eat.")
+    assert models_loaded.is_set()
+    assert [f["data"][0]["type"] for f in figures(at)] == ["heatmap", "bar"]
 
 
 def test_typed_sentence_words_view_and_beam(product):

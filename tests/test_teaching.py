@@ -314,9 +314,14 @@ TRACE = PLOTS + ".some(p => p.data.some(t => t.name === '{}'))"
 
 
 def click(tab, label: str) -> None:
-    """Click the button whose text ends with ``label`` (an icon's name may come first)."""
-    tab.evaluate(f"[...document.querySelectorAll('button')].find(b => b.innerText.trim().endsWith({json.dumps(label)}))"
-                 ".click()")
+    """Click the button whose text ends with ``label`` (an icon's name may come first), once
+    it is drawn and enabled: a page is drawn progressively, so a figure can be on screen
+    before the buttons above it have their labels."""
+    from test_browser import wait_until
+    button = f"[...document.querySelectorAll('button')].find(b => b.innerText.trim().endsWith({json.dumps(label)}))"
+    wait_until(lambda: tab.evaluate(f"(() => {{ const b = {button}; return !!b && !b.disabled; }})()"), 30,
+               f"the button {label}")
+    tab.evaluate(f"{button}.click()")
 
 
 def test_browser_visits_every_teaching_page(tiny_zoo):

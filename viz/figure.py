@@ -26,3 +26,12 @@ def validated(fig: go.Figure) -> go.Figure:
     """The same figure rebuilt with Plotly's full validation (tests use this): raises
     ValueError on any unknown property or invalid value."""
     return go.Figure(fig.to_dict())
+
+
+def placeholder(message: str, height: int = 120) -> go.Figure:
+    """An empty chart that only says ``message``: what a page shows while its data is not
+    ready (no axes, no toolbar-worthy content)."""
+    hidden = dict(visible=False)
+    return figure([], dict(height=height, xaxis=hidden, yaxis=hidden, margin=dict(l=0, r=0, t=0, b=0),
+                           annotations=[dict(text=message, showarrow=False, font=dict(size=18),
+                                             xref="paper", yref="paper", x=0.5, y=0.5)]))
