@@ -28,17 +28,19 @@ PAGES = {
 }
 
 page = st.navigation(PAGES)
-loading = st.empty()
 if not models_loaded.is_set():
-    # The first visit after the server started: the page will wait for torch and the
-    # checkpoints (app.py loads them in the background). An empty chart drawn now makes the
-    # browser fetch and start Plotly's 4.7 MB bundle during that wait instead of after it,
-    # which takes about a second off the first heatmap. Imported here, not at the top, so that
-    # later visits never pay for Plotly before their page needs it.
+    # The first visit after the server started: torch and the checkpoints are still loading
+    # (app.py loads them in the background). An empty chart drawn now makes the browser fetch
+    # and start Plotly's 4.7 MB bundle during that wait instead of after it, which takes about
+    # a second off the first heatmap. The wait ends here, before the page runs, so the chart
+    # is gone whatever the page does (a page may st.stop() early).
+    loading = st.empty()
     from viz.figure import placeholder
     loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
                          config={"displayModeBar": False, "staticPlot": True})
-try:
-    page.run()
-finally:
-    loading.empty()
+    try:
+        from app_pages.common import zoo
+        zoo()
+    finally:
+        loading.empty()
+page.run()

@@ -169,6 +169,9 @@ def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
     at = translate_app("I will eat.")
     assert models_loaded.is_set()
     assert [f["data"][0]["type"] for f in figures(at)] == ["heatmap", "bar"]
+    models_loaded.clear()  # and when the page stops early (st.stop on empty input)
+    run(at.text_area(key="translate_text").input("  "))
+    assert not figures(at) and any("empty" in t for t in texts(at))
 
 
 def test_typed_sentence_words_view_and_beam(product):
