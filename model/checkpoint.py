@@ -108,6 +108,7 @@ def load_checkpoint(folder: str | Path, device: str = "cpu") -> tuple[Seq2Seq, V
         if not torch.isfinite(t).all():
             raise CheckpointError(f"{weights_path}: tensor {name} holds NaN or infinite values")
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    del tensors, expected  # garbage once packed: expected holds the fp32 parameters held in fp16 from here on
     model.to(device).eval()
     if device == "cpu":
         pack_for_decoding(model)

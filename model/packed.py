@@ -28,6 +28,7 @@ exactly ``nn.GRUCell`` (PyTorch's gate order r, z, n):
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 
 import torch
@@ -47,12 +48,16 @@ class PackedMatrix:
     def usable(self, x: torch.Tensor) -> bool:
         return not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
 
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+    def pack(self) -> None:
+        """(Re-)make the packed copy if there is none or the weights changed since."""
         version = (self.weight._version, None if self.bias is None else self.bias._version)
         if self._packed is None or self._version != version:
             weight = self.weight.detach().float()  # an fp16-held matrix (see HalfStoredEmbedding) widens exactly
             self._packed = torch.ops.mkldnn._reorder_linear_weight(weight, _ROWS_HINT)
             self._version = version
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        self.pack()
         rows = x.reshape(-1, x.size(-1))
         bias = None if self.bias is None else self.bias.detach()
         y = torch.ops.mkldnn._linear_pointwise(rows, self._packed, bias, "none", [], "")
@@ -143,5 +148,22 @@ def pack_for_decoding(model: nn.Module) -> bool:
     for embedding in (model.encoder.embed, model.trg_embed):
         if _hold_in_fp16(embedding.weight):
             embedding.__class__ = HalfStoredEmbedding
+    # pack now, not on first use: a loaded model is for decoding, and the caller can then hand
+    # the fp32 weights just freed (held in fp16 from here on) and the packing's staging copies
+    # back to the OS in one go (release_free_memory)
+    with torch.no_grad():
+        for packed in [model.packed_output] + [getattr(m, name) for m in model.decoder.modules()
+                                               for name in ("packed", "packed_ih", "packed_hh") if hasattr(m, name)]:
+            packed.pack()
     return True
+
+
+def release_free_memory() -> None:
+    """Return freed heap memory to the OS (glibc's malloc_trim): without it, the process
+    keeps the pages of freed temporaries (allocator fragmentation), and the app's resident
+    memory grows by the size of every model's fp32 staging copy. A no-op elsewhere."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
