@@ -133,18 +133,22 @@ def pack_for_decoding(model: nn.Module) -> bool:
     """
     if not packing_available():
         return False
+    matrices = []
     for module in model.decoder.modules():
         if type(module) is nn.Linear:
             module.__class__ = PackedLinear
             module.packed = PackedMatrix(module.weight, module.bias)
+            matrices.append(module.packed)
             _hold_in_fp16(module.weight)
         elif type(module) is nn.GRUCell:
             module.__class__ = PackedGRUCell
             module.packed_ih = PackedMatrix(module.weight_ih, module.bias_ih)
             module.packed_hh = PackedMatrix(module.weight_hh, module.bias_hh)
+            matrices += [module.packed_ih, module.packed_hh]
             _hold_in_fp16(module.weight_ih)
             _hold_in_fp16(module.weight_hh)
     model.packed_output = PackedMatrix(model.W_o, model.output_bias)
+    matrices.append(model.packed_output)
     for embedding in (model.encoder.embed, model.trg_embed):
         if _hold_in_fp16(embedding.weight):
             embedding.__class__ = HalfStoredEmbedding
@@ -152,8 +156,7 @@ def pack_for_decoding(model: nn.Module) -> bool:
     # the fp32 weights just freed (held in fp16 from here on) and the packing's staging copies
     # back to the OS in one go (release_free_memory)
     with torch.no_grad():
-        for packed in [model.packed_output] + [getattr(m, name) for m in model.decoder.modules()
-                                               for name in ("packed", "packed_ih", "packed_hh") if hasattr(m, name)]:
+        for packed in matrices:
             packed.pack()
     return True
 

@@ -14,6 +14,7 @@ done
 for name in rnnsearch luong-general luong-dot luong-concat luong-local rnnenc; do
   python bench/translate_speed.py --checkpoint checkpoints/$name --data "$DATA" | stamp translate_speed >> $OUT
 done
+python bench/step_cost.py --checkpoint checkpoints/rnnsearch | stamp step_cost >> $OUT
 for beam in 1 5; do  # the whole test split (5,350 rows = 4,292 multi-reference segments), one core
   OMP_NUM_THREADS=1 python -m model.evaluate --checkpoint checkpoints/rnnsearch --data "$DATA/test.tsv.gz" \
       --beam $beam --no-perplexity --json | python -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ('bleu','beam','segments','decode_seconds','seconds')}))" | stamp evaluate_speed >> $OUT

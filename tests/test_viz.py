@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viz.figure import validated
+from viz.figure import placeholder, validated
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
 from viz.teaching import highlighted_heatmap
 
@@ -22,6 +22,12 @@ FIGURES = {
     "entropy": lambda: entropy_figure({"RNNsearch": np.array([0.2, 0.5, 0.1]), "Luong dot": np.array([1.0, 0.3, 0.2])}),
     "highlighted": lambda: highlighted_heatmap(WEIGHTS, SOURCE, TARGET, rows=[1]),
 }
+
+
+def test_placeholder_is_an_empty_chart_that_says_its_message():
+    fig = validated(placeholder("Loading the models…")).to_dict()
+    assert fig["data"] == [] and fig["layout"]["annotations"][0]["text"] == "Loading the models…"
+    assert fig["layout"]["xaxis"]["visible"] is False and fig["layout"]["yaxis"]["visible"] is False
 
 
 @pytest.mark.parametrize("name", FIGURES)

@@ -1,0 +1,89 @@
+"""Where a greedy decoding step's time goes (the README's Speed analysis); one JSON line.
+
+    python bench/step_cost.py [--checkpoint checkpoints/rnnsearch]
+
+- ``encode_us``: the encoder and the per-sentence keys for a 21-piece (20-word) source;
+- ``step_us``: one greedy step (``Seq2Seq.step``) of the checkpoint, median over repeats;
+- ``tiny_step_us``: the same step on a model of the same kind whose every size is 8: the
+  arithmetic is nothing, so this is the fixed cost of the step's operations (dispatch, Python);
+- ``products_us``: the checkpoint's decoder and output products alone, one row, one after
+  another on their packed weights (what the step must read from memory);
+- ``one_row_us``: one row times an 8 x 8, a 768 x 768 and the 8000 x 256 output matrix, on the packed
+  weights against MKL on a transposed fp32 copy (the single-row alternative not taken).
+One core, as the latency targets are.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from model.checkpoint import load_checkpoint  # noqa: E402
+from model.config import ModelConfig  # noqa: E402
+from model.data import Batch  # noqa: E402
+from model.model import Seq2Seq  # noqa: E402
+from model.packed import pack_for_decoding  # noqa: E402
+
+SOURCE_PIECES = 21  # a 20-word sentence
+
+
+def median_us(fn, repeats: int) -> float:
+    times = []
+    with torch.no_grad():
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - start) * 1e6)
+    return round(statistics.median(times), 1)
+
+
+def encode_and_step_times(model: Seq2Seq, repeats: int) -> tuple[float, float]:
+    batch = Batch([list(range(4, 4 + SOURCE_PIECES))])
+    with torch.no_grad():
+        _, memory, state = model.encode(batch.src, batch.src_len)
+    prev = torch.tensor([5])
+    return (median_us(lambda: model.encode(batch.src, batch.src_len), repeats // 5),
+            median_us(lambda: model.step(prev, state, memory), repeats))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--checkpoint", default="checkpoints/rnnsearch")
+    p.add_argument("--repeats", type=int, default=500)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    model, _, _ = load_checkpoint(args.checkpoint)
+    tiny_cfg = ModelConfig(**{**vars(model.cfg), "vocab_size": 64, "emb_size": 8, "enc_hidden": 8,
+                              "dec_hidden": 8, "attention_size": 8, "maxout_size": 8})
+    tiny = Seq2Seq(tiny_cfg).eval()
+    pack_for_decoding(tiny)
+    packed = [model.packed_output] + [getattr(m, n) for m in model.decoder.modules()
+                                      for n in ("packed", "packed_ih", "packed_hh") if hasattr(m, n)]
+    rows = [torch.randn(1, p.weight.size(1)) for p in packed]
+
+    def products():
+        for p, x in zip(packed, rows):
+            p(x)
+
+    one_row = {}
+    for out, inp in ((8, 8), (768, 768), (8000, 256)):  # 8 x 8: the fixed cost of one product
+        w, b, x = torch.randn(out, inp), torch.randn(out), torch.randn(1, inp)
+        packed_w = torch.ops.mkldnn._reorder_linear_weight(w, 5)
+        w_t = w.t().contiguous()
+        one_row[f"{out}x{inp}"] = {
+            "packed": median_us(lambda: torch.ops.mkldnn._linear_pointwise(x, packed_w, b, "none", [], ""), args.repeats),
+            "mkl_transposed": median_us(lambda: torch.addmm(b, x, w_t), args.repeats)}
+    encode_us, step_us = encode_and_step_times(model, args.repeats)
+    print(json.dumps({"checkpoint": args.checkpoint, "encode_us": encode_us, "step_us": step_us,
+                      "tiny_step_us": encode_and_step_times(tiny, args.repeats)[1],
+                      "products_us": median_us(products, args.repeats),
+                      "packed_megabytes": round(sum(p.weight.numel() for p in packed) * 4 / 1e6, 1),
+                      "one_row_us": one_row}))
+
+
+if __name__ == "__main__":
+    main()
