@@ -81,6 +81,9 @@ for name, entry in entries.items():
                 "best dev BLEU": train.get("best_dev_bleu"),
                 "machine": train.get("machine"),
             }
+            init = train.get("initialised_from")
+            if init:  # warm-started (model.train --init-from / train.init_from): say from what
+                facts["started from"] = f"{init.get('checkpoint')} (fresh: {', '.join(init.get('fresh', [])) or 'nothing'})"
             st.dataframe(pd.DataFrame({"": list(facts), "value": [fmt(v) for v in facts.values()]}),
                          hide_index=True, width="stretch", height="content",
                          column_config={"value": st.column_config.TextColumn(width="large")})

@@ -6,10 +6,11 @@
 - ``step_us``: one greedy step (``Seq2Seq.step``) of the checkpoint, median over repeats;
 - ``tiny_step_us``: the same step on a model of the same kind whose every size is 8: the
   arithmetic is nothing, so this is the fixed cost of the step's operations (dispatch, Python);
-- ``products_us``: the checkpoint's decoder and output products alone, one row, one after
-  another on their packed weights (what the step must read from memory);
-- ``one_row_us``: one row times an 8 x 8, a 768 x 768 and the 8000 x 256 output matrix, on the packed
-  weights against MKL on a transposed fp32 copy (the single-row alternative not taken).
+- ``products_us``: the products one step makes (``step_products`` of them, ``step_megabytes``
+  of fp32 weights), alone, one after another, on the copies decoding uses (model/packed.py);
+- ``one_row_us``: one row times an 8 x 8, a 768 x 768 and the 8000 x 256 output matrix: packed
+  (oneDNN), MKL on a transposed fp32 copy, and MKL on a plain fp32 copy (what a one-row product
+  on a small decoder matrix now uses).
 One core, as the latency targets are.
 """
 import argparse
@@ -26,7 +27,7 @@ from model.checkpoint import load_checkpoint  # noqa: E402
 from model.config import ModelConfig  # noqa: E402
 from model.data import Batch  # noqa: E402
 from model.model import Seq2Seq  # noqa: E402
-from model.packed import pack_for_decoding  # noqa: E402
+from model.packed import pack_for_decoding, PackedMatrix  # noqa: E402
 
 SOURCE_PIECES = 21  # a 20-word sentence
 
@@ -61,13 +62,19 @@ def main():
                               "dec_hidden": 8, "attention_size": 8, "maxout_size": 8})
     tiny = Seq2Seq(tiny_cfg).eval()
     pack_for_decoding(tiny)
-    packed = [model.packed_output] + [getattr(m, n) for m in model.decoder.modules()
-                                      for n in ("packed", "packed_ih", "packed_hh") if hasattr(m, n)]
-    rows = [torch.randn(1, p.weight.size(1)) for p in packed]
+    # the products one step really makes: record every packed-matrix call of one step
+    calls, call = [], PackedMatrix.__call__
+    PackedMatrix.__call__ = lambda self, x, add=None: calls.append((self, x, add)) or call(self, x, add)
+    batch = Batch([list(range(4, 4 + SOURCE_PIECES))])
+    with torch.no_grad():
+        _, memory, state = model.encode(batch.src, batch.src_len)
+        calls.clear()
+        model.step(torch.tensor([5]), state, memory)
+    PackedMatrix.__call__ = call
 
     def products():
-        for p, x in zip(packed, rows):
-            p(x)
+        for matrix, x, add in calls:
+            matrix(x, add)
 
     one_row = {}
     for out, inp in ((8, 8), (768, 768), (8000, 256)):  # 8 x 8: the fixed cost of one product
@@ -76,12 +83,15 @@ def main():
         w_t = w.t().contiguous()
         one_row[f"{out}x{inp}"] = {
             "packed": median_us(lambda: torch.ops.mkldnn._linear_pointwise(x, packed_w, b, "none", [], ""), args.repeats),
-            "mkl_transposed": median_us(lambda: torch.addmm(b, x, w_t), args.repeats)}
+            "mkl_transposed": median_us(lambda: torch.addmm(b, x, w_t), args.repeats),
+            "mkl_plain": median_us(lambda: torch.nn.functional.linear(x, w, b), args.repeats)}
     encode_us, step_us = encode_and_step_times(model, args.repeats)
     print(json.dumps({"checkpoint": args.checkpoint, "encode_us": encode_us, "step_us": step_us,
                       "tiny_step_us": encode_and_step_times(tiny, args.repeats)[1],
                       "products_us": median_us(products, args.repeats),
-                      "packed_megabytes": round(sum(p.weight.numel() for p in packed) * 4 / 1e6, 1),
+                      "step_products": len(calls),
+                      "step_megabytes": round(sum(m._packed.numel() if m._plain is None or x.numel() != x.size(-1)
+                                                  else m._plain.numel() for m, x, _ in calls) * 4 / 1e6, 1),
                       "one_row_us": one_row}))
 
 

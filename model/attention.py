@@ -58,7 +58,12 @@ class AdditiveAttention(AttentionMechanism):
         return self.U_a(keys)  # U_a h_j: B x S x A
 
     def score(self, query, proj_keys, mask):
-        hidden = torch.tanh(self.W_a(query).unsqueeze(1) + proj_keys)  # B x S x A
+        return self.score_projected(self.W_a(query), proj_keys, mask)
+
+    def score_projected(self, projected_query, proj_keys, mask):
+        """``score`` from W_a s (B x A) made elsewhere: decoding makes it in one product with
+        the GRU's W_hh s_{i-1} (model/packed.py, ``fuse_rnnsearch_products``)."""
+        hidden = torch.tanh(projected_query.unsqueeze(1) + proj_keys)  # B x S x A
         energies = self.v_a(hidden).squeeze(2)  # B x S
         return energies.masked_fill(~mask, float("-inf"))
 

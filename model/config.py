@@ -57,6 +57,7 @@ class TrainConfig:
     dev_sentences: int = 1000         # dev rows decoded for BLEU at each evaluation (greedy)
     seed: int = 1
     vocab: str = "checkpoints/_vocab/spm.model"  # shared SentencePiece model; trained if missing
+    init_from: str | None = None      # a checkpoint to warm-start from (see model.train.initialise_from); --init-from overrides
 
 
 @dataclass

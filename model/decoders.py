@@ -21,6 +21,7 @@ import torch.nn as nn
 from .attention import attend, build_attention, LocalPAttention
 from .config import ModelConfig
 from .encoders import EncoderOutput
+from .packed import gru_gates
 
 
 @dataclass
@@ -29,11 +30,15 @@ class Memory:
 
     values: B x S x Hv (the vectors averaged into c_i), proj_keys: B x S x K,
     mask: B x S, fixed_context: B x C (RNNenc only).
+    values_and_products: decoding RNNsearch / RNNenc on packed weights only (model/packed.py,
+    ``fuse_rnnsearch_products``): [h_j ; W_ih^c h_j ; C_o h_j], B x S x (C + 3H + 2M), or for
+    RNNenc the same of its fixed c, B x (C + 3H + 2M).
     """
     values: torch.Tensor | None = None
     proj_keys: torch.Tensor | None = None
     mask: torch.Tensor | None = None
     fixed_context: torch.Tensor | None = None
+    values_and_products: torch.Tensor | None = None
 
     def index_select(self, idx: torch.Tensor) -> "Memory":
         return Memory(**{f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).index_select(0, idx))
@@ -80,6 +85,10 @@ class RNNsearchDecoder(nn.Module):
     through the recurrence as well as directly.
     """
 
+    # set by model/packed.py for decoding (fuse_rnnsearch_products): [W_hh ; W_a], [W_ih^y ; V_o],
+    # [W_ih^c ; C_o] and U_o as packed matrices
+    packed_state_products = packed_embedding_products = packed_context_products = packed_deep_output = None
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         ann = 2 * cfg.enc_hidden
@@ -99,7 +108,14 @@ class RNNsearchDecoder(nn.Module):
 
     def prepare(self, enc: EncoderOutput) -> Memory:
         return Memory(values=enc.annotations, proj_keys=self.attention.compute_proj_keys(enc.annotations),
-                      mask=enc.mask)
+                      mask=enc.mask, values_and_products=self._with_context_products(enc.annotations))
+
+    def _with_context_products(self, values: torch.Tensor) -> torch.Tensor | None:
+        """[v ; W_ih^c v ; C_o v] for each value vector v, when decoding on fused weights."""
+        packed = self.packed_context_products
+        if packed is None or not packed.usable(values):
+            return None
+        return torch.cat([values, packed(values)], dim=-1)
 
     def init_state(self, enc: EncoderOutput) -> dict:
         return {"s": torch.tanh(self.W_s(enc.backward_first))}  # s_0: B x H
@@ -117,6 +133,28 @@ class RNNsearchDecoder(nn.Module):
     def readout(self, prev_emb, state_i, context_i):
         """Deep output; works on any leading shape (B or B x T)."""
         return self.maxout(self.U_o(state_i) + self.V_o(prev_emb) + self.C_o(context_i))
+
+    def _read(self, projected_query, memory):
+        """Decoding on fused weights: energies, α_i and [c_i ; W_ih^c c_i + b_ih ; C_o c_i + b_o]
+        (B x ·), the last as Σ_j α_ij [h_j ; W_ih^c h_j + b_ih ; C_o h_j + b_o], one product with α_i."""
+        energies = self.attention.score_projected(projected_query, memory.proj_keys, memory.mask)
+        weights, read = attend(energies, memory.values_and_products)
+        return energies, weights, read
+
+    def fused_step(self, prev_emb, state, memory):
+        """``recurrence`` then ``readout``, on the products regrouped for decoding
+        (model/packed.py, ``fuse_rnnsearch_products``): the same equations, four products in
+        place of seven. Returns (t_i, state, Step) like Seq2Seq.step's two calls."""
+        s_prev = state["s"]
+        gates = 3 * self.cfg.dec_hidden
+        from_state = self.packed_state_products(s_prev)  # [W_hh s_{i-1} + b_hh ; W_a s_{i-1}]
+        energies, weights, read = self._read(from_state[:, gates:], memory)
+        context, context_products = read.split([self.context_size, read.size(-1) - self.context_size], -1)
+        # [W_ih ; V_o C_o] [E y_{i-1} ; c_i] + [b_ih ; b_o]: the GRU's input side, then the deep output's
+        products = self.packed_embedding_products(prev_emb, add=context_products)
+        s = gru_gates(products[:, :gates], from_state[:, :gates], s_prev)  # B x H
+        t = self.maxout(self.packed_deep_output(s, add=products[:, gates:]))  # deep output, A.2.2
+        return t, {"s": s}, Step(query=s_prev, state=s, context=context, energies=energies, weights=weights)
 
 
 class RNNencDecoder(RNNsearchDecoder):
@@ -139,7 +177,11 @@ class RNNencDecoder(RNNsearchDecoder):
         self.output_size = cfg.maxout_size
 
     def prepare(self, enc):
-        return Memory(mask=enc.mask, fixed_context=torch.cat([enc.forward_last, enc.backward_first], dim=-1))
+        c = torch.cat([enc.forward_last, enc.backward_first], dim=-1)
+        return Memory(mask=enc.mask, fixed_context=c, values_and_products=self._with_context_products(c))
+
+    def _read(self, projected_query, memory):
+        return None, None, memory.values_and_products  # c and its products, made once per sentence
 
     def recurrence(self, prev_emb, state, memory):
         c = memory.fixed_context  # B x 2H, the same at every step

@@ -52,7 +52,7 @@ class Seq2Seq(nn.Module):
 
     def output_features(self, features: torch.Tensor) -> torch.Tensor:
         """Readout t_i (…, O) -> the vector the output matrix multiplies (…, E)."""
-        x = self.dropout(features)
+        x = self.dropout(features) if self.training else features  # skips a module call per decoding step
         return self.pre_output(x) if self.pre_output is not None else x
 
     def logits(self, features: torch.Tensor) -> torch.Tensor:
@@ -65,8 +65,11 @@ class Seq2Seq(nn.Module):
     def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
         """One decoder step for search. prev_tokens: (B,) -> log-probabilities (B, V)."""
         prev_emb = self.trg_embed(prev_tokens)  # B x E
-        state, step = self.decoder.recurrence(prev_emb, state, memory)
-        features = self.decoder.readout(prev_emb, *self.decoder.readout_inputs(step))
+        if memory.values_and_products is not None:  # RNNsearch / RNNenc on fused decoding weights (model/packed.py)
+            features, state, step = self.decoder.fused_step(prev_emb, state, memory)
+        else:
+            state, step = self.decoder.recurrence(prev_emb, state, memory)
+            features = self.decoder.readout(prev_emb, *self.decoder.readout_inputs(step))
         return F.log_softmax(self.logits(features).float(), dim=-1), state, step
 
     # -- training ---------------------------------------------------------------------------------

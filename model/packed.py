@@ -14,6 +14,11 @@ time) are then held in fp16 when that is exact (it is for every shipped checkpoi
 are stored in fp16) and widened back to fp32 where they are used: the same numbers, half
 the memory.
 
+Two more decoding-only layouts (fourth session; README, Speed): a one-row product on a small
+decoder matrix runs on a plain fp32 copy (``PackedMatrix(one_row_copy=True)``), and
+RNNsearch's and RNNenc's seven per-step products are regrouped into four
+(:func:`fuse_rnnsearch_products`). Greedy RNNsearch: 18.8 -> 11.4–14.3 ms for 20 words.
+
 The packed path is taken only under ``torch.no_grad()`` on CPU; with gradients enabled
 the modules run their ordinary ``forward`` (on widened weights), so a packed model still
 computes the same loss. If the weights change after packing (an optimiser step), the
@@ -39,28 +44,57 @@ _ROWS_HINT = 5  # the beam size the packing is tuned for; any number of rows wor
 
 
 class PackedMatrix:
-    """A weight (out x in) and bias packed once for y = x W^T + b; re-packed if W changes."""
+    """A weight (out x in) and bias packed once for y = x W^T + b; re-packed if W changes.
 
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
-        self.weight, self.bias = weight, bias
-        self._packed, self._version = None, None
+    ``blocks`` stacks more weights below the first, each with its own bias (or none) and
+    optionally only some of its input columns: one product then computes several of the
+    papers' matrices at once (see :func:`fuse_rnnsearch_products`). ``add`` adds a tensor
+    to the product inside the same call.
+
+    ``one_row_copy`` also keeps the weight unpacked, in fp32, for products of a single row
+    (greedy decoding): there MKL's plain product beats the packed one, whose call has
+    ~13 µs of fixed cost (bench/step_cost.py), while for several rows (beam search, batches)
+    the packed copy is 2–5x faster. Worth its memory for the decoder's small matrices only.
+    """
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None,
+                 columns: slice | None = None, blocks: tuple = (), one_row_copy: bool = False):
+        self.blocks = ((weight, bias, columns),) + tuple(blocks)
+        self._tensors = [t for w, b, _ in self.blocks for t in (w, b) if t is not None]
+        self.one_row_copy = one_row_copy
+        self._packed, self._plain, self._bias, self._version = None, None, None, None
 
     def usable(self, x: torch.Tensor) -> bool:
         return not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
 
     def pack(self) -> None:
         """(Re-)make the packed copy if there is none or the weights changed since."""
-        version = (self.weight._version, None if self.bias is None else self.bias._version)
+        version = tuple(t._version for t in self._tensors)
         if self._packed is None or self._version != version:
-            weight = self.weight.detach().float()  # an fp16-held matrix (see HalfStoredEmbedding) widens exactly
+            # an fp16-held matrix (see HalfStoredEmbedding) widens exactly
+            weights = [w.detach().float()[:, cols or slice(None)] for w, _, cols in self.blocks]
+            weight = weights[0] if len(weights) == 1 else torch.cat(weights)
             self._packed = torch.ops.mkldnn._reorder_linear_weight(weight, _ROWS_HINT)
+            self._plain = weight.contiguous() if self.one_row_copy else None
+            biases = [b.detach().float() if b is not None else w.new_zeros(w.size(0), dtype=torch.float32)
+                      for (_, b, _), w in zip(self.blocks, weights)]
+            self._bias = (None if all(b is None for _, b, _ in self.blocks)
+                          else biases[0] if len(biases) == 1 else torch.cat(biases))
             self._version = version
 
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+    def __call__(self, x: torch.Tensor, add: torch.Tensor | None = None) -> torch.Tensor:
+        """x W^T + b (+ add); x: (…, in), add: (…, out)."""
         self.pack()
         rows = x.reshape(-1, x.size(-1))
-        bias = None if self.bias is None else self.bias.detach()
-        y = torch.ops.mkldnn._linear_pointwise(rows, self._packed, bias, "none", [], "")
+        if self._plain is not None and rows.size(0) == 1:
+            y = F.linear(rows, self._plain, self._bias)
+            if add is not None:
+                y = y + add.reshape(y.shape)
+        elif add is not None:
+            y = torch.ops.mkldnn._linear_pointwise.binary(rows, add.reshape(rows.size(0), -1), self._packed,
+                                                          self._bias, "add")
+        else:
+            y = torch.ops.mkldnn._linear_pointwise(rows, self._packed, self._bias, "none", [], "")
         return y.view(*x.shape[:-1], y.size(-1))
 
 
@@ -87,12 +121,16 @@ class PackedGRUCell(nn.GRUCell):
             h = x.new_zeros(x.size(0), self.hidden_size) if h is None else h
             return torch.gru_cell(x, h, self.weight_ih.to(x.dtype), self.weight_hh.to(x.dtype),
                                   self.bias_ih, self.bias_hh)
-        i_r, i_z, i_n = self.packed_ih(x).chunk(3, -1)
-        h_r, h_z, h_n = self.packed_hh(h).chunk(3, -1)
-        r = torch.sigmoid(i_r + h_r)
-        z = torch.sigmoid(i_z + h_z)
-        n = torch.tanh(i_n + r * h_n)
-        return n + z * (h - n)
+        return gru_gates(self.packed_ih(x), self.packed_hh(h), h)
+
+
+def gru_gates(input_gates: torch.Tensor, hidden_gates: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """``nn.GRUCell``'s update from its two products, W_ih x + b_ih and W_hh h + b_hh
+    (B x 3H each, gates r, z, n), in few operations: each costs microseconds at one row."""
+    H = h.size(-1)
+    r, z = torch.sigmoid(input_gates[:, :2 * H] + hidden_gates[:, :2 * H]).chunk(2, -1)
+    n = torch.tanh(torch.addcmul(input_gates[:, 2 * H:], r, hidden_gates[:, 2 * H:]))
+    return torch.lerp(n, h, z)  # (1 − z) ⊙ n + z ⊙ h
 
 
 class HalfStoredEmbedding(nn.Embedding):
@@ -135,20 +173,22 @@ def pack_for_decoding(model: nn.Module) -> bool:
         return False
     matrices = []
     for module in model.decoder.modules():
-        if type(module) is nn.Linear:
+        if type(module) is nn.Linear and module.out_features > 1:  # not RNNsearch's v_a: a vector, cheapest as it is
             module.__class__ = PackedLinear
-            module.packed = PackedMatrix(module.weight, module.bias)
+            module.packed = PackedMatrix(module.weight, module.bias, one_row_copy=True)
             matrices.append(module.packed)
             _hold_in_fp16(module.weight)
         elif type(module) is nn.GRUCell:
             module.__class__ = PackedGRUCell
-            module.packed_ih = PackedMatrix(module.weight_ih, module.bias_ih)
-            module.packed_hh = PackedMatrix(module.weight_hh, module.bias_hh)
+            module.packed_ih = PackedMatrix(module.weight_ih, module.bias_ih, one_row_copy=True)
+            module.packed_hh = PackedMatrix(module.weight_hh, module.bias_hh, one_row_copy=True)
             matrices += [module.packed_ih, module.packed_hh]
             _hold_in_fp16(module.weight_ih)
             _hold_in_fp16(module.weight_hh)
     model.packed_output = PackedMatrix(model.W_o, model.output_bias)
     matrices.append(model.packed_output)
+    if hasattr(model.decoder, "fused_step"):  # RNNsearch and RNNenc
+        matrices = fuse_rnnsearch_products(model.decoder, matrices)
     for embedding in (model.encoder.embed, model.trg_embed):
         if _hold_in_fp16(embedding.weight):
             embedding.__class__ = HalfStoredEmbedding
@@ -159,6 +199,43 @@ def pack_for_decoding(model: nn.Module) -> bool:
         for packed in matrices:
             packed.pack()
     return True
+
+
+def fuse_rnnsearch_products(decoder: nn.Module, matrices: list[PackedMatrix]) -> list[PackedMatrix]:
+    """Regroup RNNsearch's (and RNNenc's) per-step products for decoding; returns the
+    matrices decoding now uses (``RNNsearchDecoder.fused_step`` runs them).
+
+    A step multiplies s_{i-1} by W_hh and, for the attention, W_a; [E y_{i-1} ; c_i] by the
+    GRU's input matrix W_ih; and, in the deep output, s_i, E y_{i-1} and c_i by U_o, V_o and
+    C_o. Split W_ih by columns into its E y and c blocks, then
+        [W_hh ; W_a] s_{i-1} + [b_hh ; 0]                       one product
+        [W_ih^y ; V_o] E y_{i-1}                                one product
+        [W_ih^c ; C_o] c_i + b = Σ_j α_ij ([W_ih^c ; C_o] h_j + b),   b = [b_ih ; b_o]
+    the last because c_i = Σ_j α_ij h_j (eq. 5) and Σ_j α_ij = 1: the c-side product is made
+    once per sentence, for every annotation h_j (``RNNsearchDecoder.prepare``), and a step
+    reads it through the same weights α_ij that make c_i, one small S-row product in place
+    of a 1,280 x 512 matrix read from memory (2.6 MB per step). For RNNenc c is fixed, and
+    its product is simply made once. Same arithmetic up to fp32 rounding (tests/test_engine.py
+    compares the records). Seven products per step become four, one of them the output layer.
+    """
+    emb = decoder.cfg.emb_size
+    rnn = decoder.rnn
+    attention = getattr(decoder, "attention", None)  # RNNenc has none
+    decoder.packed_state_products = PackedMatrix(
+        rnn.weight_hh, rnn.bias_hh, one_row_copy=True,
+        blocks=((attention.W_a.weight, None, None),) if attention is not None else ())
+    decoder.packed_embedding_products = PackedMatrix(rnn.weight_ih, None, slice(0, emb), one_row_copy=True,
+                                                     blocks=((decoder.V_o.weight, None, None),))
+    decoder.packed_context_products = PackedMatrix(rnn.weight_ih, rnn.bias_ih, slice(emb, None),
+                                                   blocks=((decoder.C_o.weight, decoder.U_o.bias, None),))
+    decoder.packed_deep_output = PackedMatrix(decoder.U_o.weight, None, one_row_copy=True)  # its bias is in b
+    replaced = [rnn.packed_ih, rnn.packed_hh, decoder.V_o.packed, decoder.C_o.packed, decoder.U_o.packed]
+    if attention is not None:
+        replaced.append(attention.W_a.packed)
+    unused = {id(m) for m in replaced}  # packed only if the plain path ever runs
+    return ([m for m in matrices if id(m) not in unused]
+            + [decoder.packed_state_products, decoder.packed_embedding_products,
+               decoder.packed_context_products, decoder.packed_deep_output])
 
 
 def release_free_memory() -> None:

@@ -21,6 +21,12 @@ def cell(d, *keys, fmt="{:.1f}"):
     return fmt.format(d) if isinstance(d, (int, float)) else str(d)
 
 
+def warm_start(training: dict) -> str:
+    """' after NAME' for a model warm-started from another (config.json training.initialised_from)."""
+    init = training.get("initialised_from")
+    return f" after `{Path(init['checkpoint']).name}`" if init else ""
+
+
 def main():
     head = ("| model | test BLEU | Multi30k 2016 | Multi30k 2017 | Tatoeba | stress BLEU | AER (Hansards) "
             "| perplexity | params | training (CPU) | epochs | best dev BLEU |")
@@ -41,7 +47,8 @@ def main():
               f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
               f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'stress', 'bleu')} "
               f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'test', 'perplexity', fmt='{:.2f}')} "
-              f"| {cell(m, 'parameters', fmt='{:,}')} | {t.get('total_minutes_run', t.get('wall_time_minutes', '–'))} min "
+              f"| {cell(m, 'parameters', fmt='{:,}')} | {t.get('total_minutes_run', t.get('wall_time_minutes', '–'))} min"
+              f"{warm_start(t)} "
               f"| {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} |")
     sig = None
     for name in ZOO:

@@ -116,6 +116,11 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
                   "dev_loss": [2.0, 1.5, 1.1], "dev_bleu": [3.0, 20.0, 41.5], "tokens_per_second": [900, 950, 940],
                   "lr": [1e-3] * 3, "minutes": [0.01, 0.02, 0.03]}).to_csv(tiny_zoo / "rnnsearch" / "train_log.csv",
                                                                          index=False)
+    local = tiny_zoo / "luong-local" / "config.json"  # warm-started, as the shipped local-p model is
+    config = json.loads(local.read_text())
+    config["training"]["initialised_from"] = {"checkpoint": "checkpoints/luong-general",
+                                              "fresh": ["decoder.attention.W_p.weight", "decoder.attention.v_p.weight"]}
+    local.write_text(json.dumps(config))
     monkeypatch_module.setenv("ATTN_EXPLORER_RESULTS", str(results))
     monkeypatch_module.setenv("ATTN_EXPLORER_DATA", str(data))
     common._load_zoo.clear()  # metrics.json is read when the zoo loads
@@ -391,6 +396,8 @@ def test_models_cards(product):
     assert len(curves) == 1
     np.testing.assert_allclose(array([t for t in curves[0]["data"] if t["name"] == "dev BLEU"][0]["y"]),
                                [3.0, 20.0, 41.5])
+    started = [v for d in at.dataframe for k, v in zip(d.value.iloc[:, 0], d.value.iloc[:, -1]) if k == "started from"]
+    assert started == ["checkpoints/luong-general (fresh: decoder.attention.W_p.weight, decoder.attention.v_p.weight)"]
 
 
 # -- the layering: viz/ never needs torch, product pages hold no model code ---------------------

@@ -315,6 +315,10 @@ def test_packed_decoding_equals_the_plain_modules(vocab, decoder, attention):
     plain = _unpacked_copy(model, vocab, decoder, attention, seed=5)
     assert isinstance(model.decoder.rnn, PackedGRUCell) and not isinstance(plain.decoder.rnn, PackedGRUCell)
     src = prepare_source(vocab, "3 1 4 1 5 9 2")
+    with torch.no_grad():  # RNNsearch and RNNenc decode on their regrouped products (fuse_rnnsearch_products)
+        batch = Batch([src.ids])
+        fused = model.encode(batch.src, batch.src_len)[1].values_and_products is not None
+    assert fused == (decoder in ("rnnsearch", "rnnenc"))
     for run in (lambda m: greedy(m, vocab, src), lambda m: beam_search(m, vocab, src, beam=3)):
         a, b = run(model), run(plain)
         assert a.target_ids == b.target_ids
@@ -324,6 +328,23 @@ def test_packed_decoding_equals_the_plain_modules(vocab, decoder, attention):
     srcs = [vocab.encode(s) for s in ["1 2 3", "9 9 8 7 1 0 2 2", "5"]]  # several rows per product
     assert greedy_batch(model, srcs) == greedy_batch(plain, srcs)
     assert beam_batch(model, srcs, beam=4) == beam_batch(plain, srcs, beam=4)
+
+
+def test_packed_matrix_stacks_blocks_and_adds_on_both_paths():
+    """Blocks (with a column slice and a missing bias) stacked into one product, with ``add``:
+    the one-row plain copy and the packed copy (several rows) give x W^T + b + add."""
+    from model.packed import PackedMatrix, packing_available
+    if not packing_available():
+        pytest.skip("this torch build has no oneDNN packing")
+    torch.manual_seed(0)
+    w1, b1, w2 = torch.randn(6, 10), torch.randn(6), torch.randn(4, 3)
+    matrix = PackedMatrix(w1, b1, slice(3, 6), blocks=((w2, None, None),), one_row_copy=True)
+    weight, bias = torch.cat([w1[:, 3:6], w2]), torch.cat([b1, torch.zeros(4)])
+    with torch.no_grad():
+        for rows in (1, 3):
+            x, add = torch.randn(rows, 3), torch.randn(rows, 10)
+            assert torch.allclose(matrix(x, add=add), x @ weight.T + bias + add, atol=1e-5)
+            assert torch.allclose(matrix(x), x @ weight.T + bias, atol=1e-5)
 
 
 def test_packed_model_still_trains_and_repacks_after_an_update(vocab):
