@@ -5,7 +5,9 @@
 
 Resumable: the latest full-precision weights and Adam state are kept in ``OUT/resume/``
 (safetensors + JSON) at every evaluation and at exit, and ``--resume`` continues from
-there (same epoch, same batch). The best model on dev BLEU is saved to ``OUT`` as the
+there (same epoch, same batch). ``OUT/resume/`` is not shipped, so on a fresh clone
+``--resume`` continues a shipped checkpoint instead: its fp16 weights, its step count,
+epoch position, best dev BLEU, wall time and learning rate, with fresh Adam moments. The best model on dev BLEU is saved to ``OUT`` as the
 fp16 checkpoint. Progress goes to a progress bar, ``OUT/train.log`` and, one row per
 evaluation, ``OUT/train_log.csv``. Under ``torchrun --nproc_per_node N -m model.train …``
 the same command trains with DistributedDataParallel (gloo on CPU, nccl on GPU).
@@ -26,9 +28,10 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from safetensors.torch import load_file
 from tqdm import tqdm
 
-from .checkpoint import load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG
+from .checkpoint import load_checkpoint, load_resume, read_config, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
 from .config import load_run_config, RunConfig
 from .data import Batch, encode_pairs, joined_pairs, multi_reference, read_split, split_path, token_batches
 from .metrics import corpus_bleu
@@ -107,6 +110,52 @@ def epoch_batches(train_df, vocab, run: RunConfig, epoch: int, base: tuple[list,
     return src, trg, token_batches(lengths, run.train.batch_tokens, rng)
 
 
+def initialise_from(model: Seq2Seq, folder: str, device) -> dict:
+    """Start from another checkpoint's weights (``--init-from``): every tensor the two models
+    share by name and shape is copied. Tensors only this model has stay freshly initialised,
+    so a local-p model can start from a trained global one of the same score (local-p adds
+    only W_p and v_p, eq. 9). Anything else that differs is an error, not a silent partial load."""
+    theirs = load_checkpoint(folder, device=str(device))[0].state_dict()
+    ours = model.state_dict()
+    # local-p wraps its score (LocalPAttention.inner): a global model's scorer becomes that inner one
+    inner = {k: k.replace("decoder.attention.", "decoder.attention.inner.", 1) for k in theirs}
+    theirs = {(inner[k] if k not in ours and inner[k] in ours else k): v for k, v in theirs.items()}
+    foreign = sorted(set(theirs) - set(ours))
+    reshaped = sorted(k for k in set(theirs) & set(ours) if theirs[k].shape != ours[k].shape)
+    if foreign or reshaped:
+        raise SystemExit(f"error: --init-from {folder}: a different architecture "
+                         f"({'weights this model lacks: ' + ', '.join(foreign[:5]) if foreign else ''}"
+                         f"{'; ' if foreign and reshaped else ''}"
+                         f"{'other shapes: ' + ', '.join(reshaped[:5]) if reshaped else ''})")
+    model.load_state_dict(theirs, strict=False)
+    return {"checkpoint": str(folder), "fresh": sorted(set(ours) - set(theirs))}
+
+
+def continue_shipped(out: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer) -> dict | None:
+    """``--resume`` without ``OUT/resume/``: continue the checkpoint shipped in OUT.
+
+    The shipped weights are the best on dev, so the run goes on from *their* step (config
+    ``training.steps``), not from where the earlier run stopped; later rows of train_log.csv
+    stay as history. Adam's moments were not shipped and start afresh (they re-estimate
+    within a few hundred steps); the learning rate is the one logged at that step."""
+    if not (out / WEIGHTS).exists():
+        return None
+    training = read_config(out).get("training", {})
+    weights = load_file(str(out / WEIGHTS))
+    model.load_state_dict({k: v.float() for k, v in weights.items()})
+    lr = optimizer.param_groups[0]["lr"]
+    if (out / TRAIN_LOG).exists():
+        rows = [r for r in csv.DictReader(open(out / TRAIN_LOG)) if int(r["steps"]) <= training["steps"]]
+        lr = float(rows[-1]["lr"]) if rows else lr
+    for g in optimizer.param_groups:
+        g["lr"] = lr
+    epoch = int(training["epochs"])
+    return {"epoch": epoch, "epoch_fraction": training["epochs"] - epoch, "batch_in_epoch": None,
+            "steps": training["steps"], "best_dev_bleu": training["best_dev_bleu"], "bad_evals": 0,
+            "train_seconds": training["wall_time_minutes"] * 60, "target_tokens": training["target_tokens_seen"],
+            "initialised_from": training.get("initialised_from")}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=True, help="configs/NAME.yaml")
@@ -115,7 +164,8 @@ def main(argv=None):
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many optimiser steps in total")
     p.add_argument("--max-minutes", type=float, default=None, help="stop cleanly after M minutes of training")
     p.add_argument("--resume", action="store_true", help="continue from OUT/resume/")
-    p.add_argument("--init-from", default=None, help="start from another checkpoint's weights (fresh optimiser)")
+    p.add_argument("--init-from", default=None,
+                   help="start from another checkpoint's weights (fresh optimiser); overrides train.init_from")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
     p.add_argument("--eval-every", type=int, default=None, help="override train.eval_every")
@@ -154,17 +204,24 @@ def main(argv=None):
     dev = DevSet(vocab, dev_file, run.train.dev_sentences) if rank == 0 else None
 
     model = Seq2Seq(run.model).to(device)
-    if args.init_from:
-        init, _, _ = load_checkpoint(args.init_from, device=str(device))
-        model.load_state_dict(init.state_dict())
     optimizer = torch.optim.Adam(model.parameters(), lr=run.train.lr)
     progress = {"epoch": 0, "batch_in_epoch": 0, "steps": 0, "best_dev_bleu": -1.0, "bad_evals": 0,
-                "train_seconds": 0.0, "target_tokens": 0}
-    if args.resume:
-        restored = load_resume(out, model, optimizer)
-        if restored:
-            progress.update(restored)
-            log.info("resumed at epoch %d, batch %d, step %d", progress["epoch"], progress["batch_in_epoch"], progress["steps"])
+                "train_seconds": 0.0, "target_tokens": 0, "initialised_from": None}
+    restored = load_resume(out, model, optimizer) if args.resume else None
+    if restored:
+        progress.update(restored)
+        log.info("resumed at epoch %d, batch %d, step %d", progress["epoch"], progress["batch_in_epoch"], progress["steps"])
+    elif args.resume:
+        restored = continue_shipped(out, model, optimizer)
+        if restored is None:
+            raise SystemExit(f"error: --resume: {out} has neither resume/ nor a shipped checkpoint to continue")
+        progress.update(restored)
+        log.info("no %s/resume/: continuing the shipped checkpoint at epoch %.3f, step %d, lr %g (fresh Adam moments)",
+                 out, progress["epoch"] + progress["epoch_fraction"], progress["steps"], optimizer.param_groups[0]["lr"])
+    init_from = args.init_from or run.train.init_from
+    if init_from and not restored:  # a warm start only begins a run; a resumed one keeps its own weights
+        progress["initialised_from"] = initialise_from(model, init_from, device)
+        log.info("initialised from %s; fresh: %s", init_from, ", ".join(progress["initialised_from"]["fresh"]) or "nothing")
     train_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
     log.info("%s: %.2fM parameters, decoder %s, attention %s", run.name, model.num_parameters() / 1e6,
              run.model.decoder, run.model.attention)
@@ -176,6 +233,7 @@ def main(argv=None):
                              "wall_time_minutes": round(progress["train_seconds"] / 60, 1),
                              "target_tokens_seen": progress["target_tokens"],
                              "best_dev_bleu": progress["best_dev_bleu"],
+                             "initialised_from": progress.get("initialised_from"),
                              "machine": f"{cpu_name()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch "
                                         f"thread(s), torch {torch.__version__}, device {device}, {world} process(es)"}}
 
@@ -213,6 +271,8 @@ def main(argv=None):
     while progress["epoch"] < run.train.max_epochs and not stop:
         src, trg, batches = epoch_batches(train_df, vocab, run, progress["epoch"], base)
         my_batches = batches[rank::world]
+        if progress["batch_in_epoch"] is None:  # continuing a shipped checkpoint: its place in this epoch
+            progress["batch_in_epoch"] = round(progress["epoch_fraction"] * len(my_batches))
         bar = tqdm(total=len(my_batches), initial=progress["batch_in_epoch"], desc=f"{run.name} epoch {progress['epoch']}",
                    disable=args.quiet or rank != 0, mininterval=5 if sys.stderr.isatty() else 60, file=sys.stderr)
         for bi in range(progress["batch_in_epoch"], len(my_batches)):

@@ -168,6 +168,41 @@ def test_train_resume_and_checkpoint(toy_split, tmp_path):
     assert js["source_tokens"][-1] == "</s>"
 
 
+def test_resume_without_resume_state_continues_the_shipped_checkpoint(toy_split, tmp_path):
+    """A fresh clone has no OUT/resume/: --resume then continues the shipped (best-on-dev)
+    checkpoint from its own step, epoch, wall time and learning rate, with its weights."""
+    import shutil
+    import torch
+    from safetensors.torch import load_file
+    from model.checkpoint import read_config
+    from model.model import Seq2Seq
+    from model.config import ModelConfig
+    from model.train import continue_shipped
+    cfg = _tiny_config(tmp_path, tmp_path / "spm.model")
+    out = tmp_path / "ck"
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "4",
+        "--quiet")  # one evaluation, so the shipped weights are those of step 4
+    shutil.rmtree(out / "resume")
+    shipped = read_config(out)
+    fresh = Seq2Seq(ModelConfig(**shipped["model"]))
+    optimizer = torch.optim.Adam(fresh.parameters(), lr=0.5)
+    progress = continue_shipped(out, fresh, optimizer)
+    assert progress["steps"] == 4 and progress["best_dev_bleu"] == shipped["training"]["best_dev_bleu"]
+    assert progress["epoch"] + progress["epoch_fraction"] == pytest.approx(shipped["training"]["epochs"])
+    assert optimizer.param_groups[0]["lr"] == pd.read_csv(out / "train_log.csv")["lr"].iloc[-1]  # not the 0.5 above
+    weights = load_file(str(out / "model.safetensors"))
+    assert all(torch.equal(fresh.state_dict()[k], v.float()) for k, v in weights.items())
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "8",
+        "--resume", "--quiet")
+    assert list(pd.read_csv(out / "train_log.csv")["steps"]) == [4, 8]  # from the shipped step on
+    assert read_config(out)["training"]["total_steps_run"] == 8
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(empty),
+                 "--max-steps", "2", "--resume", "--quiet", check=False)
+    assert result.returncode != 0 and "neither resume/ nor a shipped checkpoint" in result.stderr
+
+
 def test_train_distributed_two_cpu_processes(toy_split, tmp_path):
     """torchrun with 2 gloo processes writes the same checkpoint format."""
     cfg = _tiny_config(tmp_path, tmp_path / "spm.model")
@@ -179,3 +214,22 @@ def test_train_distributed_two_cpu_processes(toy_split, tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert "2 process(es)" in config["training"]["machine"]
     assert (out / "model.safetensors").exists() and (out / "spm.model").exists()
+
+
+def test_init_from_a_global_model_leaves_only_local_p_fresh(tiny_zoo):
+    """``--init-from``: a local-p model starts from a global model of the same score; only
+    W_p and v_p (Luong eq. 9) stay fresh. Another architecture is refused by name."""
+    import torch
+    from model.checkpoint import load_checkpoint
+    from model.model import Seq2Seq
+    from model.train import initialise_from
+    local_cfg = load_checkpoint(tiny_zoo / "luong-local")[0].cfg
+    model = Seq2Seq(local_cfg)
+    note = initialise_from(model, str(tiny_zoo / "luong-general"), torch.device("cpu"))
+    assert note["fresh"] == ["decoder.attention.W_p.weight", "decoder.attention.v_p.weight"]
+    general = load_checkpoint(tiny_zoo / "luong-general")[0].state_dict()
+    ours = model.state_dict()
+    assert torch.equal(ours["decoder.attention.inner.W_a.weight"], general["decoder.attention.W_a.weight"].float())
+    assert all(torch.equal(ours[k], v.float()) for k, v in general.items() if not k.startswith("decoder.attention."))
+    with pytest.raises(SystemExit, match="different architecture.*U_o"):
+        initialise_from(Seq2Seq(local_cfg), str(tiny_zoo / "rnnsearch"), torch.device("cpu"))
