@@ -11,7 +11,9 @@ translation already in the shared caches (``app_pages/common.py``).
 """
 from __future__ import annotations
 
+import faulthandler
 import logging
+import signal
 import threading
 from contextlib import asynccontextmanager
 
@@ -43,6 +45,8 @@ def warm_up() -> None:
 
 @asynccontextmanager
 async def lifespan(_app):
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: what a hung page waits on
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     yield
 

@@ -18,6 +18,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -77,6 +78,13 @@ def streamlit_app(checkpoints: Path, log_path: Path):
             wait_until(lambda: proc.poll() is None and urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
                        .read() == b"ok", 90, "the Streamlit server")
             yield url
+        except TimeoutError as e:
+            # a page that never came: say what the server was doing (app.py dumps its threads on SIGUSR1)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGUSR1)
+                time.sleep(2)
+            raise TimeoutError(f"{e}\n--- server log {log_path}, last 6,000 characters ---\n"
+                               f"{log_path.read_text(errors='replace')[-6000:]}") from None
         finally:
             stop(proc)
 
@@ -135,9 +143,24 @@ def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
                 tab = DevTools(websocket)
                 tab.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
                          mobile=False)
-                yield tab
+                try:
+                    yield tab
+                except TimeoutError as e:
+                    raise TimeoutError(f"{e}\n{describe_page(tab)}") from None
         finally:
             stop(proc)
+
+
+def describe_page(tab: DevTools) -> str:
+    """What the browser shows, for a timeout's message: the address, the page's text, and a
+    screenshot saved as test-output/browser/timeout.png."""
+    try:
+        text = tab.evaluate("location.href + '\\n' + (document.body ? document.body.innerText : '(no body)')")
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        (OUTPUT / "timeout.png").write_bytes(base64.b64decode(tab.call("Page.captureScreenshot", format="png")["data"]))
+        return f"--- the page (screenshot: {OUTPUT / 'timeout.png'}) ---\n{str(text)[:3000]}"
+    except Exception as e:  # noqa: BLE001 - the browser itself may be what hangs
+        return f"--- the page could not be read: {e!r} ---"
 
 
 HEATMAP_TICKS = """(() => {
