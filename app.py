@@ -22,31 +22,41 @@ import streamlit as st
 
 def warm_up() -> None:
     """Load what the first page needs into this process's caches. Failures are only logged:
-    the page loads (and reports) the same things itself."""
+    the page loads (and reports) the same things itself. The page waits for each stage
+    (``app_pages.loading.warm_up``) rather than doing the same work alongside."""
+    from app_pages.loading import warm_up as state
     # the shared cache is filled from a thread with no browser session: Streamlit would log a
     # "missing ScriptRunContext" warning for that, which is expected here
     context_log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
     level = context_log.level
     context_log.setLevel(logging.ERROR)
     try:
-        # in the order the first page needs them: the models, then its translation, then a figure
+        # in the order the first page needs them: Plotly for its loading chart, the models,
+        # its translation
+        from viz.figure import placeholder
+        placeholder("").to_json()  # Plotly's lazy imports
+        state.figures_ready.set()
         from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, cached_translate, zoo
         models = zoo()
         if DEFAULT_MODEL in models and models[DEFAULT_MODEL].available:
             cached_translate(DEFAULT_MODEL, DEFAULT_SENTENCE, 1)  # the landing page's own translation
         from viz.heatmap import alignment_heatmap
         import numpy as np
-        alignment_heatmap(np.eye(2), ["a", "b"], ["c", "d"]).to_json()  # Plotly's lazy imports
+        alignment_heatmap(np.eye(2), ["a", "b"], ["c", "d"]).to_json()  # the heatmap trace's lazy imports
     except Exception:  # noqa: BLE001 - never stop the server over a warm-up
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
     finally:
         context_log.setLevel(level)
+        state.figures_ready.set()
+        state.finished.set()
 
 
 @asynccontextmanager
 async def lifespan(_app):
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: what a hung page waits on
         faulthandler.register(signal.SIGUSR1, all_threads=True)
+    from app_pages.loading import warm_up as state
+    state.started = True
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     yield
 

@@ -6,7 +6,7 @@ Tests drive this file with Streamlit's AppTest.
 """
 import streamlit as st
 
-from app_pages.loading import models_loaded  # torch-free: see below
+from app_pages.loading import models_loaded, warm_up  # torch-free: see below
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
 
@@ -28,18 +28,21 @@ PAGES = {
 }
 
 page = st.navigation(PAGES)
-if not models_loaded.is_set():
+if not models_loaded.is_set() or warm_up.pending:
     # The first visit after the server started: torch and the checkpoints are still loading
     # (app.py loads them in the background). An empty chart drawn now makes the browser fetch
     # and start Plotly's 4.7 MB bundle during that wait instead of after it (bench/app_speed.py:
     # median cold start 6.0 s before, 3.6 s with this and the warm-up's translation). The
-    # wait ends here, before the page runs, so the chart
-    # is gone whatever the page does (a page may st.stop() early).
+    # wait ends here, before the page runs, so the chart is gone whatever the page does (a
+    # page may st.stop() early). Each step first waits for the warm-up thread to have done
+    # it (app_pages/loading.py: never import or load alongside it).
     loading = st.empty()
+    warm_up.wait(warm_up.figures_ready)
     from viz.figure import placeholder
     loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
                          config={"displayModeBar": False, "staticPlot": True})
     try:
+        warm_up.wait(warm_up.finished)
         from app_pages.common import zoo
         zoo()
     finally:

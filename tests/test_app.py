@@ -179,6 +179,43 @@ def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
     assert not figures(at) and any("empty" in t for t in texts(at))
 
 
+def test_first_visit_waits_for_the_server_warm_up(product, monkeypatch):
+    """The first page does nothing alongside app.py's warm-up thread: it translates its own
+    sentence only once the warm-up's translation is done (app_pages/loading.py)."""
+    import threading
+    import time
+    import app as server
+    from app_pages import common
+    from app_pages.loading import models_loaded, warm_up
+    spans, real = {}, common.translate
+
+    def traced(model, vocab, text, **kw):
+        start = time.monotonic()
+        if text == common.DEFAULT_SENTENCE:
+            time.sleep(1.0)  # a slow warm-up: the page must not start meanwhile
+        record = real(model, vocab, text, **kw)
+        spans[text] = (start, time.monotonic())
+        return record
+
+    monkeypatch.setattr(common, "translate", traced)
+    monkeypatch.setattr(warm_up, "started", True)
+    common._load_zoo.clear()
+    common._cached_translate.clear()
+    models_loaded.clear()
+    warm_up.figures_ready.clear()
+    warm_up.finished.clear()
+    thread = threading.Thread(target=server.warm_up)
+    try:
+        thread.start()
+        at = translate_app("3 1 4")
+        thread.join()
+        assert [f["data"][0]["type"] for f in figures(at)] == ["heatmap", "bar"]
+        assert spans[common.DEFAULT_SENTENCE][1] <= spans["3 1 4"][0]
+    finally:
+        thread.join()
+        common._cached_translate.clear()
+
+
 def test_typed_sentence_words_view_and_beam(product):
     at = translate_app("I will eat.")
     text = "3 1 4 1 5 9 2 6"
