@@ -61,11 +61,13 @@ def read_config(folder: str | Path) -> dict:
     return cfg
 
 
-def load_checkpoint(folder: str | Path, device: str = "cpu") -> tuple[Seq2Seq, Vocabulary, dict]:
+def load_checkpoint(folder: str | Path, device: str = "cpu",
+                    for_decoding: bool = True) -> tuple[Seq2Seq, Vocabulary, dict]:
     """Rebuild the model a folder describes. Returns (model in eval mode, vocabulary, config).
 
-    On CPU the decoder's matrices are set up for fast decoding (``model/packed.py``: packed
-    lazily on first use, the same fp32 arithmetic, training unaffected)."""
+    On CPU the decoder's matrices are set up for fast decoding (``model/packed.py``: the
+    same fp32 arithmetic, training unaffected); ``for_decoding=False`` skips that, for
+    training code that only wants the weights (``--init-from``, ``--resume``)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise CheckpointError(f"{folder}: no such checkpoint folder")
@@ -110,7 +112,7 @@ def load_checkpoint(folder: str | Path, device: str = "cpu") -> tuple[Seq2Seq, V
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     del tensors, expected  # garbage once packed: expected holds the fp32 parameters held in fp16 from here on
     model.to(device).eval()
-    if device == "cpu":
+    if device == "cpu" and for_decoding:
         pack_for_decoding(model)
     return model, vocab, cfg
 

@@ -28,10 +28,9 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-from safetensors.torch import load_file
 from tqdm import tqdm
 
-from .checkpoint import load_checkpoint, load_resume, read_config, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
+from .checkpoint import load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
 from .config import load_run_config, RunConfig
 from .data import Batch, encode_pairs, joined_pairs, multi_reference, read_split, split_path, token_batches
 from .metrics import corpus_bleu
@@ -115,7 +114,7 @@ def initialise_from(model: Seq2Seq, folder: str, device) -> dict:
     share by name and shape is copied. Tensors only this model has stay freshly initialised,
     so a local-p model can start from a trained global one of the same score (local-p adds
     only W_p and v_p, eq. 9). Anything else that differs is an error, not a silent partial load."""
-    theirs = load_checkpoint(folder, device=str(device))[0].state_dict()
+    theirs = load_checkpoint(folder, device=str(device), for_decoding=False)[0].state_dict()
     ours = model.state_dict()
     # local-p wraps its score (LocalPAttention.inner): a global model's scorer becomes that inner one
     inner = {k: k.replace("decoder.attention.", "decoder.attention.inner.", 1) for k in theirs}
@@ -140,9 +139,9 @@ def continue_shipped(out: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer
     within a few hundred steps); the learning rate is the one logged at that step."""
     if not (out / WEIGHTS).exists():
         return None
-    training = read_config(out).get("training", {})
-    weights = load_file(str(out / WEIGHTS))
-    model.load_state_dict({k: v.float() for k, v in weights.items()})
+    shipped, _, config = load_checkpoint(out, for_decoding=False)
+    model.load_state_dict(shipped.state_dict())
+    training = config.get("training", {})
     lr = optimizer.param_groups[0]["lr"]
     if (out / TRAIN_LOG).exists():
         rows = [r for r in csv.DictReader(open(out / TRAIN_LOG)) if int(r["steps"]) <= training["steps"]]
