@@ -15,9 +15,12 @@ for name in rnnsearch luong-general luong-dot luong-concat luong-local rnnenc; d
   python bench/translate_speed.py --checkpoint checkpoints/$name --data "$DATA" | stamp translate_speed >> $OUT
 done
 python bench/step_cost.py --checkpoint checkpoints/rnnsearch | stamp step_cost >> $OUT
-for beam in 1 5; do  # the whole test split (5,350 rows = 4,292 multi-reference segments), one core
-  OMP_NUM_THREADS=1 python -m model.evaluate --checkpoint checkpoints/rnnsearch --data "$DATA/test.tsv.gz" \
-      --beam $beam --no-perplexity --json | python -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d[k] for k in ('bleu','beam','segments','decode_seconds','seconds')}))" | stamp evaluate_speed >> $OUT
+# the whole test split (5,350 rows = 4,292 multi-reference segments), one core: greedy for
+# rnnsearch, beam 5 for every model (the bar is per model)
+for run in "rnnsearch 1" "rnnsearch 5" "luong-general 5" "luong-dot 5" "luong-concat 5" "luong-local 5" "rnnenc 5"; do
+  set -- $run
+  OMP_NUM_THREADS=1 python -m model.evaluate --checkpoint checkpoints/$1 --data "$DATA/test.tsv.gz" \
+      --beam $2 --no-perplexity --json | python -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({'checkpoint': '$1', **{k: d[k] for k in ('bleu','beam','segments','decode_seconds','seconds')}}))" | stamp evaluate_speed >> $OUT
 done
 python bench/app_speed.py | stamp app_speed >> $OUT
 python bench/teaching_speed.py | stamp teaching_speed >> $OUT
