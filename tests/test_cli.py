@@ -43,7 +43,7 @@ def test_translate_text_and_json(tiny_checkpoint):
     ("1 😀 2", None),
     ("<b>1</b> <script>x</script>", None),
     ("1\x00\x1b[31m2", "Control characters"),
-])
+], ids=["empty", "5000-characters", "emoji", "markup", "control-characters"])  # short names in pytest's report
 def test_translate_bad_input_never_crashes(tiny_checkpoint, text, expect):
     proc = run("-m", "model.translate", "--checkpoint", str(tiny_checkpoint), "--json", input=text + "\n", check=False)
     assert "Traceback" not in proc.stderr
