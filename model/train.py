@@ -6,9 +6,9 @@
 Resumable: the latest full-precision weights and Adam state are kept in ``OUT/resume/``
 (safetensors + JSON) at every evaluation and at exit, and ``--resume`` continues from
 there (same epoch, same batch). ``OUT/resume/`` is not shipped, so on a fresh clone
-``--resume`` continues a shipped checkpoint instead: its fp16 weights, its step count,
-epoch position, best dev BLEU, wall time and learning rate, with fresh Adam moments. The best model on dev BLEU is saved to ``OUT`` as the
-fp16 checkpoint. Progress goes to a progress bar, ``OUT/train.log`` and, one row per
+``--resume`` continues the shipped checkpoint instead: its fp16 weights, step count, place
+in the epoch, best dev BLEU, wall time and learning rate, with fresh Adam moments. The
+best model on dev BLEU is saved to ``OUT`` as the fp16 checkpoint. Progress goes to a progress bar, ``OUT/train.log`` and, one row per
 evaluation, ``OUT/train_log.csv``. Under ``torchrun --nproc_per_node N -m model.train …``
 the same command trains with DistributedDataParallel (gloo on CPU, nccl on GPU).
 """
@@ -144,7 +144,8 @@ def continue_shipped(out: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer
     training = config.get("training", {})
     lr = optimizer.param_groups[0]["lr"]
     if (out / TRAIN_LOG).exists():
-        rows = [r for r in csv.DictReader(open(out / TRAIN_LOG)) if int(r["steps"]) <= training["steps"]]
+        with open(out / TRAIN_LOG, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if int(r["steps"]) <= training["steps"]]
         lr = float(rows[-1]["lr"]) if rows else lr
     for g in optimizer.param_groups:
         g["lr"] = lr
@@ -162,7 +163,7 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="checkpoint folder to write")
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many optimiser steps in total")
     p.add_argument("--max-minutes", type=float, default=None, help="stop cleanly after M minutes of training")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/resume/")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/resume/, or else from the checkpoint shipped in OUT")
     p.add_argument("--init-from", default=None,
                    help="start from another checkpoint's weights (fresh optimiser); overrides train.init_from")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
