@@ -30,7 +30,7 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from .checkpoint import load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
+from .checkpoint import CheckpointError, load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
 from .config import load_run_config, RunConfig
 from .data import Batch, encode_pairs, joined_pairs, multi_reference, read_split, split_path, token_batches
 from .metrics import corpus_bleu
@@ -207,21 +207,24 @@ def main(argv=None):
     optimizer = torch.optim.Adam(model.parameters(), lr=run.train.lr)
     progress = {"epoch": 0, "batch_in_epoch": 0, "steps": 0, "best_dev_bleu": -1.0, "bad_evals": 0,
                 "train_seconds": 0.0, "target_tokens": 0, "initialised_from": None}
-    restored = load_resume(out, model, optimizer) if args.resume else None
-    if restored:
-        progress.update(restored)
-        log.info("resumed at epoch %d, batch %d, step %d", progress["epoch"], progress["batch_in_epoch"], progress["steps"])
-    elif args.resume:
-        restored = continue_shipped(out, model, optimizer)
-        if restored is None:
-            raise SystemExit(f"error: --resume: {out} has neither resume/ nor a shipped checkpoint to continue")
-        progress.update(restored)
-        log.info("no %s/resume/: continuing the shipped checkpoint at epoch %.3f, step %d, lr %g (fresh Adam moments)",
-                 out, progress["epoch"] + progress["epoch_fraction"], progress["steps"], optimizer.param_groups[0]["lr"])
-    init_from = args.init_from or run.train.init_from
-    if init_from and not restored:  # a warm start only begins a run; a resumed one keeps its own weights
-        progress["initialised_from"] = initialise_from(model, init_from, device)
-        log.info("initialised from %s; fresh: %s", init_from, ", ".join(progress["initialised_from"]["fresh"]) or "nothing")
+    try:  # a broken checkpoint or resume state: its message, not a traceback
+        restored = load_resume(out, model, optimizer) if args.resume else None
+        if restored:
+            progress.update(restored)
+            log.info("resumed at epoch %d, batch %d, step %d", progress["epoch"], progress["batch_in_epoch"], progress["steps"])
+        elif args.resume:
+            restored = continue_shipped(out, model, optimizer)
+            if restored is None:
+                raise SystemExit(f"error: --resume: {out} has neither resume/ nor a shipped checkpoint to continue")
+            progress.update(restored)
+            log.info("no %s/resume/: continuing the shipped checkpoint at epoch %.3f, step %d, lr %g (fresh Adam moments)",
+                     out, progress["epoch"] + progress["epoch_fraction"], progress["steps"], optimizer.param_groups[0]["lr"])
+        init_from = args.init_from or run.train.init_from
+        if init_from and not restored:  # a warm start only begins a run; a resumed one keeps its own weights
+            progress["initialised_from"] = initialise_from(model, init_from, device)
+            log.info("initialised from %s; fresh: %s", init_from, ", ".join(progress["initialised_from"]["fresh"]) or "nothing")
+    except CheckpointError as e:
+        raise SystemExit(f"error: {e}") from None
     train_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
     log.info("%s: %.2fM parameters, decoder %s, attention %s", run.name, model.num_parameters() / 1e6,
              run.model.decoder, run.model.attention)

@@ -201,6 +201,11 @@ def test_resume_without_resume_state_continues_the_shipped_checkpoint(toy_split,
     result = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(empty),
                  "--max-steps", "2", "--resume", "--quiet", check=False)
     assert result.returncode != 0 and "neither resume/ nor a shipped checkpoint" in result.stderr
+    shutil.rmtree(out / "resume")
+    (out / "model.safetensors").write_bytes((out / "model.safetensors").read_bytes()[:500])  # truncated
+    result = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out),
+                 "--max-steps", "10", "--resume", "--quiet", check=False)
+    assert result.returncode != 0 and "corrupt or truncated" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_train_distributed_two_cpu_processes(toy_split, tmp_path):
