@@ -3,7 +3,8 @@
 Forced decoding (``model.search.forced``) feeds the given French words to the decoder one
 by one instead of its own choices, so we read off the probability it gives each word and
 the attention it uses on the way. Each French word links to its most-attended English word
-(the rule of ``python -m model.align``). For a sentence of the Hansards test set
+(the rule of ``python -m model.align``; a Hansards pair is written back as ordinary text
+first, ``model.hansards``). For a sentence of the Hansards test set
 (Mihalcea & Pedersen 2003) the gold links are overlaid (sure / possible / missed / wrong)
 and that sentence's Alignment Error Rate is computed (Och & Ney 2003).
 """
@@ -14,6 +15,7 @@ import streamlit as st
 from app_pages.common import cached_translate, query_param, set_query_params
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, pick_model
 from model.align import read_gold
+from model.hansards import written_english, written_french
 from model.metrics import alignment_error_rate
 from viz.teaching import alignment_links, link_categories
 
@@ -55,7 +57,10 @@ if mode == HANSARDS:
     gold = pairs[number - 1]
     english, french = gold.english, gold.french
     st.markdown(f"**English**: {' '.join(english)}  \n**French**: {' '.join(french)}")
-    st.caption("Gold links from the Hansards word-alignment test set, lower-cased and tokenised as given there.")
+    st.caption(f"Gold links from the Hansards word-alignment test set, over its tokens as given above. The model "
+               f"reads them written back as ordinary text, as it was trained (`de le` → `du`, `Speaker ,` → "
+               f"`Speaker,`): *{written_english(english).text}* → *{written_french(french).text}*; the "
+               f"attention is then merged back to the gold tokens.")
     set_query_params(model=name, fr=None)
 else:
     english_text = st.text_input("English", query_param("text", DEFAULT_ENGLISH), key="fa_english", max_chars=500)
@@ -68,7 +73,7 @@ else:
         st.info("Type an English sentence and a French translation.", icon=":material/edit:")
         st.stop()
 
-result = cached_forced_alignment(name, tuple(english), tuple(french))
+result = cached_forced_alignment(name, tuple(english), tuple(french), hansards=gold is not None)
 word_p = np.exp(result.word_logprobs)
 
 c1, c2, c3 = st.columns(3)

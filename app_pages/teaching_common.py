@@ -55,9 +55,11 @@ def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
     return _beam(checkpoints_root(), model_name, text, beam)
 
 
-def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: tuple[str, ...]) -> ForcedAlignment:
-    """A given French sentence scored word by word, with its attention links."""
-    return _forced_alignment(checkpoints_root(), model_name, tuple(english), tuple(french))
+def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: tuple[str, ...],
+                            hansards: bool = False) -> ForcedAlignment:
+    """A given French sentence scored word by word, with its attention links; hansards=True
+    writes gold-set tokens back as ordinary text first, as ``python -m model.align`` does."""
+    return _forced_alignment(checkpoints_root(), model_name, tuple(english), tuple(french), hansards)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -79,9 +81,10 @@ def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...]) -> ForcedAlignment:
+def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...],
+                      hansards: bool) -> ForcedAlignment:
     entry = zoo(root)[model_name]
-    return forced_alignment(entry.model, entry.vocab, list(english), list(french))
+    return forced_alignment(entry.model, entry.vocab, list(english), list(french), hansards)
 
 
 __all__ = ["gold_folder", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",

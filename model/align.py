@@ -19,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import links_from_attention, merge_to_words
+from .analysis import links_from_attention
 from .checkpoint import load_for_cli, write_metrics
+from .hansards import Written, as_typed, written_english, written_french
 from .model import Seq2Seq
 from .metrics import alignment_error_rate, parse_links
 from .search import DecodingRecord, forced, PreparedSource
-from .vocabulary import Vocabulary, WORD_BOUNDARY
+from .vocabulary import Vocabulary
 
 
 @dataclass
@@ -47,13 +48,25 @@ def read_gold(folder: str | Path) -> list[GoldPair]:
     return pairs
 
 
-def word_pieces(vocab, words: list[str]) -> tuple[list[int], list[int]]:
-    """Encode word by word, so each piece's word is known exactly (pieces never span words)."""
-    ids, owner = [], []
-    for k, w in enumerate(words):
-        piece_ids = vocab.encode(w)
-        ids += piece_ids
-        owner += [k] * len(piece_ids)
+def word_pieces(vocab, written: Written) -> tuple[list[int], np.ndarray]:
+    """Encode written text whole; owner[p, k] = 1 where piece p overlaps token k's span.
+
+    A piece overlapping two tokens (``du`` for ``de le``) belongs to both. SentencePiece
+    gives some pieces no width (a bare ``▁`` at the start, the first byte of a byte-fallback
+    character): they count as one byte wide. A ``▁`` piece over the space between two words
+    belongs to the word after it.
+    """
+    proto = vocab.sp.encode(written.text, return_type="proto")
+    ids = [p.id for p in proto.pieces]
+    owner = np.zeros((len(ids), len(written.spans)))
+    begins = np.array([b for b, _ in written.spans])
+    ends = np.array([e for _, e in written.spans])
+    for p, piece in enumerate(proto.pieces):
+        end = max(piece.end, piece.begin + 1)
+        owner[p] = (begins < end) & (piece.begin < ends)
+        if not owner[p].any():
+            later = np.flatnonzero(begins >= piece.begin)
+            owner[p, later[0] if len(later) else len(begins) - 1] = 1.0
     return ids, owner
 
 
@@ -78,33 +91,58 @@ class ForcedAlignment:
         return float(self.word_logprobs.sum() + self.eos_logprob)
 
 
-def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], french: list[str]) -> ForcedAlignment:
-    """Force-decode French words given English words, as ``python -m model.align`` does."""
+def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], french: list[str],
+                     hansards: bool = False) -> ForcedAlignment:
+    """Force-decode French words given English words, as ``python -m model.align`` does.
+
+    hansards=True writes the tokens back as ordinary text first (``model.hansards``: ``de le``
+    → ``du``, ``Speaker ,`` → ``Speaker,``), the text the models were trained on; the result
+    is still per gold token. hansards=False reads the tokens as typed, joined by spaces.
+    """
     if not english or not french:
         raise ValueError("both sentences need at least one word")
-    src_ids, src_owner = word_pieces(vocab, english)
-    trg_ids, trg_owner = word_pieces(vocab, french)
+    write_en, write_fr = (written_english, written_french) if hansards else (as_typed, as_typed)
+    src_ids, src_owner = word_pieces(vocab, write_en(english))
+    trg_ids, trg_owner = word_pieces(vocab, write_fr(french))
     rec = forced(model, vocab, PreparedSource(" ".join(english), src_ids, False), trg_ids)
-    word_logprobs = np.zeros(len(french))
-    np.add.at(word_logprobs, trg_owner, rec.token_logprobs[:len(trg_ids)])
+    # a piece shared by two tokens gives each half its log-probability, so the words still sum to the sentence
+    word_logprobs = (trg_owner / trg_owner.sum(1, keepdims=True)).T @ rec.token_logprobs[:len(trg_ids)]
     word_weights, links = None, set()
     if rec.weights is not None:
         weights = rec.weights[:len(trg_ids), :len(src_ids)]  # drop the EOS row and column
-        word_weights, _, _ = merge_to_words(weights, _word_marks(src_owner), _word_marks(trg_owner))
+        word_weights = merge_pieces(weights, src_owner, trg_owner)
         links = links_from_attention(word_weights)
     return ForcedAlignment(english=list(english), french=list(french), record=rec, word_logprobs=word_logprobs,
                            eos_logprob=float(rec.token_logprobs[len(trg_ids)]), word_weights=word_weights,
                            links=links)
 
 
-def _word_marks(owner: list[int]) -> list[str]:
-    """Stand-in pieces that open a word exactly where the owner changes (for merge_to_words)."""
-    return [WORD_BOUNDARY + "x" if k == 0 or owner[k] != owner[k - 1] else "x" for k in range(len(owner))]
+def merge_pieces(weights: np.ndarray, src_owner: np.ndarray, trg_owner: np.ndarray) -> np.ndarray:
+    """Piece attention (T pieces x S pieces) to word attention (T words x S words), the rule of
+    ``model.analysis.merge_to_words``: summed over a source word's pieces, averaged over a
+    target word's pieces."""
+    rows = trg_owner.T / trg_owner.sum(0)[:, None]
+    return rows @ weights @ src_owner
 
 
-def align_corpus(model, vocab, pairs: list[GoldPair]) -> dict:
-    predicted = [forced_alignment(model, vocab, p.english, p.french).links for p in pairs]  # (English i, French j)
+def align_corpus(model, vocab, pairs: list[GoldPair], hansards: bool = True) -> dict:
+    predicted = [forced_alignment(model, vocab, p.english, p.french, hansards).links  # (English i, French j)
+                 for p in pairs]
     return alignment_error_rate(predicted, [p.sure for p in pairs], [p.possible for p in pairs])
+
+
+RULE = ("each French word -> its most-attended English word (sum over English pieces, mean over French "
+        "pieces)")
+
+
+def score(model, vocab, pairs: list[GoldPair], hansards: bool) -> dict:
+    """align_corpus, rounded and labelled with its rule, sentence count and time."""
+    start = time.time()
+    result = {k: round(v, 4) if isinstance(v, float) else v for k, v in align_corpus(model, vocab, pairs, hansards).items()}
+    tokens = ("gold tokens written back as ordinary text (model.hansards)" if hansards
+              else "gold tokens as given, joined by spaces")
+    result.update(sentences=len(pairs), seconds=round(time.time() - start, 1), rule=RULE, tokens=tokens)
+    return result
 
 
 def main(argv=None) -> int:
@@ -112,7 +150,11 @@ def main(argv=None) -> int:
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--gold", required=True, help="folder with enfr.src-tgt and enfr.gold")
     p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--write-metrics", action="store_true", help="store the result in CHECKPOINT/metrics.json")
+    p.add_argument("--as-given", action="store_true",
+                   help="force-decode the gold tokens as given (de le, Speaker ,) instead of written back as "
+                        "ordinary text (the rule before the sixth session; reported beside it)")
+    p.add_argument("--write-metrics", action="store_true",
+                   help="store both results (written, and as given) in CHECKPOINT/metrics.json")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     model, vocab, cfg = load_for_cli(args.checkpoint)
@@ -120,19 +162,16 @@ def main(argv=None) -> int:
         print("error: this model has no attention (RNNenc): there is no alignment to score", file=sys.stderr)
         return 1
     pairs = read_gold(args.gold)[:args.limit]
-    start = time.time()
-    result = align_corpus(model, vocab, pairs)
-    result = {k: round(v, 4) if isinstance(v, float) else v for k, v in result.items()}
-    result.update(sentences=len(pairs), seconds=round(time.time() - start, 1),
-                  rule="each French word -> its most-attended English word (sum over English pieces, "
-                       "mean over French pieces)")
+    result = score(model, vocab, pairs, hansards=not args.as_given)
     if args.write_metrics:
-        write_metrics(args.checkpoint, {"alignment": result})
+        as_given = score(model, vocab, pairs, hansards=False) if not args.as_given else result
+        written = result if not args.as_given else score(model, vocab, pairs, hansards=True)
+        write_metrics(args.checkpoint, {"alignment": {**written, "as_given": as_given}})
     if args.json:
         print(json.dumps(result))
     else:
         print(f"{cfg.get('name', args.checkpoint)}: AER {result['aer']:.3f}  precision {result['precision']:.3f}  "
-              f"recall {result['recall']:.3f}  ({len(pairs)} sentences, {result['seconds']} s)")
+              f"recall {result['recall']:.3f}  ({len(pairs)} sentences, {result['tokens']}, {result['seconds']} s)")
     return 0
 
 

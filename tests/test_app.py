@@ -116,6 +116,12 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
                   "dev_loss": [2.0, 1.5, 1.1], "dev_bleu": [3.0, 20.0, 41.5], "tokens_per_second": [900, 950, 940],
                   "lr": [1e-3] * 3, "minutes": [0.01, 0.02, 0.03]}).to_csv(tiny_zoo / "rnnsearch" / "train_log.csv",
                                                                          index=False)
+    gold = tmp / "gold"  # a toy gold alignment set, scored for real into rnnsearch's metrics.json
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 2 3 ||| 3 2 1 .\n4 5 ||| 5 4\n", encoding="utf-8")
+    (gold / "enfr.gold").write_text("1-3 2-2 3-1\n1-2 2p1\n", encoding="utf-8")
+    from model.align import main as align_main
+    assert align_main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--write-metrics"]) == 0
     local = tiny_zoo / "luong-local" / "config.json"  # warm-started, as the shipped local-p model is
     config = json.loads(local.read_text())
     config["training"]["initialised_from"] = {"checkpoint": "checkpoints/luong-general",
@@ -433,6 +439,10 @@ def test_models_cards(product):
     assert len(curves) == 1
     np.testing.assert_allclose(array([t for t in curves[0]["data"] if t["name"] == "dev BLEU"][0]["y"]),
                                [3.0, 20.0, 41.5])
+    alignment = [d.value for d in at.dataframe if "written text" in d.value.columns]
+    assert len(alignment) == 1 and list(alignment[0].columns) == ["", "written text", "tokens as given"]
+    assert list(alignment[0]["written text"]) == [f"{metrics['alignment'][k]:.3f}" for k in ("aer", "precision", "recall")]
+    assert alignment[0]["tokens as given"][0] == f"{metrics['alignment']['as_given']['aer']:.3f}"
     started = [v for d in at.dataframe for k, v in zip(d.value.iloc[:, 0], d.value.iloc[:, -1]) if k == "started from"]
     assert started == ["checkpoints/luong-general (fresh: decoder.attention.W_p.weight, decoder.attention.v_p.weight)"]
 
