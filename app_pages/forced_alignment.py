@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import cached_translate, query_param, set_query_params
+from app_pages.common import cached_translate, plain, query_param, set_query_params
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, pick_model
 from model.align import read_gold
 from model.hansards import written_english, written_french
@@ -56,11 +56,12 @@ if mode == HANSARDS:
                                  min(DEFAULT_HANSARDS, len(pairs)), key="fa_number"))
     gold = pairs[number - 1]
     english, french = gold.english, gold.french
-    st.markdown(f"**English**: {' '.join(english)}  \n**French**: {' '.join(french)}")
-    st.caption(f"Gold links from the Hansards word-alignment test set, over its tokens as given above. The model "
-               f"reads them written back as ordinary text, as it was trained (`de le` → `du`, `Speaker ,` → "
-               f"`Speaker,`): *{written_english(english).text}* → *{written_french(french).text}*; the "
-               f"attention is then merged back to the gold tokens.")
+    st.markdown(f"**English**: {plain(' '.join(english))}  \n**French**: {plain(' '.join(french))}")
+    st.markdown(f"**As the model reads them**: {plain(written_english(english).text)}  \n"
+                f"**→** {plain(written_french(french).text)}")
+    st.caption("Gold links from the Hansards word-alignment test set, over its tokens as given (the first two "
+               "lines). The model was trained on ordinary written text, so it reads the pair written back that way "
+               "(`de le` → `du`, `Speaker ,` → `Speaker,`); its attention is merged back to the gold tokens.")
     set_query_params(model=name, fr=None)
 else:
     english_text = st.text_input("English", query_param("text", DEFAULT_ENGLISH), key="fa_english", max_chars=500)
@@ -80,7 +81,7 @@ c1, c2, c3 = st.columns(3)
 c1.metric("log p(French | English)", f"{result.logprob:.2f}", help="Sum over the words and the final </s>.")
 c2.metric("Per word (geometric mean p)", f"{np.exp(result.logprob / (len(french) + 1)):.3f}")
 try:
-    own = cached_translate(name, " ".join(english), 1)
+    own = cached_translate(name, written_english(english).text if gold is not None else " ".join(english), 1)
     c3.metric("The model's own translation, log p", f"{own.score:.2f}",
               help=f"Greedy: {own.translation}")
 except ValueError:

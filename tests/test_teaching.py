@@ -277,7 +277,7 @@ def test_forced_alignment_shows_per_word_probabilities(tiny, tmp_path, monkeypat
     assert float(metrics["AER (this sentence)"]) == pytest.approx(1 - (a_s + a_p) / (5 + 4), abs=1e-3)
     names = {t.get("name") for t in chart(at, "fa_alignment")["data"]}
     assert {"sure", "possible", "missed", "wrong"} <= names
-    assert any("*1 2 3 4 5* → *5 4 3 2 1*" in c for c in at.caption.values)  # what the model reads
+    assert any("reads them**: 1 2 3 4 5  \n**→** 5 4 3 2 1" in m for m in at.markdown.values)  # what the model reads
 
     # a sentence pair of one's own, and no gold set at all
     monkeypatch.setenv("ATTN_EXPLORER_GOLD", str(tmp_path / "nowhere"))
