@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import links_from_attention
+from .analysis import links_from_attention, merge_by_owner
 from .checkpoint import load_for_cli, write_metrics
 from .hansards import Written, as_typed, written_english, written_french
 from .model import Seq2Seq
@@ -110,19 +110,11 @@ def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], fren
     word_weights, links = None, set()
     if rec.weights is not None:
         weights = rec.weights[:len(trg_ids), :len(src_ids)]  # drop the EOS row and column
-        word_weights = merge_pieces(weights, src_owner, trg_owner)
+        word_weights = merge_by_owner(weights, src_owner, trg_owner)
         links = links_from_attention(word_weights)
     return ForcedAlignment(english=list(english), french=list(french), record=rec, word_logprobs=word_logprobs,
                            eos_logprob=float(rec.token_logprobs[len(trg_ids)]), word_weights=word_weights,
                            links=links)
-
-
-def merge_pieces(weights: np.ndarray, src_owner: np.ndarray, trg_owner: np.ndarray) -> np.ndarray:
-    """Piece attention (T pieces x S pieces) to word attention (T words x S words), the rule of
-    ``model.analysis.merge_to_words``: summed over a source word's pieces, averaged over a
-    target word's pieces."""
-    rows = trg_owner.T / trg_owner.sum(0)[:, None]
-    return rows @ weights @ src_owner
 
 
 def align_corpus(model, vocab, pairs: list[GoldPair], hansards: bool = True) -> dict:

@@ -52,12 +52,19 @@ def merge_to_words(weights: np.ndarray, source_pieces: list[str], target_pieces:
     """
     src_words, src_index = word_groups(source_pieces)
     tgt_words, tgt_index = word_groups(target_pieces)
-    col = np.zeros((weights.shape[1], len(src_words)))
-    col[np.arange(weights.shape[1]), src_index] = 1.0
-    row = np.zeros((len(tgt_words), weights.shape[0]))
-    row[tgt_index, np.arange(weights.shape[0])] = 1.0
-    row /= row.sum(1, keepdims=True)
-    return row @ weights @ col, src_words, tgt_words
+    src_owner = np.zeros((weights.shape[1], len(src_words)))
+    src_owner[np.arange(weights.shape[1]), src_index] = 1.0
+    tgt_owner = np.zeros((weights.shape[0], len(tgt_words)))
+    tgt_owner[np.arange(weights.shape[0]), tgt_index] = 1.0
+    return merge_by_owner(weights, src_owner, tgt_owner), src_words, tgt_words
+
+
+def merge_by_owner(weights: np.ndarray, src_owner: np.ndarray, tgt_owner: np.ndarray) -> np.ndarray:
+    """The same rule for any piece→word ownership: piece attention (T pieces x S pieces) to
+    word attention (T words x S words), with owner[p, w] = 1 where piece p belongs to word w
+    (a piece may belong to two words: ``du`` stands for Hansards' ``de le``)."""
+    rows = tgt_owner.T / tgt_owner.sum(0)[:, None]
+    return rows @ weights @ src_owner
 
 
 def entropy(weights: np.ndarray) -> np.ndarray:
