@@ -47,7 +47,7 @@ CONTRACTED = {("de", "le"): "du", ("de", "les"): "des", ("à", "le"): "au", ("à
               ("de", "lequel"): "duquel", ("de", "lesquels"): "desquels", ("de", "lesquelles"): "desquelles",
               ("à", "lequel"): "auquel", ("à", "lesquels"): "auxquels", ("à", "lesquelles"): "auxquelles"}
 CLOSING = {",", ".", ")", "...", "%"}  # written against the word before them
-FRENCH_SPACED = {";", ":", "!", "?"}  # French keeps a (thin) space before these
+HIGH_PUNCTUATION = {";", ":", "!", "?"}  # English writes these against the word; French keeps a space
 ENGLISH_CLITICS = {"'s", "'re", "'ll", "'ve", "'m", "'d", "n't"}
 
 
@@ -105,7 +105,7 @@ def written_english(tokens: list[str]) -> Written:
     words: list[_Word] = []
     for k, t in enumerate(tokens):
         text = "I" if t == "i" else t
-        glued = bool(words) and (t in CLOSING or t in FRENCH_SPACED or t in ENGLISH_CLITICS
+        glued = bool(words) and (t in CLOSING or t in HIGH_PUNCTUATION or t in ENGLISH_CLITICS
                                  or words[-1].text in {"(", "$"})
         words.append(_Word(text, [k], glued))
     return _assemble(_hyphenate_and_capitalise(words), len(tokens))
