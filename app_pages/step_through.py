@@ -112,12 +112,15 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
         st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
                                     fmt=".3f"), key="step_weights")
     if values is not None:
-        gap = float(np.abs(weights @ values - record.contexts[k]).max())
+        # local-p (eq. 10): the weights the context sums are m_i α_ij, whose total is the window mass m_i
+        mass = 1.0 if record.window_masses is None else float(record.window_masses[k])
+        gap = float(np.abs(mass * weights @ values - record.contexts[k]).max())
         with equation(context_title, context_latex,
                       f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
-                      f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ by "
+                      + (f"times the window mass $m_{{{i}}}$ = {mass:.3f} " if record.window_masses is not None else "")
+                      + f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ by "
                       f"at most {gap:.1e}: the same numbers."):
-            st.plotly_chart(context_sum(weights, values, record.source_tokens, record.contexts[k]),
+            st.plotly_chart(context_sum(mass * weights, values, record.source_tokens, record.contexts[k]),
                             key="step_context")
 
 
@@ -188,12 +191,17 @@ elif cfg.decoder == "luong":
             r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
         st.caption(f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
                    f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
-                   "of it get weight; the Gaussian is added to the energies in log space (model/attention.py, "
-                   "LocalPAttention), which is eq. 10 renormalised over the window.")
+                   "of it get weight. The weights shown are eq. 10's, renormalised to sum to 1 (the Gaussian added "
+                   "to the energies in log space); "
+                   + ("the context is their sum times the window mass $m_i$, the share of the inner score's "
+                      "attention that the Gaussian window keeps (model/attention.py, LocalPAttention)."
+                      if cfg.local_p == "eq10" else
+                      "this checkpoint was trained with that renormalised form, so its context is their plain sum."))
     else:
         score_title, score_latex = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]]
     score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
-                          [r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j")
+                          [r"c_i = m_i \sum_j \alpha_{ij} \bar h_j" if local and cfg.local_p == "eq10"
+                           else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j")
     if record.attentional is not None:
         vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
                        record.attentional[k], f"h̃_{i}",

@@ -14,10 +14,16 @@ The mechanisms differ only in ``score`` and in *where* the decoder calls it:
 Bahdanau (RNNsearch) scores the previous decoder state s_{i-1} *before* the RNN step;
 Luong scores the current state s_i *after* it (see ``model/decoders.py``).
 
+Attention modules are shared: one loaded model serves every caller at once, so ``score``
+and friends are pure functions of their arguments and the weights; nothing computed for a
+call is stored on a module.
+
 ``mask`` is ``(B, S)`` boolean, True on real source tokens; padded positions get
 energy −inf, so their weight is exactly 0 and padding never changes a result.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
@@ -99,46 +105,85 @@ class GeneralAttention(AttentionMechanism):
         return energies.masked_fill(~mask, float("-inf"))
 
 
+class LocalScore(NamedTuple):
+    """What one local-p step computes (all per call, nothing kept on the module).
+
+    energies: e'_ij, B x S (−inf outside the window); position: p_i, B;
+    window_mass: Σ_j align(s_i, h̄_j) · exp(−(j − p_i)²/2σ²) over the window, B (≤ 1);
+    None for the ``renormalised`` variant, whose context is the plain Σ_j α_ij h̄_j.
+    """
+    energies: torch.Tensor
+    position: torch.Tensor
+    window_mass: torch.Tensor | None
+
+
 class LocalPAttention(AttentionMechanism):
     """Luong et al. 2015, §3.2, local-p (predictive alignment) around an inner score.
 
-        p_i = S · sigmoid(v_p^T tanh(W_p s_i))                     (eq. 9)
-        a_i(j) = align(s_i, h_j) · exp(-(j - p_i)^2 / (2σ^2)),  σ = D/2   (eq. 10)
+        p_i = S · sigmoid(v_p^T tanh(W_p s_i))                                    (eq. 9)
+        a_i(j) = align(s_i, h̄_j) · exp(−(j − p_i)²/(2σ²)),  σ = D/2,  j ∈ [p_i − D, p_i + D]   (eq. 10)
+        c_i = Σ_j a_i(j) h̄_j
 
-    restricted to the window [p_i − D, p_i + D]. S is each sentence's own (unpadded)
-    length; our positions are 0-based, so the code computes p_i = (S−1) · sigmoid(…) ∈ [0, S−1].
+    with align the inner score's softmax over the window. S is each sentence's own
+    (unpadded) length; positions are 0-based, so p_i = (S−1) · sigmoid(…) ∈ [0, S−1].
 
-    One deviation, so that every mechanism obeys the same contract (weights sum to 1):
-    the Gaussian is added to the energies in log space, ``e'_ij = e_ij − (j−p_i)^2/(2σ^2)``,
-    before the shared softmax. That equals eq. 10 renormalised over the window; Luong's
-    eq. 10 leaves the product unnormalised.
+    The weights a_i(j) of eq. 10 do not sum to 1; their sum, the *window mass* m_i, is
+    what teaches W_p and v_p: it is largest when the Gaussian sits on the inner score's
+    mass, so ∂m_i/∂p_i pulls p_i towards where the model attends. The record and every
+    figure show the weights renormalised, α_ij = a_i(j) / m_i (rows sum to 1, as for
+    every other mechanism), i.e. the softmax of e'_ij = e_ij − (j − p_i)²/(2σ²); and the
+    context is computed as c_i = m_i · Σ_j α_ij h̄_j, which equals eq. 10's sum.
+
+    Why the mass matters: with the Gaussian only renormalised into the softmax, the
+    gradient reaching p_i is Cov_α(∂L/∂α_ij, j)/σ², near zero whenever α_i is peaked, and
+    exactly zero from every position outside the window. p_i then got no signal towards
+    the alignment: it drifted into the sigmoid's flat tail (shipped model: logits −5 to −7,
+    p_i ≈ 0 on every step) and its window never moved.
+
+    ``variant="renormalised"`` keeps the Gaussian inside the softmax only (no m_i, align
+    over the window alone), for checkpoints trained that way; it is not for new training.
+
+    Modules are shared by every caller at once (the app serves a class from one process):
+    :meth:`locate` returns p_i and m_i with the energies instead of storing them.
     """
 
-    def __init__(self, inner: AttentionMechanism, query_size: int, window: int = 10):
+    VARIANTS = ("eq10", "renormalised")
+
+    def __init__(self, inner: AttentionMechanism, query_size: int, window: int = 10, variant: str = "eq10"):
         super().__init__()
+        if variant not in self.VARIANTS:
+            raise ValueError(f"local-p variant must be one of {self.VARIANTS}, got {variant!r}")
         self.inner = inner
+        self.variant = variant
         self.D = window
         self.sigma = window / 2.0
         self.W_p = nn.Linear(query_size, query_size, bias=False)
         self.v_p = nn.Linear(query_size, 1, bias=False)
-        self.last_position: torch.Tensor | None = None  # p_i of the last call, (B,), for the decoding record
 
     def compute_proj_keys(self, keys):
         return self.inner.compute_proj_keys(keys)
 
     def predicted_position(self, query, mask):
+        """p_i (eq. 9): query (B, H), mask (B, S) -> (B,)."""
         lengths = mask.sum(1).to(query.dtype)  # B
         return (lengths - 1) * torch.sigmoid(self.v_p(torch.tanh(self.W_p(query)))).squeeze(1)  # B
 
-    def score(self, query, proj_keys, mask):
+    def locate(self, query, proj_keys, mask) -> LocalScore:
+        """Energies e'_ij, position p_i and window mass m_i of one step."""
         p = self.predicted_position(query, mask)  # B
-        self.last_position = p.detach()
         positions = torch.arange(mask.size(1), device=query.device, dtype=query.dtype).unsqueeze(0)  # 1 x S
         distance = positions - p.unsqueeze(1)  # B x S
-        energies = self.inner.score(query, proj_keys, mask) - distance.pow(2) / (2 * self.sigma ** 2)
-        outside = distance.abs() > self.D
         # the window always holds the source position nearest p_i, so a row is never all −inf
-        return energies.masked_fill(outside, float("-inf"))
+        outside = distance.abs() > self.D
+        inner = self.inner.score(query, proj_keys, mask)  # align's energies, over the whole sentence (eq. 7)
+        energies = (inner - distance.pow(2) / (2 * self.sigma ** 2)).masked_fill(outside, float("-inf"))
+        if self.variant == "renormalised":  # the Gaussian only reweights inside the window: no mass
+            return LocalScore(energies, p, None)
+        window_mass = torch.exp(torch.logsumexp(energies, -1) - torch.logsumexp(inner, -1))  # m_i ∈ (0, 1]
+        return LocalScore(energies, p, window_mass)
+
+    def score(self, query, proj_keys, mask):
+        return self.locate(query, proj_keys, mask).energies
 
 
 def attend(energies: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -153,11 +198,11 @@ def attend(energies: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, 
 
 
 def build_attention(kind: str, query_size: int, key_size: int, attention_size: int,
-                    local_window: int = 10) -> AttentionMechanism:
+                    local_window: int = 10, local_variant: str = "eq10") -> AttentionMechanism:
     """kind: ``additive`` | ``dot`` | ``general`` | ``concat`` | ``local-<score>`` (e.g. ``local-general``)."""
     if kind.startswith("local-"):
         inner = build_attention(kind[len("local-"):], query_size, key_size, attention_size)
-        return LocalPAttention(inner, query_size, local_window)
+        return LocalPAttention(inner, query_size, local_window, local_variant)
     if kind in ("additive", "concat"):
         return AdditiveAttention(query_size, key_size, attention_size)
     if kind == "dot":

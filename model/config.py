@@ -23,6 +23,7 @@ class ModelConfig:
     maxout_size: int = 256            # l: deep-output size after maxout (Bahdanau A.2.2)
     dropout: float = 0.2              # on embeddings and before the output layer
     local_window: int = 10            # D for local-p attention (Luong §3.2)
+    local_p: str = "eq10"             # eq10: Luong's eq. 10 as written; renormalised: Gaussian in the softmax only (see LocalPAttention)
     tie_embeddings: bool = True       # output layer W_o shares the target embedding matrix
 
     def __post_init__(self):
@@ -32,6 +33,8 @@ class ModelConfig:
             raise ValueError(f"attention must be one of {ATTENTION_KINDS}, got {self.attention!r}")
         if (self.decoder == "rnnenc") != (self.attention == "none"):
             raise ValueError("rnnenc goes with attention 'none', and only it")
+        if self.local_p not in ("eq10", "renormalised"):
+            raise ValueError(f"local_p must be 'eq10' or 'renormalised', got {self.local_p!r}")
         if self.decoder == "rnnsearch" and self.attention != "additive":
             raise ValueError("rnnsearch uses additive attention; use decoder 'luong' for the other scores")
 

@@ -52,6 +52,7 @@ class Step:
     query: the state attention was computed from (s_{i-1} Bahdanau, s_i Luong), B x H
     state: s_i after the step, B x H; context: c_i, B x C
     energies, weights: e_ij and α_ij, B x S; position: p_i of local-p, B
+    window_mass: m_i of local-p (eq. 10's weights sum to it; c_i = m_i Σ_j α_ij h̄_j), B
     attentional: h̃_i (Luong only), B x H
     """
     query: torch.Tensor
@@ -60,6 +61,7 @@ class Step:
     energies: torch.Tensor | None = None
     weights: torch.Tensor | None = None
     position: torch.Tensor | None = None
+    window_mass: torch.Tensor | None = None
     attentional: torch.Tensor | None = None
 
 
@@ -212,7 +214,7 @@ class LuongDecoder(nn.Module):
         H = cfg.dec_hidden
         self.W_s = nn.Linear(cfg.enc_hidden, H)
         self.W_m = nn.Linear(2 * cfg.enc_hidden, H, bias=False)
-        self.attention = build_attention(cfg.attention, H, H, cfg.attention_size, cfg.local_window)
+        self.attention = build_attention(cfg.attention, H, H, cfg.attention_size, cfg.local_window, cfg.local_p)
         self.rnn = nn.GRUCell(cfg.emb_size + H, H)
         self.W_c = nn.Linear(2 * H, H, bias=False)
         self.output_size = H
@@ -231,13 +233,19 @@ class LuongDecoder(nn.Module):
 
     def recurrence(self, prev_emb, state, memory):
         s = self.rnn(torch.cat([prev_emb, state["h_tilde"]], dim=-1), state["s"])  # B x H
-        energies = self.attention.score(s, memory.proj_keys, memory.mask)  # B x S
-        weights, context = attend(energies, memory.values)  # B x S, B x H
+        position = window_mass = None
+        if isinstance(self.attention, LocalPAttention):
+            energies, position, window_mass = self.attention.locate(s, memory.proj_keys, memory.mask)
+            weights, context = attend(energies, memory.values)
+            if window_mass is not None:  # Σ_j a_i(j) h̄_j, Luong eq. 10 (see LocalPAttention)
+                context = window_mass.unsqueeze(1) * context
+        else:
+            energies = self.attention.score(s, memory.proj_keys, memory.mask)  # B x S
+            weights, context = attend(energies, memory.values)  # B x S, B x H
         h_tilde = torch.tanh(self.W_c(torch.cat([context, s], dim=-1)))  # B x H
-        position = self.attention.last_position if isinstance(self.attention, LocalPAttention) else None
         return ({"s": s, "h_tilde": h_tilde},
                 Step(query=s, state=s, context=context, energies=energies, weights=weights,
-                     position=position, attentional=h_tilde))
+                     position=position, window_mass=window_mass, attentional=h_tilde))
 
     def readout_inputs(self, step: Step):
         return step.attentional, step.context

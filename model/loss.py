@@ -35,7 +35,7 @@ class FusedOutputCrossEntropy(torch.autograd.Function):
             total += (keep * ((1 - eps) * nll - (eps / V) * logp.sum(-1, keepdim=True))).sum()
             if need_grad:
                 g = logp.exp_().sub_(eps / V)  # p − ε/V, in place
-                g.scatter_add_(1, y.unsqueeze(1), torch.full((g.size(0), 1), -(1 - eps), dtype=g.dtype))
+                g.scatter_add_(1, y.unsqueeze(1), torch.full((g.size(0), 1), -(1 - eps), dtype=g.dtype, device=g.device))
                 grads.append(g.mul_(keep))  # d loss / d logits for these rows
         ctx.save_for_backward(features, weight)
         ctx.grads = grads
@@ -46,7 +46,7 @@ class FusedOutputCrossEntropy(torch.autograd.Function):
         features, weight = ctx.saved_tensors
         grad_f = torch.empty_like(features)
         grad_w = torch.zeros_like(weight)
-        grad_b = torch.zeros(weight.size(0), dtype=weight.dtype)
+        grad_b = torch.zeros(weight.size(0), dtype=weight.dtype, device=weight.device)
         for k, g in enumerate(ctx.grads):
             rows = slice(k * CHUNK_ROWS, k * CHUNK_ROWS + g.size(0))
             g = g * grad_out

@@ -107,6 +107,7 @@ class DecodingRecord:
     topk_probs: np.ndarray         # T x k
     topk_tokens: list[list[str]]
     positions: np.ndarray | None = None  # T, local-p predicted positions p_i
+    window_masses: np.ndarray | None = None  # T, local-p window mass m_i (c_i = m_i Σ_j α_ij h̄_j)
     attentional: np.ndarray | None = None  # T x H, Luong's attentional state h̃_i (Luong eq. 5)
     truncated: bool = False
     notices: list[str] = field(default_factory=list)
@@ -127,7 +128,9 @@ class DecodingRecord:
                 "target_tokens": self.target_tokens,
                 "attention": None if self.weights is None else np.round(self.weights, 6).tolist(),
                 "score": round(self.score, 6), "truncated": self.truncated, "notices": self.notices,
-                "method": self.method, "beam_size": self.beam_size}
+                "method": self.method, "beam_size": self.beam_size,
+                # local-p only: the predicted centre p_i of each target token's window (Luong eq. 9)
+                "positions": None if self.positions is None else np.round(self.positions, 4).tolist()}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -185,7 +188,7 @@ def _record(model, vocab, src: PreparedSource, method, steps, tokens, logps, top
         topk_ids=np.stack([t[0] for t in tops]) if tops else np.zeros((0, k), int),
         topk_probs=np.stack([t[1] for t in tops]) if tops else np.zeros((0, k)),
         topk_tokens=[[vocab.id_to_piece(int(i)) for i in t[0]] for t in tops],
-        positions=stack("position"), attentional=stack("attentional"), truncated=src.truncated, notices=list(src.notices), **extra)
+        positions=stack("position"), window_masses=stack("window_mass"), attentional=stack("attentional"), truncated=src.truncated, notices=list(src.notices), **extra)
 
 
 def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5,

@@ -71,18 +71,21 @@ def tiny_config(vocab: Vocabulary, decoder: str = "rnnsearch", attention: str = 
 def train_toy(cfg: ModelConfig, vocab: Vocabulary, task: str = "reverse", steps: int = 300,
               batch_size: int = 64, lr: float = 0.01, seed: int = 0, probe: str = "1 2 3 4 5 6",
               every: int = 25, on_frame: Callable[[int, float, np.ndarray], None] | None = None,
-              time_limit: float | None = None) -> Seq2Seq:
+              time_limit: float | None = None, model: Seq2Seq | None = None,
+              lengths: tuple[int, int] = (4, 9)) -> Seq2Seq:
     """Train a small model on a toy task. Every ``every`` steps, ``on_frame(step, loss,
-    weights)`` receives the attention (T x S) of the forced decoding of ``probe``."""
+    weights)`` receives the attention (T x S) of the forced decoding of ``probe``.
+    ``model`` continues an existing model instead of a fresh one of ``cfg``; ``lengths``
+    bounds the digit strings drawn."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
-    model = Seq2Seq(cfg)
+    model = model if model is not None else Seq2Seq(cfg)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     probe_src = PreparedSource(probe, vocab.encode(probe), False)
     probe_trg = vocab.encode(toy_pair_target(task, probe))
     start = time.time()
     for step in range(1, steps + 1):
-        pairs = [toy_pair(task, rng) for _ in range(batch_size)]
+        pairs = [toy_pair(task, rng, *lengths) for _ in range(batch_size)]
         batch = Batch(vocab.encode_batch([p[0] for p in pairs]), vocab.encode_batch([p[1] for p in pairs]))
         model.train()
         loss, n = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out)

@@ -60,17 +60,30 @@ def get_vocabulary(path: str, train_file: Path, vocab_size: int) -> Vocabulary:
 
 
 class DevSet:
-    """A fixed slice of the dev split for model selection: every n-th multi-reference
-    segment, so both corpora are represented; and its pairs for dev loss."""
+    """A fixed subset of the dev split for model selection, and its pairs for dev loss.
+
+    The same number of multi-reference segments is drawn from every origin (seeded), so a
+    split that mixes short Tatoeba lines with long news sentences (``enfr-broad``: Tatoeba,
+    Multi30k, Hansards, newstest2013) is represented corpus by corpus, whatever each corpus'
+    share of the rows."""
+
+    SEED = 2013
 
     def __init__(self, vocab: Vocabulary, dev_file: Path, n: int):
         df = read_split(dev_file)
-        sources, refs, _ = multi_reference(df)
-        stride = max(1, len(sources) // n)
-        self.sources = sources[::stride][:n]
-        self.refs = refs[::stride][:n]
+        sources, refs, origins = multi_reference(df)
+        by_origin: dict[str, list[int]] = {}
+        for i, origin in enumerate(origins):
+            by_origin.setdefault(origin, []).append(i)
+        per_origin = max(1, n // len(by_origin))
+        rng = random.Random(self.SEED)
+        chosen = sorted(i for origin in sorted(by_origin)
+                        for i in rng.sample(by_origin[origin], min(per_origin, len(by_origin[origin]))))
+        self.sources = [sources[i] for i in chosen]
+        self.refs = [refs[i] for i in chosen]
         self.src_ids = vocab.encode_batch(self.sources)
-        src, trg = encode_pairs(vocab, df.iloc[::max(1, len(df) // n)])
+        picked = set(self.sources)
+        src, trg = encode_pairs(vocab, df[df["en"].isin(picked)])
         self.loss_batches = [Batch([src[i] for i in b], [trg[i] for i in b])
                              for b in token_batches([(len(s), len(t)) for s, t in zip(src, trg)], 4000)]
 
@@ -169,12 +182,18 @@ def main(argv=None):
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
     p.add_argument("--eval-every", type=int, default=None, help="override train.eval_every")
+    p.add_argument("--vocab", default=None, help="override train.vocab (a SentencePiece model; trained on --data if missing)")
+    p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
 
     run = load_run_config(args.config)
     if args.eval_every:
         run.train.eval_every = args.eval_every
+    if args.vocab:
+        run.train.vocab = args.vocab
+    if args.vocab_size:
+        run.model.vocab_size = args.vocab_size
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
