@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import faulthandler
 import logging
+import os
 import signal
 import threading
 from contextlib import asynccontextmanager
 
-import streamlit as st
+# One intra-op thread per decoding, set before anything imports torch: the small products of
+# a decoder step do not split well across threads, and the server runs several decodings side
+# by side instead (ATTN_EXPLORER_DECODERS, app_pages/server_limits.py). Pages never change it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import streamlit as st  # noqa: E402
 
 
 def warm_up() -> None:

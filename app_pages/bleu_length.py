@@ -4,23 +4,36 @@ Cased sacreBLEU per source-length bucket (1–5, 6–10, …, 51+ words) with 95
 intervals, for the natural test split and for the long-sentence stress set (consecutive
 test segments joined; ``model.evaluate.stress_set``). The numbers are read from
 ``results/bleu_by_length.csv``, which ships with the checkpoints, so the page opens at
-once; the button below recomputes them from the data when it is present.
+once. Visitors only read: recomputing decodes the test data for minutes on the server's
+cores and overwrites the shipped file, so the button works only on a server started by its
+owner with ``ATTN_EXPLORER_ADMIN=1`` (``app_pages/settings.py``); everyone else sees the
+command that does the same.
 """
-import os
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import available_models, ROOT, show_figure, show_unavailable, zoo
+from app_pages import settings
+from app_pages.common import available_models, show_figure, show_unavailable, zoo
 from model.data import multi_reference, read_split, split_path
 from model.evaluate import evaluate, stress_set
 from viz.bleu import bleu_by_length_figure, bleu_table, describe_finding
 
-RESULTS = Path(os.environ.get("ATTN_EXPLORER_RESULTS", ROOT / "results")) / "bleu_by_length.csv"
-DATA = Path(os.environ.get("ATTN_EXPLORER_DATA", ROOT.parent / "shared" / "data" / "enfr"))
+RESULTS = settings.results() / "bleu_by_length.csv"
+DATA = settings.bleu_data()
+COMMAND = "bash scripts/evaluate_zoo.sh ../shared/data"  # what the owner runs instead of the button
 COLUMNS = ["model", "set", "beam", "bucket", "min_words", "segments", "bleu", "ci_low", "ci_high"]
-SETS = {"test": "Natural test split", "stress": "Long-sentence stress set"}
+SETS = {"test": "Natural test split", "stress": "Long-sentence stress set",
+        "newstest2014": "newstest2014 (the paper's test set)"}
+# Bahdanau et al. (2014), Table 1, "All" column: BLEU on newstest2014, all sentences, tokenised
+PAPER_TABLE_1 = pd.DataFrame({
+    "model (paper)": ["RNNencdec-30", "RNNsearch-30", "RNNencdec-50", "RNNsearch-50"],
+    "BLEU": [13.93, 21.50, 17.82, 26.75],
+})
+WHY_OURS_DIFFER = (
+    "The paper's models read 348M words of WMT'14 training data; ours read about 5M (Tatoeba, Multi30k, "
+    "Canadian parliament debates and 14k news pairs), with a few million parameters trained for hours on a CPU. "
+    "The paper scores tokenised BLEU, which reads higher than the cased, detokenised sacreBLEU used here. "
+    "So compare the shapes of the curves (does attention hold up on long sentences?), not the heights.")
 
 st.title("BLEU vs sentence length")
 st.caption("The paper's Figure 2 for our models: does translation quality hold up as sentences get longer? "
@@ -59,20 +72,33 @@ def recompute(limit: int | None, beam: int, bootstrap: int) -> pd.DataFrame:
 
 
 with st.expander("Recompute from the data"):
+    admin = settings.admin()
     problem = data_problem()
-    if problem:
+    if not admin:
+        st.caption("This server is read-only for visitors: recomputing would decode the test data for minutes on "
+                   "the cores the whole class shares, and overwrite the shipped numbers for everyone. The owner "
+                   f"recomputes them from a terminal with `{COMMAND}`, or starts the server with "
+                   "`ATTN_EXPLORER_ADMIN=1 streamlit run app.py` to use this button.")
+    elif problem:
         st.caption(f"The data is not here, so the shipped numbers cannot be recomputed: {problem}")
     else:
         st.caption(f"Translates the test split in `{DATA}` and its stress set with every available model "
                    f"and overwrites `{RESULTS}`. On a CPU this takes minutes: leave the page alone until it "
                    "finishes (any click restarts the page and stops the run).")
     c1, c2, c3 = st.columns(3)
-    limit = c1.number_input("Segments per set (0 = all)", 0, 100_000, 0, step=100, key="bleu_limit")
-    beam = c2.number_input("Beam size (1 = greedy)", 1, 10, 1, key="bleu_beam")
-    bootstrap = c3.number_input("Bootstrap resamples", 0, 10_000, 1000, step=100, key="bleu_bootstrap")
-    if st.button("Recompute", key="bleu_recompute", disabled=problem is not None or not models,
-                 help=problem or "Translate the test data with every available model", icon=":material/refresh:"):
+    limit = c1.number_input("Segments per set (0 = all)", 0, 100_000, 0, step=100, key="bleu_limit", disabled=not admin)
+    beam = c2.number_input("Beam size (1 = greedy)", 1, 10, 1, key="bleu_beam", disabled=not admin)
+    bootstrap = c3.number_input("Bootstrap resamples", 0, 10_000, 1000, step=100, key="bleu_bootstrap",
+                                disabled=not admin)
+    why_not = ("Only the server's owner can recompute (ATTN_EXPLORER_ADMIN=1)" if not admin else problem)
+    if st.button("Recompute", key="bleu_recompute", disabled=why_not is not None or not models,
+                 help=why_not or "Translate the test data with every available model", icon=":material/refresh:"):
+        if not settings.admin():  # checked again: a click must not outlive the switch
+            st.stop()
         table = recompute(int(limit) or None, int(beam), int(bootstrap))
+        if RESULTS.exists():  # sets the button does not decode (newstest2014) keep their rows
+            kept = pd.read_csv(RESULTS)
+            table = pd.concat([kept[~kept["set"].isin(table["set"].unique())], table], ignore_index=True)
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(RESULTS, index=False)
         st.success(f"Recomputed {len(table)} rows and saved them to `{RESULTS}`.")
@@ -81,7 +107,7 @@ if not RESULTS.exists():
     st.info(f"No measurements yet: `{RESULTS}` does not exist. It is written by "
             "`python -m model.evaluate --checkpoint checkpoints/NAME --data ../shared/data/enfr/test.tsv.gz "
             "--bootstrap 1000 --length-csv results/bleu_by_length.csv` (add `--stress` for the stress set), "
-            "or by the Recompute button above.", icon=":material/hourglass_empty:")
+            f"or for every model by `{COMMAND}`.", icon=":material/hourglass_empty:")
     st.stop()
 
 results = pd.read_csv(RESULTS)
@@ -100,8 +126,17 @@ for tab, set_name in zip(st.tabs([SETS[s] for s in SETS]), SETS):
             continue
         beams = sorted(table["beam"].dropna().unique()) if "beam" in table else []
         st.markdown(f"**Finding:** {describe_finding(table, names)}")
-        fig = bleu_by_length_figure(table, names, title=f"BLEU by source length: {SETS[set_name].lower()}")
-        show_figure(fig, f"bleu-by-length-{set_name}", key=f"bleu_figure_{set_name}")
+        fig = bleu_by_length_figure(table, names, title=f"BLEU by source length: {SETS[set_name]}")
+        if set_name == "newstest2014":
+            c_fig, c_paper = st.columns([3, 1])
+            with c_paper:
+                st.markdown("**The paper's Table 1** (all sentences)")
+                st.dataframe(PAPER_TABLE_1, hide_index=True, width="stretch")
+                st.caption(WHY_OURS_DIFFER)
+            with c_fig:
+                show_figure(fig, f"bleu-by-length-{set_name}", key=f"bleu_figure_{set_name}")
+        else:
+            show_figure(fig, f"bleu-by-length-{set_name}", key=f"bleu_figure_{set_name}")
         st.caption(f"{table['model'].nunique()} model(s); "
                    + (f"decoding: {'greedy' if beams == [1] else 'beam ' + ', '.join(str(int(b)) for b in beams)}; "
                       if beams else "")

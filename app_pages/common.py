@@ -2,18 +2,17 @@
 the text-input rules. No model logic lives here: only loading and wiring."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from dataclasses import dataclass
 
 import streamlit as st
 
 from model.search import DecodingRecord, InputError, translate
 from model.zoo import load_zoo, ZooEntry
+from app_pages import settings
 from app_pages.loading import models_loaded
+from app_pages.server_limits import decoding_slot
 
-ROOT = Path(__file__).resolve().parent.parent
-# tests point this at a folder of tiny checkpoints; the app itself reads the shipped ones
-CHECKPOINTS = Path(os.environ.get("ATTN_EXPLORER_CHECKPOINTS", ROOT / "checkpoints"))
+ROOT = settings.ROOT
 DEFAULT_MODEL = "rnnsearch"  # the paper's model: what a page shows when the link names none
 MAX_INPUT_CHARS = 1000  # the text box's limit; the model further cuts at MAX_SOURCE_TOKENS pieces
 
@@ -77,7 +76,8 @@ def pick_model(key: str, attention_only: bool = False, label: str = "Model",
 
 
 def checkpoints_root() -> str:
-    return os.environ.get("ATTN_EXPLORER_CHECKPOINTS", str(ROOT / "checkpoints"))
+    """The checkpoint folder (tests point it at tiny checkpoints; the app reads the shipped ones)."""
+    return str(settings.checkpoints())
 
 
 def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
@@ -88,7 +88,8 @@ def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
 @st.cache_data(show_spinner=False, max_entries=256)
 def _cached_translate(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    return translate(entry.model, entry.vocab, text, beam=beam)
+    with decoding_slot():
+        return translate(entry.model, entry.vocab, text, beam=beam)
 
 
 def query_param(name: str, default: str | None = None) -> str | None:
@@ -106,22 +107,53 @@ def set_query_params(**values) -> None:
 
 
 # -- the sentence box, shared by Translate and Compare ---------------------------------------
+@dataclass(frozen=True)
+class Example:
+    """An example sentence: its domain and, where one is published, a human translation that
+    the Translate page shows beside the model's (with their chrF), so a mistranslation shows."""
+    domain: str
+    reference: str | None = None
+    source: str | None = None  # where the reference comes from
+
+
+NEWSTEST = "WMT newstest2014, the paper's test set"
 EXAMPLES = {
-    # Bahdanau et al. (2014), Figure 3 (a)-(d)
-    "The agreement on the European Economic Area was signed in August 1992.": "Paper, Fig. 3a",
-    "It should be noted that the marine environment is the least known of environments.": "Paper, Fig. 3b",
-    "Destruction of the equipment means that Syria can no longer produce new chemical weapons.": "Paper, Fig. 3c",
-    "This will change my future with my family, the man said.": "Paper, Fig. 3d",
-    "I will eat.": "Classic",
-    "Where is the train station?": "Everyday",
-    "I would like a cup of coffee, please.": "Everyday",
-    "She has lived in Paris for three years and still loves it.": "Everyday",
+    # everyday (Tatoeba); the first is the landing sentence
+    "She bought a small red car last year.": Example("Everyday"),
+    "I will eat.": Example("Everyday"),
+    "Where is the train station?": Example("Everyday"),
+    "I would like a cup of coffee, please.": Example("Everyday"),
+    # image captions (Multi30k)
+    "A black dog is running through the green grass.": Example("Image caption"),
     "A young man in a red shirt is playing the guitar on a street corner while a small crowd "
-    "of people watches him.": "Long, descriptive",
+    "of people watches him.": Example("Image caption, long"),
     "Two black dogs are running through the deep snow in a park near a frozen lake, while a woman "
-    "in a blue coat walks slowly behind them with a camera.": "Long, descriptive",
+    "in a blue coat walks slowly behind them with a camera.": Example("Image caption, long"),
+    # parliament (Canadian Hansards)
+    "Mr. Speaker, the government must protect the Canadian economy.": Example("Parliament"),
+    "The minister answered the question of the honourable member.": Example("Parliament"),
+    # news (WMT)
+    "The company lost 15,237 customers during the fourth quarter.": Example(
+        "News", "L'entreprise a perdu 15 237 clients au cours du quatrième trimestre.", NEWSTEST),
+    "The British musician is full of surprises this year.": Example(
+        "News", "Le musicien anglais n'a pas fini de surprendre cette année.", NEWSTEST),
+    # Bahdanau et al. (2014), Figure 3 (a)-(d)
+    "The agreement on the European Economic Area was signed in August 1992.": Example(
+        "Paper, Fig. 3a", "L'accord sur la zone économique européenne a été signé en août 1992.",
+        "the paper's RNNsearch-50, Figure 3a"),
+    "It should be noted that the marine environment is the least known of environments.": Example(
+        "Paper, Fig. 3b", "Il faut savoir que le milieu marin est le milieu le moins bien connu.", NEWSTEST),
+    "Destruction of the equipment means that Syria can no longer produce new chemical weapons.": Example(
+        "Paper, Fig. 3c", "Grâce à la destruction des équipements, la Syrie ne pourra plus produire de nouvelles "
+        "armes chimiques.", NEWSTEST),
+    "This will change my future with my family, the man said.": Example(
+        "Paper, Fig. 3d", "« Cela va changer mon avenir et celui de ma famille », a déclaré l'homme.", NEWSTEST),
 }
-DEFAULT_SENTENCE = "The agreement on the European Economic Area was signed in August 1992."
+# The landing sentence: one the default model translates right and that shows reordering
+# (small red car -> petite voiture rouge, last year -> l'année dernière). The paper's own
+# Figure 3a sentence stays in the list, with its reference shown, but is not the landing
+# one while the shipped models garble it ("l'Unomique").
+DEFAULT_SENTENCE = "She bought a small red car last year."
 SENTENCE = "sentence"  # session key: the current sentence, carried from page to page
 
 
@@ -143,7 +175,7 @@ def sentence_input(key: str) -> str:
             st.session_state[f"{key}_example"] = None  # a menu, not a state: the box holds the sentence
 
     st.selectbox("Example sentences", list(EXAMPLES), index=None, key=f"{key}_example", on_change=pick_example,
-                 format_func=lambda s: f"{EXAMPLES[s]}: {s}", placeholder="Pick an example, or type below")
+                 format_func=lambda s: f"{EXAMPLES[s].domain}: {s}", placeholder="Pick an example, or type below")
     text = st.text_area("English sentence", key=text_key, max_chars=MAX_INPUT_CHARS, height=100,
                         help="Press Ctrl+Enter (⌘+Enter) or click outside the box to translate.")
     clipped = st.session_state.get(f"{key}_clipped")
@@ -198,6 +230,6 @@ def show_figure(fig, filename: str, key: str) -> None:
 
 
 __all__ = ["zoo", "available_models", "usable_models", "pick_model", "unavailable_models", "show_unavailable", "cached_translate",
-           "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS", "CHECKPOINTS",
-           "EXAMPLES", "DEFAULT_SENTENCE", "DEFAULT_MODEL", "sentence_input", "plain", "show_figure", "decoding_choice",
+           "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS",
+           "Example", "EXAMPLES", "DEFAULT_SENTENCE", "DEFAULT_MODEL", "sentence_input", "plain", "show_figure", "decoding_choice",
            "view_choice", "WORD_RULE"]

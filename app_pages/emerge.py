@@ -5,14 +5,19 @@ small) are enough for attention to go from uniform to sharp. Every few steps the
 receives the alignment matrix of a fixed probe string under forced decoding; the page draws
 it live while training runs, then keeps every frame (in the session) as an animation,
 Bahdanau and Luong side by side, with loss, attention entropy and diagonality per step.
+
+Training is the one thing on the server a visitor can start that takes seconds of CPU, so
+at most ``settings.live_trainings()`` run at once, server-wide; the others wait their turn,
+see their place in the queue, and can cancel (``app_pages/server_limits.py``).
 """
 import time
 
 import numpy as np
 import streamlit as st
-import torch
 
+from app_pages import settings
 from app_pages.common import query_param, set_query_params
+from app_pages.server_limits import training_queue
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
 from viz.teaching import emergence_animation, emergence_curves, highlighted_heatmap
@@ -37,7 +42,6 @@ def toy_vocab():
     """The digit vocabulary, once per process. One throwaway training step comes with it:
     a process's first optimiser step loads parts of torch (about a second), paid here on the
     first visit rather than between the button press and the first frame."""
-    torch.set_num_threads(1)
     vocab = toy_vocabulary()
     train_toy(tiny_config(vocab), vocab, steps=1)
     return vocab
@@ -65,8 +69,9 @@ target_tokens = vocab.pieces(vocab.encode(toy_pair_target(task, PROBE))) + ["</s
 st.markdown(f"Probe string, drawn every {every} step(s): **{PROBE}** → **{toy_pair_target(task, PROBE)}** "
             f"(forced decoding, so we see where the model looks for each correct output digit).")
 
-if st.button("Train both models", key="emerge_train", type="primary", icon=":material/play_arrow:"):
-    torch.set_num_threads(1)  # tiny models: one thread is fastest and leaves the other cores to other users
+
+def train_both() -> None:
+    """Train the two models one after the other, drawing the probe's alignment as they learn."""
     live = st.empty()
     runs, accuracy, seconds = {}, {}, {}
     with live.container():
@@ -91,6 +96,32 @@ if st.button("Train both models", key="emerge_train", type="primary", icon=":mat
     live.empty()
     st.session_state[RESULT] = dict(task=task, steps=steps, runs=runs, accuracy=accuracy, seconds=seconds,
                                     source=source_tokens, target=target_tokens)
+
+
+def wait_for_a_turn(ticket) -> None:
+    """Show this visitor's place in the server's queue until their training may start. A click
+    anywhere (Cancel included) reruns the page, which ends this wait and gives the place back."""
+    queue, slots = training_queue(), settings.live_trainings()
+    status = st.empty()
+    place = queue.place(ticket, slots)
+    if place:
+        st.button("Cancel", key="emerge_cancel", icon=":material/close:")
+    while place:
+        # each redraw is also where Streamlit stops this run if the visitor clicked or left
+        status.info(f"The server trains {slots} model pair(s) at a time, for the whole class. You are number "
+                    f"{place} in the queue; your training starts as soon as the one(s) before you finish.",
+                    icon=":material/hourglass_top:")
+        place = queue.wait(ticket, slots, timeout=0.5)
+    status.empty()
+
+
+if st.button("Train both models", key="emerge_train", type="primary", icon=":material/play_arrow:"):
+    ticket = training_queue().join()
+    try:
+        wait_for_a_turn(ticket)
+        train_both()
+    finally:  # finished, failed, cancelled or left: the next visitor's turn
+        training_queue().leave(ticket)
 
 result = st.session_state.get(RESULT)
 if result is None:

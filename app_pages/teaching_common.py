@@ -3,12 +3,13 @@ calls into ``model/`` they make. No model logic here, only wiring and caching: t
 (model, sentence, choice) is computed once per process, so moving a slider only redraws."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import streamlit as st
 
-from app_pages.common import (checkpoints_root, pick_model, InputError, ROOT, sentence_input,
+from app_pages import settings
+from app_pages.server_limits import decoding_slot
+from app_pages.common import (checkpoints_root, pick_model, InputError, sentence_input,
                               set_query_params, zoo)
 from model.align import forced_alignment, ForcedAlignment
 from model.internals import annotation_values
@@ -17,9 +18,9 @@ from model.zoo import ZooEntry
 
 
 def gold_folder() -> Path:
-    """The Hansards word-alignment gold set (Mihalcea & Pedersen 2003), read from
-    ATTN_EXPLORER_GOLD when called; the Forced alignment page works without it."""
-    return Path(os.environ.get("ATTN_EXPLORER_GOLD", ROOT.parent / "shared" / "data" / "hansards-align"))
+    """The Hansards word-alignment gold set (Mihalcea & Pedersen 2003); the Forced
+    alignment page works without it."""
+    return settings.gold()
 
 
 def keep_in_url(name: str, text: str, **more) -> None:
@@ -65,26 +66,30 @@ def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: t
 @st.cache_data(show_spinner=False, max_entries=128)
 def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix))
+    with decoding_slot():
+        return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def _values(root: str, model_name: str, text: str):
     entry = zoo(root)[model_name]
-    return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
+    with decoding_slot():
+        return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam)
+    with decoding_slot():
+        return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...],
                       hansards: bool) -> ForcedAlignment:
     entry = zoo(root)[model_name]
-    return forced_alignment(entry.model, entry.vocab, list(english), list(french), hansards)
+    with decoding_slot():
+        return forced_alignment(entry.model, entry.vocab, list(english), list(french), hansards)
 
 
 __all__ = ["gold_folder", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",

@@ -8,10 +8,11 @@ token y_i (eq. 6). The sentence and every choice live in the URL, so a link such
 import numpy as np
 import streamlit as st
 
-from app_pages.common import (cached_translate, pick_model, decoding_choice, InputError, plain,
+from app_pages.common import (cached_translate, pick_model, decoding_choice, EXAMPLES, InputError, plain,
                               sentence_input, set_query_params, show_figure, view_choice,
                               WORD_RULE)
 from model.analysis import merge_to_words, word_groups
+from model.metrics import sentence_chrf
 from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, probability_figure
 
@@ -46,6 +47,13 @@ if byte_pieces:
 
 st.markdown(f"**French** ({models[name].display_name}, {'greedy' if beam == 1 else f'beam search, k = {beam}'}):")
 st.markdown(f"### {plain(record.translation) if record.translation.strip() else '*(empty translation)*'}")
+example = EXAMPLES.get(text.strip())
+if example and example.reference:
+    st.markdown(f"**A human translation** ({example.source}): {plain(example.reference)}")
+    st.caption(f"chrF of the model's translation against it: {sentence_chrf(record.translation, example.reference):.0f} "
+               "(0–100, character n-grams). Our models read a few million words of mostly everyday, caption and "
+               "parliament text, the paper's 348 million words of news and debates: on news sentences they may "
+               "well garble what the paper's model got right, and this is where to see it.")
 
 st.subheader("Alignment")
 if not record.has_attention:

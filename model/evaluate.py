@@ -1,12 +1,16 @@
 """Evaluate a checkpoint: cased sacreBLEU overall, per corpus and by source length.
 
     python -m model.evaluate --checkpoint checkpoints/NAME --data ../shared/data/enfr/test.tsv.gz [--beam K] [--json]
+    python -m model.evaluate --checkpoint checkpoints/NAME --data ../shared/data/enfr-broad/test.tsv.gz \
+        --origin newstest2014 --set newstest2014        # the paper's test set (WMT newstest2014)
     python -m model.evaluate --checkpoint checkpoints/NAME --src FILE --ref FILE [--ref FILE ...]
 
 Rows of a TSV with the same English side are one segment with several references
 (../shared/data/README.md). ``--stress`` evaluates the long-sentence stress set built from
-the same file (:func:`stress_set`). ``--write-metrics`` stores the result in the
-checkpoint's metrics.json; ``--length-csv`` appends the by-length table to a CSV.
+the same file (:func:`stress_set`). ``--origin`` keeps the rows of one corpus of a mixed
+split. ``--write-metrics`` stores the result in the checkpoint's metrics.json under the
+set's name (``--set``; default ``test``, or ``stress``); ``--length-csv`` appends the
+by-length table to a CSV.
 """
 from __future__ import annotations
 
@@ -116,7 +120,12 @@ def evaluate(model, vocab, sources, references, origins, beam: int = 1, bootstra
 
 def load_segments(args) -> tuple[list[str], list[list[str]], list[str]]:
     if args.data:
-        return multi_reference(read_split(args.data))
+        df = read_split(args.data)
+        if args.origin:
+            df = df[df["origin"] == args.origin]
+            if df.empty:
+                raise SystemExit(f"error: no rows of origin {args.origin!r} in {args.data}")
+        return multi_reference(df)
     if not args.src or not args.ref:
         raise SystemExit("error: give --data FILE.tsv[.gz], or --src FILE with one or more --ref FILE")
     sources = Path(args.src).read_text(encoding="utf-8").splitlines()
@@ -134,6 +143,9 @@ def main(argv=None) -> int:
     p.add_argument("--ref", action="append", help="reference file (repeatable)")
     p.add_argument("--beam", type=int, default=1)
     p.add_argument("--stress", action="store_true", help="evaluate the long-sentence stress set built from --data")
+    p.add_argument("--origin", help="only the rows of this origin (e.g. newstest2014 of enfr-broad/test)")
+    p.add_argument("--set", dest="set_name", help="name of the set in metrics.json and --length-csv "
+                                                    "(default: test, or stress with --stress)")
     p.add_argument("--bootstrap", type=int, default=0, help="bootstrap samples for 95%% intervals (e.g. 1000)")
     p.add_argument("--limit", type=int, default=None, help="only the first N segments")
     p.add_argument("--no-perplexity", action="store_true")
@@ -149,13 +161,14 @@ def main(argv=None) -> int:
         sources, references, origins = sources[:args.limit], references[:args.limit], origins[:args.limit]
     result, by_length = evaluate(model, vocab, sources, references, origins, args.beam, args.bootstrap,
                                  not args.no_perplexity)
-    result["set"] = ("stress:" if args.stress else "") + str(args.data or args.src)
+    result["set"] = ("stress:" if args.stress else "") + str(args.data or args.src) + (
+        f" (origin {args.origin})" if args.origin else "")
     name = cfg.get("name", Path(args.checkpoint).name)
+    set_name = args.set_name or ("stress" if args.stress else "test")
     if args.write_metrics:
-        write_metrics(args.checkpoint, {("stress" if args.stress else "test"): result,
-                                        "parameters": model.num_parameters()})
+        write_metrics(args.checkpoint, {set_name: result, "parameters": model.num_parameters()})
     if args.length_csv:
-        table = by_length.assign(model=name, set="stress" if args.stress else "test", beam=args.beam)
+        table = by_length.assign(model=name, set=set_name, beam=args.beam)
         path = Path(args.length_csv)
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():

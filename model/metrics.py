@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import BLEU, CHRF
 
 LENGTH_BUCKETS = [(lo, lo + 4) for lo in range(1, 50, 5)] + [(51, 10_000)]
 
@@ -22,6 +22,12 @@ def bucket_of(n_words: int) -> str:
 
 def _metric() -> BLEU:
     return BLEU()  # defaults: 13a tokenisation, cased, exp smoothing: the standard signature
+
+
+def sentence_chrf(hypothesis: str, reference: str) -> float:
+    """chrF (sacreBLEU's defaults) of one sentence: a character n-gram F-score, steadier
+    than sentence-level BLEU on one short sentence."""
+    return CHRF().sentence_score(hypothesis, [reference]).score
 
 
 def reference_streams(references: list[list[str]]) -> list[list[str | None]]:

@@ -262,6 +262,22 @@ def test_example_picker_and_unknown_model_in_link(product):
     assert at.query_params["text"] == example
     shown = record_of(at.selectbox(key="translate_model").value, example)
     assert heatmaps(at)[0]["layout"]["xaxis"]["ticktext"] == escaped(shown.source_tokens)
+    # the paper's sentence comes with its published translation and how far ours is from it
+    from app_pages.common import EXAMPLES
+    from model.metrics import sentence_chrf
+    reference = EXAMPLES[example].reference
+    assert any(t.startswith("**A human translation**") and "zone économique européenne" in t for t in at.markdown.values)
+    chrf = sentence_chrf(shown.translation, reference)
+    assert any(f"chrF of the model's translation against it: {chrf:.0f} " in t for t in at.caption.values)
+
+
+def test_examples_cover_every_domain():
+    from app_pages.common import DEFAULT_SENTENCE, EXAMPLES
+    domains = {e.domain.split(",")[0] for e in EXAMPLES.values()}
+    assert {"Everyday", "Image caption", "Parliament", "News"} <= domains
+    assert sum(d.startswith("Paper, Fig. 3") for d in domains) == 4
+    assert DEFAULT_SENTENCE in EXAMPLES
+    assert all(e.reference for e in EXAMPLES.values() if e.domain.startswith(("News", "Paper")))
 
 
 def test_empty_input_gives_a_hint(product):
@@ -400,11 +416,26 @@ def test_bleu_vs_length_from_shipped_results(product):
     assert len(findings) == 2 and all("BLEU" in f or "Too few" in f for f in findings)
     assert len(at.dataframe) == 2
     button = at.button(key="bleu_recompute")
-    assert not button.disabled
+    assert button.disabled  # visitors read: a default server never recomputes
+    assert any("scripts/evaluate_zoo.sh" in t and "ATTN_EXPLORER_ADMIN=1" in t for t in at.caption.values)
+
+
+def test_bleu_recompute_is_the_owners_only(product, tmp_path, monkeypatch):
+    """Without ATTN_EXPLORER_ADMIN the button is disabled, and a click that reaches the server
+    anyway (a crafted request, a switch turned off meanwhile) writes nothing."""
+    monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
+    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
+    at = page("app_pages/bleu_length.py")
+    assert not at.button(key="bleu_recompute").disabled
+    monkeypatch.delenv("ATTN_EXPLORER_ADMIN")
+    run(at.button(key="bleu_recompute").click())
+    assert not (tmp_path / "bleu_by_length.csv").exists()
+    assert at.button(key="bleu_recompute").disabled
 
 
 def test_bleu_recompute_button(product, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
+    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
     at = page("app_pages/bleu_length.py")
     assert any("No measurements yet" in t for t in at.info.values)
     at.number_input(key="bleu_bootstrap").set_value(20)
@@ -419,6 +450,7 @@ def test_bleu_recompute_button(product, tmp_path, monkeypatch):
 def test_bleu_recompute_disabled_without_data(product, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
     monkeypatch.setenv("ATTN_EXPLORER_DATA", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
     at = page("app_pages/bleu_length.py")
     assert at.button(key="bleu_recompute").disabled
     assert any("data is not here" in t for t in at.caption.values)
@@ -471,8 +503,36 @@ def test_viz_imports_no_torch():
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
-@pytest.mark.parametrize("page_file", ["translate.py", "compare.py", "bleu_length.py", "models.py"])
+def _imports(path) -> set[str]:
+    import ast
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+PAGE_FILES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
+VIZ_FILES = sorted(p.name for p in (ROOT / "viz").glob("*.py"))
+SHARED_RESOURCES = {"common.py", "server_limits.py", "emerge.py"}  # the zoo, the server's limits, the toy vocabulary
+
+
+@pytest.mark.parametrize("page_file", PAGE_FILES + ["../explorer.py", "../app.py"])
 def test_pages_only_wire(page_file):
-    source = (ROOT / "app_pages" / page_file).read_text(encoding="utf-8")
-    assert "import torch" not in source and "torch." not in source
-    assert "st.cache_resource" not in source, "models are loaded once, in app_pages/common.py"
+    """Pages wire model/ to viz/: no torch of their own, no process-wide settings, and
+    shared resources only where the server owns them."""
+    path = ROOT / "app_pages" / page_file
+    source = path.read_text(encoding="utf-8")
+    assert "torch" not in _imports(path) and "torch." not in source
+    assert "set_num_threads" not in source and "os.environ[" not in source and "os.putenv" not in source
+    if page_file not in SHARED_RESOURCES:
+        assert "st.cache_resource" not in source, "models are loaded once, in app_pages/common.py"
+
+
+@pytest.mark.parametrize("viz_file", VIZ_FILES)
+def test_viz_knows_no_torch_and_no_streamlit(viz_file):
+    imports = _imports(ROOT / "viz" / viz_file)
+    assert not imports & {"torch", "streamlit", "model", "app_pages"}, imports

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 import math
 import shutil
 
@@ -436,3 +437,42 @@ def test_loaded_checkpoint_decodes_like_the_plain_model(tiny_zoo, name):
         la, _ = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out)
         lb, _ = plain(batch.src, batch.src_len, batch.trg_in, batch.trg_out)
     assert torch.allclose(la, lb, rtol=1e-5)
+
+
+# -- one process, many callers -------------------------------------------------------------------
+def _record_fields(rec) -> dict:
+    """Everything a decoding record holds, arrays as bytes, the beam tree node by node."""
+    out = {}
+    for f in fields(rec):
+        value = getattr(rec, f.name)
+        if isinstance(value, np.ndarray):
+            value = (value.dtype.str, value.shape, value.tobytes())
+        elif f.name == "beam_tree" and value is not None:
+            value = [tuple((k, (tuple(v) if isinstance(v, list) else v)) for k, v in vars(n).items()) for n in value]
+        out[f.name] = value
+    return out
+
+
+def test_decoding_is_pure_under_concurrent_callers(tiny_zoo):
+    """The app shares each loaded model among every browser session: decoding must keep no
+    per-call state on a module. Every model, greedy and beam, decoded from 4 threads at once,
+    must give exactly the records of one thread (translation, weights, energies, positions,
+    log-probs, states, top-k, tree)."""
+    from concurrent.futures import ThreadPoolExecutor
+    models = {name: load_checkpoint(tiny_zoo / name)[:2] for name in
+              ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc")}
+    sentences = ["1 2 3 4 5 6 7 8 9", "9 9 1", "4 8 1 5 1 6 2 3 0 7 7 2", "5"]
+    jobs = [(name, text, beam) for name in models for text in sentences for beam in (1, 3)]
+
+    def run(job):
+        name, text, beam = job
+        model, vocab = models[name]
+        return _record_fields(translate(model, vocab, text, beam=beam))
+
+    alone = {job: run(job) for job in jobs}
+    assert any(alone[("luong-local", t, 1)]["positions"] is not None for t in sentences)
+    shuffled = [jobs[i] for i in np.random.default_rng(0).permutation(len(jobs))] * 3
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(run, shuffled))
+    for job, rec in zip(shuffled, together):
+        assert rec == alone[job], job

@@ -306,6 +306,57 @@ def test_emerge_trains_live_and_keeps_its_frames():
     assert len(chart(at, "emerge_animation")["frames"]) == 20
 
 
+def test_training_queue_is_first_come_first_served():
+    from app_pages.server_limits import TrainingQueue
+    queue = TrainingQueue()
+    a, b, c = queue.join(), queue.join(), queue.join()
+    assert [queue.place(t, 1) for t in (a, b, c)] == [0, 1, 2]
+    assert [queue.place(t, 2) for t in (a, b, c)] == [0, 0, 1]
+    queue.leave(b)  # a visitor cancels: the one behind moves up
+    assert queue.place(c, 1) == 1 and len(queue) == 2
+    queue.leave(a)
+    assert queue.wait(c, 1, timeout=0.01) == 0
+    queue.leave(c)
+    queue.leave(c)  # leaving twice (finished, then the page stopped) is harmless
+    assert len(queue) == 0
+
+
+def test_emerge_waits_its_turn_in_the_servers_queue():
+    """One live training at a time, server-wide: a second visitor waits with its place shown,
+    starts once the first finishes, and gives its place back when done."""
+    import threading
+    from app_pages.server_limits import training_queue
+    at = open_page("emerge")
+    at.select_slider(key="emerge_steps").set_value(20)
+    other = training_queue().join()  # another visitor's training is running
+    threading.Timer(3.0, training_queue().leave, args=(other,)).start()
+    at.button(key="emerge_train").click().run()
+    assert not at.exception
+    assert at.button(key="emerge_cancel")  # the waiting visitor could cancel
+    assert len(at.session_state["emerge_result"]["runs"]) == 2  # and trained once its turn came
+    assert len(training_queue()) == 0
+
+
+def test_classroom_page_reads_the_measured_limits(tiny_zoo, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
+    at = open_page("classroom")
+    assert any("No load test recorded yet" in t for t in at.info.values)
+    assert any("read-only for visitors" in t for t in at.markdown.values)
+    rows = [{"bench": "classroom", "sessions": n, "interactions": 10 * n, "p50_ms": p50, "p95_ms": p95, "max_ms": mx,
+             "errors": err, "mismatches": 0, "rss_mb": 700.0, "commit": "abc", "host": "test host"}
+            for n, p50, p95, mx, err in [(1, 40, 60, 90, 0), (30, 300, 900, 1500, 0), (60, 900, 2500, 4000, 0)]]
+    (tmp_path / "benchmarks.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n"
+                                                + json.dumps({"bench": "translate_speed"}) + "\n")
+    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
+    at.run()
+    assert not at.exception
+    assert any("Measured: 30 students at once" in t and "0.90 s" in t for t in at.markdown.values)
+    assert any("owner mode" in t for t in at.markdown.values)
+    curve = chart(at, "classroom_curve")
+    assert [t["y"] for t in curve["data"] if t["name"] == "95th percentile"][0] == [60, 900, 2500]
+    assert any("/compare?text=" in c.value for c in at.code)
+
+
 # -- the real browser ------------------------------------------------------------------------------
 NO_ERROR = "document.querySelectorAll('[data-testid=\"stException\"]').length === 0"
 PLOTS = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.data && p.querySelector('.main-svg'))"

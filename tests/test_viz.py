@@ -52,3 +52,14 @@ def test_alignment_heatmap_shows_the_weights_on_a_fixed_scale():
 def test_probability_figure_multiplies_pieces_into_words():
     fig = FIGURES["probability by word"]()
     assert np.allclose(fig.data[0].y, [0.45, 0.99])
+
+
+def test_classroom_load_curve():
+    import pandas as pd
+    from viz.classroom import load_curve_figure
+    runs = pd.DataFrame({"sessions": [30, 1, 10], "p50_ms": [200, 40, 90], "p95_ms": [800, 60, 300],
+                         "max_ms": [1500, 80, 600]})
+    fig = validated(load_curve_figure(runs, budget_ms=1000)).to_dict()
+    lines = {t["name"]: t for t in fig["data"]}
+    assert list(lines["95th percentile"]["x"]) == [1, 10, 30] and list(lines["95th percentile"]["y"]) == [60, 300, 800]
+    assert list(lines["p95 budget"]["y"]) == [1000, 1000]

@@ -1,0 +1,90 @@
+"""Run it for a class: how a teacher serves the app to a room from one machine.
+
+The server command, the address students open, shared links, the owner's switch, the
+server's limits, and what ``bench/classroom.py`` measured with many sessions at once
+(read from ``results/benchmarks.jsonl``, so the page shows the latest measurement).
+"""
+from urllib.parse import quote, urlsplit
+
+import pandas as pd
+import streamlit as st
+
+from app_pages import settings
+from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, show_figure
+from viz.classroom import load_curve_figure
+
+BENCHMARKS = settings.results() / "benchmarks.jsonl"
+P95_BUDGET_MS = 1000  # what a class should feel: a click answered within a second
+SHOWN = ["sessions", "interactions", "p50_ms", "p95_ms", "max_ms", "errors", "mismatches", "rss_mb", "commit"]
+
+st.title("Run it for a class")
+st.caption("One teacher's computer serves the whole room: every student opens the same address, and the models "
+           "are loaded once and shared by all of them.")
+
+st.subheader("1. Start the server")
+st.code("pip install -r requirements.txt\n"
+        "streamlit run app.py --server.address 0.0.0.0 --server.port 8501", language="bash")
+st.markdown("`--server.address 0.0.0.0` lets other computers on the network reach it (the default listens on this "
+            "computer only). The first page waits a few seconds while the models load; after that, pages answer "
+            "at once.")
+
+st.subheader("2. The address students open")
+here = urlsplit(st.context.url or "")
+host = here.hostname or "localhost"
+if host in ("localhost", "127.0.0.1", "::1"):
+    st.markdown("You are looking at this page on the server itself, as `localhost`, which students cannot open. "
+                "Give them this computer's network address instead: `http://ADDRESS:8501`, where ADDRESS is what "
+                "`hostname -I` (Linux), `ipconfig getifaddr en0` (macOS) or `ipconfig` (Windows) prints.")
+else:
+    st.markdown(f"Students open **`{here.scheme}://{here.netloc}`**: the address you are using now.")
+base = f"{here.scheme}://{here.netloc}" if here.netloc else "http://ADDRESS:8501"
+st.markdown("A link carries the sentence and the choices, so the whole room sees the same thing:")
+text = st.text_input("Sentence for the links", DEFAULT_SENTENCE, key="classroom_text", max_chars=300)
+q = quote(text.strip() or DEFAULT_SENTENCE)
+st.code(f"{base}/?text={q}&model={DEFAULT_MODEL}\n"
+        f"{base}/compare?text={q}&models=rnnsearch,luong-dot,luong-general,luong-concat\n"
+        f"{base}/step-through?text={q}&model={DEFAULT_MODEL}&step=3", language="text")
+
+st.subheader("3. Visitors read, the owner writes")
+st.markdown("A server started as above is **read-only for visitors**: nothing a student clicks writes to the "
+            "repository or starts minutes of work. The *Recompute* button of *BLEU vs length* (which decodes "
+            "the test data for minutes and overwrites the shipped numbers) works only on a server started with")
+st.code("ATTN_EXPLORER_ADMIN=1 streamlit run app.py", language="bash")
+st.markdown(f"This server: **{'owner mode (admin on)' if settings.admin() else 'read-only for visitors'}**.")
+
+st.subheader("4. What the server shares out")
+st.markdown(
+    f"- **Decoding**: at most **{settings.decoders()}** translation(s) compute at once (`ATTN_EXPLORER_DECODERS`, "
+    "one per core); the others wait a few milliseconds for their turn. A sentence already translated with the "
+    "same model and settings comes from the shared cache.\n"
+    f"- **Live training** (*Watch attention emerge*): at most **{settings.live_trainings()}** at once "
+    "(`ATTN_EXPLORER_LIVE_TRAININGS`); other students see their place in the queue and can cancel.")
+
+st.subheader("5. How many students, measured")
+runs = pd.DataFrame()
+if BENCHMARKS.exists():
+    runs = pd.read_json(BENCHMARKS, lines=True)
+    runs = runs[runs["bench"] == "classroom"] if "bench" in runs else pd.DataFrame()
+if runs.empty:
+    st.info(f"No load test recorded yet in `{BENCHMARKS}`. Run `python bench/classroom.py --sessions 30 "
+            f"--append {BENCHMARKS.relative_to(settings.ROOT) if BENCHMARKS.is_relative_to(settings.ROOT) else BENCHMARKS}`.",
+            icon=":material/hourglass_empty:")
+    st.stop()
+latest = runs.drop_duplicates("sessions", keep="last").sort_values("sessions")
+st.markdown("`bench/classroom.py` starts the real server and plays a lesson in many browser sessions at once "
+            "(open a shared link, change the sentence, Compare four models, move the step-through slider five "
+            "times, open the beam tree; a few seconds of thinking between clicks), with some sessions sending "
+            "empty, very long or markup text or leaving mid-page. It times each click until the page has "
+            "finished redrawing.")
+show_figure(load_curve_figure(latest, P95_BUDGET_MS), "classroom-load", key="classroom_curve")
+st.dataframe(latest.reindex(columns=[c for c in SHOWN if c in latest]), hide_index=True, width="stretch")
+within = latest[(latest["p95_ms"] <= P95_BUDGET_MS) & (latest["errors"] == 0) & (latest["mismatches"] == 0)]
+if within.empty:
+    st.markdown(f"**No measured class size kept the 95th percentile within {P95_BUDGET_MS / 1000:.0f} s.**")
+else:
+    best = within.iloc[-1]
+    st.markdown(f"**Measured: {int(best['sessions'])} students at once** with 95% of clicks answered within "
+                f"{best['p95_ms'] / 1000:.2f} s, no errors and every page identical to a one-student run "
+                f"(server memory {best['rss_mb']:.0f} MB).")
+st.caption("Host: " + str(latest["host"].iloc[-1] if "host" in latest else "not recorded")
+           + ". Other machines differ: run the same command on yours before the lesson.")
