@@ -32,8 +32,8 @@ page = st.navigation(PAGES)
 if not models_loaded.is_set() or warm_up.pending:
     # The first visit after the server started: torch and the checkpoints are still loading
     # (app.py loads them in the background). An empty chart drawn now makes the browser fetch
-    # and start Plotly's 4.7 MB bundle during that wait instead of after it (bench/app_speed.py:
-    # median cold start 6.0 s before, 3.6 s with this and the warm-up's translation). The
+    # and start Plotly's 4.7 MB bundle during that wait instead of after it (bench/app_speed.py
+    # measures the cold start; docs/performance.md). The
     # wait ends here, before the page runs, so the chart is gone whatever the page does (a
     # page may st.stop() early). Each step first waits for the warm-up thread to have done
     # it (app_pages/loading.py: never import or load alongside it).

@@ -12,7 +12,7 @@
 - ``rss_mb``: resident memory of the running Streamlit server with every shipped model
   loaded, after the interactions above.
 
-Targets (README): cold start ≤ 5 s, an interaction ≤ 300 ms, all models ≤ 600 MB RSS.
+Targets (docs/performance.md): cold start ≤ 5 s, an interaction ≤ 300 ms, all models ≤ 600 MB RSS.
 """
 from __future__ import annotations
 

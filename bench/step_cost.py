@@ -1,4 +1,4 @@
-"""Where a greedy decoding step's time goes (the README's Speed analysis); one JSON line.
+"""Where a greedy decoding step's time goes (docs/performance.md, where the time goes); one JSON line.
 
     python bench/step_cost.py [--checkpoint checkpoints/rnnsearch]
 

@@ -144,7 +144,7 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--as-given", action="store_true",
                    help="force-decode the gold tokens as given (de le, Speaker ,) instead of written back as "
-                        "ordinary text (the rule before the sixth session; reported beside it)")
+                        "ordinary text (reported beside the written-text reading; docs/alignment.md)")
     p.add_argument("--write-metrics", action="store_true",
                    help="store both results (written, and as given) in CHECKPOINT/metrics.json")
     p.add_argument("--json", action="store_true")

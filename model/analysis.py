@@ -6,6 +6,7 @@ Subword pieces follow SentencePiece: a piece starting with "▁" starts a new wo
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .vocabulary import WORD_BOUNDARY
 
@@ -98,3 +99,19 @@ def argmax_agreement(a: np.ndarray, b: np.ndarray) -> float:
 def links_from_attention(word_weights: np.ndarray) -> set[tuple[int, int]]:
     """Word links (source i, target j): each target word links to its most-attended source word."""
     return {(int(word_weights[j].argmax()), j) for j in range(word_weights.shape[0])}
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's ρ: the Pearson correlation of the two sequences' ranks (ties share their
+    mean rank); NaN when either is constant."""
+    ra, rb = (pd.Series(np.asarray(x, dtype=float)).rank().to_numpy() for x in (a, b))
+    if len(ra) < 2 or ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def position_tracking(positions: np.ndarray, weights: np.ndarray) -> float:
+    """How well local-p's predicted centres p_i follow the alignment: Spearman's ρ between
+    p_i and argmax_j α_ij over the target steps (the final </s> step excluded)."""
+    steps = max(1, len(positions) - 1)
+    return rank_correlation(positions[:steps], weights[:steps].argmax(1))

@@ -124,7 +124,7 @@ class LocalPAttention(AttentionMechanism):
         a_i(j) = align(s_i, h̄_j) · exp(−(j − p_i)²/(2σ²)),  σ = D/2,  j ∈ [p_i − D, p_i + D]   (eq. 10)
         c_i = Σ_j a_i(j) h̄_j
 
-    with align the inner score's softmax over the window. S is each sentence's own
+    with align the inner score's softmax over the whole sentence (eq. 7). S is each sentence's own
     (unpadded) length; positions are 0-based, so p_i = (S−1) · sigmoid(…) ∈ [0, S−1].
 
     The weights a_i(j) of eq. 10 do not sum to 1; their sum, the *window mass* m_i, is

@@ -118,6 +118,24 @@ def evaluate(model, vocab, sources, references, origins, beam: int = 1, bootstra
     return result, by_length
 
 
+def position_tracking_score(model: Seq2Seq, vocab: Vocabulary, sources: list[str], min_pieces: int = 12,
+                            max_pieces: int = 40) -> dict:
+    """Local-p only: the mean Spearman ρ of p_i with argmax_j α_ij (:func:`model.analysis.position_tracking`)
+    over the greedy translations of the sources of ``min_pieces``–``max_pieces`` subword pieces."""
+    from .analysis import position_tracking
+    from .search import greedy, prepare_source
+    rhos = []
+    for text in sources:
+        if min_pieces <= len(vocab.encode(text)) <= max_pieces:
+            rec = greedy(model, vocab, prepare_source(vocab, text))
+            if rec.positions is None:
+                raise SystemExit("error: --positions needs a local-p checkpoint")
+            rhos.append(position_tracking(rec.positions, rec.weights))
+    scored = [r for r in rhos if r == r]  # a one-step or constant translation has no ρ
+    return {"spearman": round(float(sum(scored) / max(1, len(scored))), 3), "sentences": len(rhos),
+            "scored": len(scored), "pieces": [min_pieces, max_pieces]}
+
+
 def load_segments(args) -> tuple[list[str], list[list[str]], list[str]]:
     if args.data:
         df = read_split(args.data)
@@ -151,6 +169,11 @@ def main(argv=None) -> int:
     p.add_argument("--no-perplexity", action="store_true")
     p.add_argument("--write-metrics", action="store_true", help="store the result in CHECKPOINT/metrics.json")
     p.add_argument("--length-csv", help="append the by-length table (model, set, bucket, segments, bleu, CI) here")
+    p.add_argument("--positions", action="store_true",
+                   help="local-p: how well p_i follows argmax α (mean Spearman ρ over the sources of "
+                        "--min-pieces to --max-pieces subword pieces)")
+    p.add_argument("--min-pieces", type=int, default=12)
+    p.add_argument("--max-pieces", type=int, default=40)
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     model, vocab, cfg = load_for_cli(args.checkpoint)
@@ -159,6 +182,13 @@ def main(argv=None) -> int:
         sources, references, origins = stress_set(sources, references, origins)
     if args.limit:
         sources, references, origins = sources[:args.limit], references[:args.limit], origins[:args.limit]
+    if args.positions:
+        tracking = position_tracking_score(model, vocab, sources, args.min_pieces, args.max_pieces)
+        tracking["set"] = args.set_name or str(args.data or args.src)
+        if args.write_metrics:
+            write_metrics(args.checkpoint, {"position_tracking": tracking})
+        print(json.dumps(tracking))
+        return 0
     result, by_length = evaluate(model, vocab, sources, references, origins, args.beam, args.bootstrap,
                                  not args.no_perplexity)
     result["set"] = ("stress:" if args.stress else "") + str(args.data or args.src) + (

@@ -1,11 +1,11 @@
 """Decoding-time weight layout: the per-step matrix products on oneDNN pre-packed weights.
 
 Why: at decoding time every target step multiplies a handful of rows (1 for greedy, k for
-beam search) by every decoder matrix and by the 8k x 256 output matrix. On this CPU the
-default fp32 path re-packs the weight on every call for a few rows (measured, one core: a
-5 x 256 by 256 x 8000 product takes 680 µs; the same product on weights packed once, 146 µs).
-Packing once per loaded model makes beam search about 2x faster and greedy about 1.5x,
+beam search) by every decoder matrix and by the 8k x 256 output matrix. On the CPUs the
+benchmarks run on, the default fp32 path re-packs the weight on every call for a few rows.
+Packing once per loaded model makes decoding, beam search above all, several times faster,
 with the same fp32 arithmetic (results agree to ~1e-6; tests/test_engine.py checks it).
+docs/performance.md gives the measured figures and the commands that produce them.
 
 What: :func:`pack_for_decoding` gives the decoder's ``nn.Linear`` and ``nn.GRUCell``
 modules and the output layer a packed copy of their weights. To pay for those copies in
@@ -14,10 +14,11 @@ time) are then held in fp16 when that is exact (it is for every shipped checkpoi
 are stored in fp16) and widened back to fp32 where they are used: the same numbers, half
 the memory.
 
-Two more decoding-only layouts (fourth session; README, Speed): a one-row product on a small
-decoder matrix runs on a plain fp32 copy (``PackedMatrix(one_row_copy=True)``), and
-RNNsearch's and RNNenc's seven per-step products are regrouped into four
-(:func:`fuse_rnnsearch_products`). Greedy RNNsearch: 18.8 -> 11.4–14.3 ms for 20 words.
+Two more decoding-only layouts (docs/performance.md, "A greedy RNNsearch step"): a one-row
+product on a small decoder matrix runs on a plain fp32 copy (``PackedMatrix(one_row_copy=True)``),
+and RNNsearch's and RNNenc's seven per-step products are regrouped into four
+(:func:`fuse_rnnsearch_products`). ``python bench/step_cost.py`` measures a greedy step and
+each of its products; ``python bench/translate_speed.py`` the whole translation.
 
 The packed path is taken only under ``torch.no_grad()`` on CPU; with gradients enabled
 the modules run their ordinary ``forward`` (on widened weights), so a packed model still
@@ -203,7 +204,7 @@ def pack_for_decoding(model: nn.Module) -> bool:
 
 def fuse_rnnsearch_products(decoder: nn.Module, matrices: list[PackedMatrix]) -> list[PackedMatrix]:
     """Regroup RNNsearch's (and RNNenc's) per-step products for decoding; returns the
-    matrices decoding now uses (``RNNsearchDecoder.fused_step`` runs them).
+    matrices decoding uses (``RNNsearchDecoder.fused_step`` runs them).
 
     A step multiplies s_{i-1} by W_hh and, for the attention, W_a; [E y_{i-1} ; c_i] by the
     GRU's input matrix W_ih; and, in the deep output, s_i, E y_{i-1} and c_i by U_o, V_o and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every speed figure in the README, on this machine, appended as JSON lines to results/benchmarks.jsonl.
+# Every speed figure in docs/performance.md, on this machine, appended as JSON lines to results/benchmarks.jsonl.
 #   bash scripts/run_benchmarks.sh [DATA]
 # Run it on an otherwise idle machine: the figures are wall-clock.
 set -euo pipefail

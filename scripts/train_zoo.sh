@@ -19,5 +19,5 @@ pair() {  # pair MINUTES NAME1 NAME2
 }
 pair "$A" rnnsearch luong-general
 pair "$B" luong-dot rnnenc
-pair "$C" luong-concat luong-local  # luong-local starts from luong-general (train.init_from), trained in phase A
+pair "$C" luong-concat luong-local
 echo "zoo done $(date)" >> logs/zoo.log

@@ -5,10 +5,12 @@ import gzip
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -35,6 +37,33 @@ def test_translate_text_and_json(tiny_checkpoint):
     assert len(js["attention"]) == len(js["target_tokens"])
     assert all(len(row) == len(js["source_tokens"]) for row in js["attention"])
     assert js["translation"].split() == ["4", "3", "2", "1"]  # the tiny model learned to reverse
+    assert js["positions"] is None  # local-p only
+
+
+def test_translate_json_gives_local_p_positions_and_evaluate_scores_them(tiny_zoo, toy_split, tmp_path):
+    js = json.loads(run("-m", "model.translate", "--checkpoint", str(tiny_zoo / "luong-local"), "--json",
+                        "1 2 3 4 5 6").stdout)
+    assert len(js["positions"]) == len(js["target_tokens"])
+    assert all(0 <= p <= len(js["source_tokens"]) - 1 for p in js["positions"])
+    folder = tmp_path / "luong-local"
+    shutil.copytree(tiny_zoo / "luong-local", folder)
+    out = json.loads(run("-m", "model.evaluate", "--checkpoint", str(folder), "--data", str(toy_split / "test.tsv.gz"),
+                         "--positions", "--min-pieces", "3", "--write-metrics").stdout)
+    assert out["sentences"] > 0 and -1 <= out["spearman"] <= 1
+    assert json.loads((folder / "metrics.json").read_text())["position_tracking"] == out
+    proc = run("-m", "model.evaluate", "--checkpoint", str(tiny_zoo / "rnnsearch"), "--data",
+               str(toy_split / "test.tsv.gz"), "--positions", check=False)
+    assert proc.returncode != 0 and "local-p" in proc.stderr
+
+
+def test_position_tracking_is_spearmans_rho():
+    from model.analysis import position_tracking, rank_correlation
+    assert rank_correlation([1, 2, 3, 4], [10, 20, 30, 45]) == pytest.approx(1.0)
+    assert rank_correlation([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert rank_correlation([1, 1, 1], [1, 2, 3]) != rank_correlation([1, 1, 1], [1, 2, 3])  # NaN: constant
+    weights = np.eye(5)[[0, 1, 1, 3, 4]]  # argmax 0 1 1 3 4; the last row (</s>) is left out
+    assert position_tracking(np.array([0.2, 0.9, 1.5, 2.8, 0.0]), weights) == pytest.approx(
+        rank_correlation([0.2, 0.9, 1.5, 2.8], [0, 1, 1, 3]))
 
 
 @pytest.mark.parametrize("text,expect", [

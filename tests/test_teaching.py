@@ -107,7 +107,10 @@ def test_context_is_the_weighted_sum_of_the_values(tiny, name):
     rec = greedy(model, vocab, src)
     values = annotation_values(model, src.ids)
     assert values.shape == (len(rec.source_tokens), rec.contexts.shape[1])
-    assert np.allclose(rec.weights @ values, rec.contexts, atol=1e-5)
+    # local-p (eq. 10): the weights the context sums are α_ij times the window mass m_i
+    mass = rec.window_masses[:, None] if rec.window_masses is not None else 1.0
+    assert (name == "luong-local") == (rec.window_masses is not None)
+    assert np.allclose(mass * rec.weights @ values, rec.contexts, atol=1e-5)
     if model.cfg.decoder == "luong":
         assert rec.attentional.shape == rec.states.shape
     else:

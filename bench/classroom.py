@@ -1,0 +1,452 @@
+"""A class on one server: N browser sessions play a lesson at once; latency, errors, memory.
+
+    python bench/classroom.py [--sessions 10] [--think 2.5] [--json] [--append results/benchmarks.jsonl]
+
+Starts the real server (``streamlit run app.py``, shipped checkpoints) and drives it the way
+browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
+``BackMsg`` rerun requests and reading the ``ForwardMsg`` replies (no AppTest, no browser).
+Each session opens a shared link to the Translate page, changes the sentence, opens Compare
+with four models, Step through (then moves its step slider five times) and the Beam search
+tree, thinking ``--think`` seconds (±20 %) between interactions. Sessions start spread over
+``--ramp`` seconds. ``--faulty`` of them send an empty, a 5,000-character or a markup
+sentence, or close the socket right after asking for a rerun (then open the link again).
+
+- latency: from sending a request (for "open": from opening the websocket) to the
+  ``script_finished`` message ending that rerun; per interaction kind, p50/p95/max.
+- ``errors``: reruns, of any session, that end in an exception element, an ``st.error``, a
+  compile error, a page-not-found, a disconnect or ``--timeout``. A faulty session's clear
+  message (info/warning) is not one, nor is its deliberate hang-up; its interactions are
+  reported apart (``faulty_interactions``, ``faulty_errors``) and left out of the latencies.
+- ``mismatches``: every distinct lesson is first played alone, one session at a time, on
+  its own server; an interaction of the concurrent run whose page differs from that
+  reference is a mismatch. The page is digested as the front end would hold it when the
+  rerun ends (the last element at each delta path), without element ids and transient
+  spinners. The concurrent run gets a fresh server so that it computes its translations
+  instead of finding the reference run's in the cache.
+- ``rss_mb``: peak resident memory of the server (its process and children, sampled every
+  0.5 s) during the concurrent run.
+
+Prints a table, then one JSON line (only that line with ``--json``).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# 8-20 words each; none is among the app's examples, so nothing is translated before it is asked
+SENTENCES = [
+    "The children walked to school together every morning before the sun came up.",
+    "My grandmother still writes letters by hand to all of her old friends.",
+    "The committee will publish its final report on the new energy policy next week.",
+    "We missed the last train home, so we spent the night in a small hotel.",
+    "The government has promised to reduce taxes for small businesses in rural areas.",
+    "Could you tell me where I can buy tickets for the concert tonight?",
+    "The old library near the river was closed for repairs during the whole summer.",
+    "Scientists believe that the ice in the north is melting faster than expected.",
+    "He forgot his umbrella at the office and arrived home completely wet.",
+    "The minister said that the agreement would protect workers and their families.",
+]
+MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "luong-local", "rnnenc"]
+COMPARED = "rnnsearch,luong-dot,luong-general,luong-concat"
+BAD_TEXT = {"empty": "", "long": ("The committee met again today to discuss the budget. " * 100)[:5000],
+            "markup": "<script>alert(1)</script> **bold** [x](javascript:y)"}
+FAULTS = ["empty", "long", "markup", "disconnect"]
+VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
+
+
+@dataclass(frozen=True)
+class Lesson:
+    first: str
+    second: str
+    model: str
+    fault: str | None = None
+
+    def steps(self) -> list[tuple[str, tuple]]:
+        """(kind, action): action is ("open", url path, query), ("goto", url path, query),
+        ("set", widget key, value) or ("drop", ...): set, then close the socket at once."""
+        text = BAD_TEXT.get(self.fault, self.second)
+
+        def link(**query) -> str:
+            return urlencode({k: v for k, v in query.items() if v}, quote_via=quote, safe=",")
+
+        steps = [("open", ("open", "", link(text=self.first, model=self.model))),
+                 ("edit", ("drop" if self.fault == "disconnect" else "set", "translate_text", text))]
+        if self.fault == "disconnect":  # the tab is gone: the student opens the link again
+            steps.append(("open", ("open", "", link(text=text, model=self.model))))
+        steps += [("compare", ("goto", "compare", link(text=text, models=COMPARED))),
+                  ("step", ("goto", "step-through", link(text=text, model=self.model)))]
+        steps += [("slide", ("set", "step_i", i)) for i in range(2, 7)]
+        steps.append(("beam", ("goto", "beam-tree", link(text=text, model=self.model))))
+        return steps
+
+
+class Tab:
+    """One browser tab: its websocket and what the front end keeps between reruns (the page,
+    the URL's query string, the widget values it sends back).
+
+    It names no cached messages (``cached_message_hashes``), so the server always sends
+    elements in full; a browser would name the large ones it holds, but in this lesson no
+    page repeats one within a tab, so the server would send them all anyway."""
+
+    def __init__(self, port: int, timeout: float):
+        self.port, self.timeout = port, timeout
+        self.ws = None
+        self.pages: dict[str, str] = {}  # url path -> page script hash (the navigation message)
+        self.page = ""
+        self.query = ""
+        # the values this tab set, resent with every rerun as the front end does (it also sends
+        # the untouched widgets' defaults, which the server knows already)
+        self.widgets: dict[str, WidgetState] = {}
+        self.keys: dict[str, str] = {}  # user key -> widget id, as drawn by the last rerun
+
+    async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
+        """Perform one action; (milliseconds, page digest, error or None)."""
+        verb, target, value = action
+        start = time.perf_counter()
+        try:
+            if verb == "open":
+                await self.close()
+                self.ws = await connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
+                                        origin=f"http://127.0.0.1:{self.port}", proxy=None, max_size=None,
+                                        ping_interval=None, open_timeout=self.timeout)  # as browsers: deflate, no pings
+                self.page, self.query, self.widgets = "", value, {}
+                await self.send(page_name=target)  # a first load names its page by URL path
+            elif verb == "goto":  # a page link carrying query parameters, as a shared link does
+                self.page, self.query = self.pages[target], value
+                self.widgets = {}  # only widgets outside the page are kept, and explorer.py has none
+                await self.send()
+            else:
+                if target not in self.keys:
+                    return 0.0, None, f"no widget {target!r} on the page"
+                state = WidgetState(id=self.keys[target])
+                if isinstance(value, str):
+                    state.string_value = value
+                else:
+                    state.double_array_value.data.append(value)  # a slider's value
+                self.widgets[state.id] = state
+                await self.send()
+                if verb == "drop":
+                    await self.close()
+                    return 1000 * (time.perf_counter() - start), None, None
+            digest, error = await asyncio.wait_for(self.rerun_end(), self.timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            digest, error = None, "timeout"
+        except (ConnectionClosed, OSError) as e:
+            digest, error = None, f"disconnect ({type(e).__name__})"
+        return 1000 * (time.perf_counter() - start), digest, error
+
+    async def send(self, page_name: str = "") -> None:
+        msg = BackMsg()
+        state = msg.rerun_script  # the ClientState the front end's sendRerunBackMsg builds
+        state.query_string = self.query
+        state.page_script_hash = self.page
+        state.page_name = page_name
+        state.widget_states.widgets.extend(self.widgets.values())
+        info = state.context_info
+        info.timezone, info.timezone_offset, info.locale, info.color_scheme = "Europe/Paris", -60, "en-GB", "light"
+        info.url = f"http://127.0.0.1:{self.port}/{page_name}?{self.query}"
+        await self.ws.send(msg.SerializeToString())
+
+    async def rerun_end(self) -> tuple[str, str | None]:
+        """Read until the rerun finishes; (digest of the page as drawn, error or None)."""
+        shown: dict[tuple, bytes] = {}  # delta path -> the element last drawn there
+        ids: dict[str, str] = {}  # element id -> its user key ("" if none)
+        error = None
+        while True:
+            msg = ForwardMsg.FromString(await self.ws.recv())
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":  # a run starts: the page is drawn afresh
+                self.page = msg.new_session.page_script_hash
+                shown.clear()
+                ids.clear()
+            elif kind == "navigation":
+                self.pages = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
+            elif kind == "page_info_changed":  # the app rewrote the URL (st.query_params)
+                self.query = msg.page_info_changed.query_string
+            elif kind == "delta":
+                error = draw(msg, shown, ids) or error
+            elif kind == "page_not_found":
+                error = "page not found"
+            elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                if msg.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:  # its details come after
+                    error = "the script did not compile"
+                break  # a run stopped early for a newer one is followed by that one
+        self.keys = {key: wid for wid, key in ids.items() if key}
+        self.widgets = {wid: s for wid, s in self.widgets.items() if wid in ids}  # the front end drops stale widgets
+        page = hashlib.sha256()
+        for path, body in sorted(shown.items()):
+            page.update(repr(path).encode() + body)
+        return page.hexdigest()[:16], error
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+            self.ws = None
+
+
+def draw(msg: ForwardMsg, shown: dict, ids: dict) -> str | None:
+    """Record one delta in the page as drawn; returns an error the element shows, if any."""
+    what = msg.delta.WhichOneof("type")
+    if what not in ("new_element", "add_block"):  # transients: spinners, shown or not by timing
+        return None
+    body = getattr(msg.delta, what)
+    element = body.WhichOneof("type") if what == "new_element" else None
+    part = getattr(body, element) if element else body
+    if "id" in part.DESCRIPTOR.fields_by_name and part.id:  # "$$ID-<hash>-<user key, or None>"
+        key = part.id.split("-", 2)[-1] if part.id.startswith("$$ID-") else "None"
+        ids[part.id] = "" if key == "None" else key
+    for name in VOLATILE:
+        if name in part.DESCRIPTOR.fields_by_name:
+            part.ClearField(name)
+    shown[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)
+    if element == "exception":
+        return f"exception: {part.type}: {part.message[:120]}"
+    if element == "alert" and part.format == Alert.ERROR:
+        return f"st.error: {part.body[:120]}"
+    return None
+
+
+async def attend(n: int, lesson: Lesson, port: int, args, think: float, delay: float, out: list) -> None:
+    """One session plays its lesson; appends (session, step, kind, ms, digest, error) to out."""
+    rng = random.Random(f"{args.seed}:{n}")  # per session, so scheduling does not change the plan
+    await asyncio.sleep(delay)
+    tab = Tab(port, args.timeout)
+    try:
+        for step, (kind, action) in enumerate(lesson.steps()):
+            if step:
+                await asyncio.sleep(think * rng.uniform(0.8, 1.2))
+            ms, digest, error = await tab.do(action)
+            out.append((n, step, kind, ms, digest, error))
+            if error and (error == "timeout" or error.startswith("disconnect")):
+                break  # the tab is in no known state: this session is over
+    finally:
+        await tab.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def server(port: int | None):
+    """The app's server on 127.0.0.1, healthy and past its first (model-loading) page; killed
+    on the way out, whatever happens."""
+    port = port or free_port()
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # Ctrl-C reaches us, and we stop it in order
+    try:
+        local = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+        deadline = time.monotonic() + 180
+        error = "it did not answer /_stcore/health"
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                if local.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read() == b"ok":
+                    error = None
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        if not error:  # the first page waits for the models: visit it once so no measured page does
+            error = asyncio.run(Tab(port, 180).do(("open", "", "")))[2]
+        if error:
+            log.seek(0)
+            raise RuntimeError(f"server on port {port}: {error}; its log ends:\n"
+                               + log.read().decode(errors="replace")[-3000:])
+        yield proc, port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def rss_kb(pid: int) -> int:
+    """VmRSS of a process and all its descendants."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # it exited meanwhile
+            continue
+        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+    return total
+
+
+async def classroom(lessons: list[Lesson], proc, port: int, args) -> tuple[list, float]:
+    """Every session at once (starts spread over --ramp); (interactions, peak RSS in MB)."""
+    out, peak = [], [0]
+
+    async def sample():
+        while True:
+            peak[0] = max(peak[0], rss_kb(proc.pid))
+            await asyncio.sleep(0.5)
+
+    sampler = asyncio.create_task(sample())
+    try:
+        await asyncio.gather(*(attend(n, lesson, port, args, args.think, args.ramp * n / len(lessons), out)
+                               for n, lesson in enumerate(lessons)))
+    finally:
+        sampler.cancel()
+    return out, peak[0] / 1024
+
+
+async def reference(lessons: list[Lesson], port: int, args) -> dict[Lesson, list]:
+    """Each distinct lesson alone, one after the other, without think time: its digests."""
+    digests = {}
+    for lesson in lessons:
+        out = []
+        await attend(0, lesson, port, args, 0.0, 0.0, out)
+        digests[lesson] = {step: (digest, error) for _, step, _, _, digest, error in out}
+    return digests
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(q * len(ordered)) - 1)], 1)
+
+
+def host() -> str:
+    models = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+              if line.startswith("model name")]
+    return f"{models[0] if models else platform.machine()}, {os.cpu_count()} cores"
+
+
+def summary(out: list, lessons: list[Lesson], ref: dict, say) -> dict:
+    """Latency of the ordinary sessions per kind; errors and mismatches of all of them."""
+    rows = {"normal": [], "faulty": []}
+    for session, step, kind, ms, digest, error in out:
+        lesson = lessons[session]
+        expected = ref[lesson].get(step, (None, None))[0]
+        mismatch = bool(digest and expected and digest != expected)
+        rows["faulty" if lesson.fault else "normal"].append((kind, ms, error, mismatch))
+        if error or mismatch:
+            say(f"session {session} step {step} ({kind}, fault {lesson.fault}): "
+                + (error or f"page {digest} differs from the reference {expected}"))
+
+    def stats(rows_: list) -> dict:
+        times = [ms for _, ms, _, _ in rows_]
+        return {"n": len(rows_), "p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
+                "max_ms": round(max(times), 1) if times else None,
+                "errors": sum(bool(e) for *_, e, _ in rows_), "mismatches": sum(m for *_, m in rows_)}
+
+    normal, faulty = stats(rows["normal"]), stats(rows["faulty"])
+    return {"interactions": normal["n"], "p50_ms": normal["p50_ms"], "p95_ms": normal["p95_ms"],
+            "max_ms": normal["max_ms"], "errors": normal["errors"] + faulty["errors"],
+            "mismatches": normal["mismatches"] + faulty["mismatches"], "faulty_interactions": faulty["n"],
+            "faulty_errors": faulty["errors"], "faulty_mismatches": faulty["mismatches"],
+            "reference_errors": sum(bool(e) for steps in ref.values() for _, e in steps.values()),
+            "per_kind": {kind: stats([r for r in rows["normal"] if r[0] == kind])
+                         for kind in dict.fromkeys(r[0] for r in rows["normal"])}}
+
+
+def print_table(r: dict, lessons: list[Lesson]) -> None:
+    table = [(kind, k["n"], k["p50_ms"], k["p95_ms"], k["max_ms"], k["errors"], k["mismatches"])
+             for kind, k in r["per_kind"].items()]
+    table += [("all", r["interactions"], r["p50_ms"], r["p95_ms"], r["max_ms"], r["errors"] - r["faulty_errors"],
+               r["mismatches"] - r["faulty_mismatches"]),
+              ("faulty", r["faulty_interactions"], "", "", "", r["faulty_errors"], r["faulty_mismatches"])]
+    for row in [("interaction", "n", "p50 ms", "p95 ms", "max ms", "errors", "mismatches")] + table:
+        print("{:<12}{:>6}{:>10}{:>10}{:>10}{:>8}{:>12}".format(*(str(v) for v in row)))
+    faults = ", ".join(sorted({lesson.fault for lesson in lessons if lesson.fault})) or "none"
+    print(f"faulty sessions: {r['faulty_sessions']} ({faults}); server peak RSS {r['rss_mb']} MB")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sessions", type=int, default=10)
+    p.add_argument("--think", type=float, default=2.5, help="seconds between a session's interactions (±20%%)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds a rerun may take before it is an error")
+    p.add_argument("--faulty", type=int, default=None,
+                   help="sessions sending bad input or disconnecting (default: 10%%, at least 1 from 5 sessions)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--port", type=int, default=None, help="default: a free port")
+    p.add_argument("--ramp", type=float, default=5.0, help="sessions start spread over this many seconds")
+    p.add_argument("--json", action="store_true", help="print only the JSON line")
+    p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
+    args = p.parse_args(argv)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or a kill: stop the server, then exit
+        signal.signal(sig, signal.default_int_handler)
+    say = (lambda *a: None) if args.json else (lambda *a: print(*a, file=sys.stderr, flush=True))
+
+    n = args.sessions
+    faulty = args.faulty if args.faulty is not None else max(int(n >= 5), round(n / 10))
+    faulty_at = sorted(random.Random(args.seed).sample(range(n), min(faulty, n)))
+    lessons = [Lesson(SENTENCES[i % len(SENTENCES)], SENTENCES[(i + 1) % len(SENTENCES)], MODELS[i % len(MODELS)],
+                      FAULTS[faulty_at.index(i) % len(FAULTS)] if i in faulty_at else None) for i in range(n)]
+    distinct = list(dict.fromkeys(lessons))
+    started = datetime.now().astimezone().isoformat(timespec="seconds")
+
+    try:
+        say(f"reference: {len(distinct)} distinct lesson(s), one at a time, on a fresh server")
+        with server(args.port) as (_, port):
+            ref = asyncio.run(reference(distinct, port, args))
+        say(f"class: {n} session(s) ({len(faulty_at)} faulty), think {args.think} s, on a fresh server")
+        with server(args.port) as (proc, port):
+            out, rss = asyncio.run(classroom(lessons, proc, port, args))
+    except RuntimeError as e:  # the server did not start, or its first page failed
+        print(f"classroom: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("classroom: interrupted; server stopped", file=sys.stderr)
+        return 130
+
+    result = {"bench": "classroom", "sessions": n, **summary(out, lessons, ref, say)}
+    result.update(rss_mb=round(rss, 1), faulty_sessions=len(faulty_at), think_s=args.think,
+                  ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, host=host(), started=started,
+                  commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                        text=True).stdout.strip(), date=date.today().isoformat(),
+                  machine=f"{platform.machine()} {os.cpu_count()} cores")  # as scripts/run_benchmarks.sh stamps
+    if not args.json:
+        print_table(result, lessons)
+    line = json.dumps(result, ensure_ascii=False)
+    if args.append:
+        with open(args.append, "a") as f:
+            f.write(line + "\n")
+    print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
