@@ -7,7 +7,9 @@ import pytest
 
 from viz.figure import placeholder, validated
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
-from viz.teaching import highlighted_heatmap
+from types import SimpleNamespace
+
+from viz.teaching import beam_tree, context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
 
 SOURCE = ["▁the", "▁cat", "<b>", "</s>"]
 TARGET = ["▁le", "▁chat", "</s>"]
@@ -21,7 +23,22 @@ FIGURES = {
                                                       group_labels=["le chat", "</s>"]),
     "entropy": lambda: entropy_figure({"RNNsearch": np.array([0.2, 0.5, 0.1]), "Luong dot": np.array([1.0, 0.3, 0.2])}),
     "highlighted": lambda: highlighted_heatmap(WEIGHTS, SOURCE, TARGET, rows=[1]),
+    # the step-through and beam-tree figures, redrawn on every click, are plain specs too
+    "vector strip": lambda: vector_strip(np.array([0.5, -1.0, 0.25]), "s_3"),
+    "energies": lambda: source_bars(np.array([1.0, -np.inf, 0.5, 2.0]), SOURCE, "e_ij", highlight=3),
+    "context sum": lambda: context_sum(WEIGHTS[0], np.eye(4, 3), SOURCE, WEIGHTS[0] @ np.eye(4, 3)),
+    "top-k": lambda: topk_bars(["▁le", "▁la"], np.array([0.7, 0.2]), chosen="▁le"),
+    "beam tree": lambda: beam_tree(_tiny_tree(), selected_path=[1, 3]),
 }
+
+
+def _tiny_tree():
+    """<s> -> le (-> chat </s>) and la (pruned): the nodes beam_tree reads."""
+    node = lambda i, parent, step, token, lp, score, **kw: SimpleNamespace(  # noqa: E731
+        id=i, parent=parent, step=step, token=token, logprob=lp, score=score, finished=kw.get("finished", False),
+        on_best_path=kw.get("best", False), pruned=kw.get("pruned", False))
+    return [node(0, None, 0, "<s>", 0.0, 0.0, best=True), node(1, 0, 1, "▁le", -0.2, -0.2, best=True),
+            node(2, 0, 1, "▁la", -1.8, -1.8, pruned=True), node(3, 1, 2, "</s>", -0.1, -0.3, best=True, finished=True)]
 
 
 def test_placeholder_is_an_empty_chart_that_says_its_message():

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz.figure import figure
 from viz.heatmap import ALPHA_SCALE, alignment_heatmap, DIFFERENCE_SCALE, escape, FONT_SIZE, MODEL_COLOURS
 
 HIGHLIGHT = "#D55E00"   # Okabe–Ito vermillion: the row, path or link being explained
@@ -23,11 +24,11 @@ HIGHLIGHTED_ROW = "highlighted row"  # shape name the tests look for
 FORCED_ROWS = "forced prefix"
 
 
-def _small_layout(fig: go.Figure, height: int, title: str | None = None) -> go.Figure:
-    fig.update_layout(font=dict(size=FONT_SIZE - 2), height=height, plot_bgcolor="white",
-                      margin=dict(l=10, r=10, t=40 if title else 10, b=10),
-                      title=dict(text=escape(title)) if title else None)
-    return fig
+def _small_layout(height: int, title: str | None = None, **more) -> dict:
+    """The teaching figures' common layout, as a plain dict (see ``viz/figure.py``)."""
+    return dict(font=dict(size=FONT_SIZE - 2), height=height, plot_bgcolor="white",
+                margin=dict(l=10, r=10, t=40 if title else 10, b=10),
+                title=dict(text=escape(title)) if title else None, **more)
 
 
 # -- the heatmap with a row picked out -------------------------------------------------------
@@ -38,23 +39,24 @@ def highlighted_heatmap(weights: np.ndarray, source_tokens: list[str], target_to
     (0-based target steps): the step being explained, or the steps the user forced."""
     fig = alignment_heatmap(weights, source_tokens, target_tokens, title=title, height=height)
     S = len(source_tokens)
-    for r in rows:
-        fig.add_shape(type="rect", name=name, x0=-0.5, x1=S - 0.5, y0=r - 0.5, y1=r + 0.5,
-                      line=dict(color=colour, width=4), fillcolor="rgba(0,0,0,0)")
+    fig.layout.shapes = [dict(type="rect", name=name, x0=-0.5, x1=S - 0.5, y0=r - 0.5, y1=r + 0.5,
+                              line=dict(color=colour, width=4), fillcolor="rgba(0,0,0,0)") for r in rows]
     return fig
 
 
 # -- one decoder step, number by number -------------------------------------------------------
+# These are redrawn on every move of the step-through slider, so they are plain specs
+# (viz/figure.py: Plotly's validation would cost more than drawing them).
 def vector_strip(vector: np.ndarray, label: str, height: int = 90) -> go.Figure:
     """A state or context vector as one coloured row (blue negative, red positive)."""
     v = np.asarray(vector, dtype=float).reshape(1, -1)
     bound = float(np.abs(v).max()) or 1.0
-    fig = go.Figure(go.Heatmap(z=v, zmin=-bound, zmax=bound, zmid=0.0, colorscale=DIFFERENCE_SCALE,
-                               reversescale=True, showscale=False,
-                               hovertemplate=f"{escape(label)}[%{{x}}] = %{{z:.4f}}<extra></extra>"))
-    fig.update_yaxes(showticklabels=False)
-    fig.update_xaxes(title=dict(text=f"{escape(label)}: {v.shape[1]} dimensions"), showgrid=False)
-    return _small_layout(fig, height + 40)
+    heatmap = dict(type="heatmap", z=v, zmin=-bound, zmax=bound, zmid=0.0, colorscale=DIFFERENCE_SCALE,
+                   reversescale=True, showscale=False,
+                   hovertemplate=f"{escape(label)}[%{{x}}] = %{{z:.4f}}<extra></extra>")
+    return figure([heatmap], _small_layout(
+        height + 40, yaxis=dict(showticklabels=False),
+        xaxis=dict(title=dict(text=f"{escape(label)}: {v.shape[1]} dimensions"), showgrid=False)))
 
 
 def source_bars(values: np.ndarray, source_tokens: list[str], label: str, colour: str = MODEL_COLOURS[0],
@@ -69,14 +71,14 @@ def source_bars(values: np.ndarray, source_tokens: list[str], label: str, colour
     colours = [HIGHLIGHT if j == highlight else colour for j in range(len(values))]
     # numbers on the bars only while they fit; the hover always has them
     text = [format(v, fmt) if ok else "outside" for v, ok in zip(values, finite)] if len(values) <= 14 else None
-    fig = go.Figure(go.Bar(x=list(range(len(values))), y=shown, marker_color=colours, text=text,
-                           textposition="outside", cliponaxis=False, name=label,
-                           customdata=[escape(t) for t in source_tokens],
-                           hovertemplate=f"%{{customdata}}<br>{escape(label)} = %{{y:.4f}}<extra></extra>"))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(source_tokens))),
-                     ticktext=[escape(t) for t in source_tokens], tickangle=-45)
-    fig.update_yaxes(title=dict(text=escape(label)), gridcolor="#ddd", zerolinecolor="#888")
-    return _small_layout(fig, 260)
+    bars = dict(type="bar", x=list(range(len(values))), y=shown, marker=dict(color=colours), text=text,
+                textposition="outside", cliponaxis=False, name=label,
+                customdata=[escape(t) for t in source_tokens],
+                hovertemplate=f"%{{customdata}}<br>{escape(label)} = %{{y:.4f}}<extra></extra>")
+    return figure([bars], _small_layout(
+        260, xaxis=dict(tickmode="array", tickvals=list(range(len(source_tokens))),
+                        ticktext=[escape(t) for t in source_tokens], tickangle=-45),
+        yaxis=dict(title=dict(text=escape(label)), gridcolor="#ddd", zerolinecolor="#888")))
 
 
 def context_sum(weights_row: np.ndarray, values: np.ndarray, source_tokens: list[str],
@@ -90,27 +92,28 @@ def context_sum(weights_row: np.ndarray, values: np.ndarray, source_tokens: list
     labels = [f"α·{escape(t)}" for t in source_tokens] + ["= c_i"]
     bound = float(np.abs(z).max()) or 1.0
     row_names = np.repeat(np.array(labels, dtype=object)[:, None], d, 1)  # hover: which term
-    fig = go.Figure(go.Heatmap(z=z, y=list(range(len(labels))), zmin=-bound, zmax=bound, zmid=0.0,
-                               colorscale=DIFFERENCE_SCALE, reversescale=True, xgap=0, ygap=1,
-                               colorbar=dict(thickness=10), customdata=row_names,
-                               hovertemplate="%{customdata}, dim %{x}: %{z:.4f}<extra></extra>"))
-    fig.add_hline(y=len(source_tokens) - 0.5, line=dict(color="black", width=2))
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed")
-    fig.update_xaxes(title=dict(text=f"dimension (first {d} of {C})" if d < C else "dimension"), showgrid=False)
-    return _small_layout(fig, int(min(900, 60 + 18 * len(labels))))
+    heatmap = dict(type="heatmap", z=z, y=list(range(len(labels))), zmin=-bound, zmax=bound, zmid=0.0,
+                   colorscale=DIFFERENCE_SCALE, reversescale=True, xgap=0, ygap=1,
+                   colorbar=dict(thickness=10), customdata=row_names,
+                   hovertemplate="%{customdata}, dim %{x}: %{z:.4f}<extra></extra>")
+    sum_line = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=len(source_tokens) - 0.5,
+                    y1=len(source_tokens) - 0.5, line=dict(color="black", width=2))
+    return figure([heatmap], _small_layout(
+        int(min(900, 60 + 18 * len(labels))), shapes=[sum_line],
+        yaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, autorange="reversed"),
+        xaxis=dict(title=dict(text=f"dimension (first {d} of {C})" if d < C else "dimension"), showgrid=False)))
 
 
 def topk_bars(tokens: list[str], probs: np.ndarray, chosen: str | None = None) -> go.Figure:
     """The k most probable next tokens, the emitted one in the highlight colour."""
     probs = np.asarray(probs, dtype=float)
     colours = [HIGHLIGHT if t == chosen else MODEL_COLOURS[0] for t in tokens]
-    fig = go.Figure(go.Bar(y=[escape(t) for t in tokens][::-1], x=probs[::-1], orientation="h",
-                           marker_color=colours[::-1], text=[f"{p:.3f}" for p in probs[::-1]],
-                           textposition="outside", cliponaxis=False,
-                           hovertemplate="%{y}: p = %{x:.4f}<extra></extra>"))
-    fig.update_xaxes(range=[0, 1.15], title=dict(text="p(y_i | y_<i, x)"), gridcolor="#ddd")
-    fig.update_yaxes(type="category")
-    return _small_layout(fig, 60 + 28 * len(tokens))
+    bars = dict(type="bar", y=[escape(t) for t in tokens][::-1], x=probs[::-1], orientation="h",
+                marker=dict(color=colours[::-1]), text=[f"{p:.3f}" for p in probs[::-1]],
+                textposition="outside", cliponaxis=False, hovertemplate="%{y}: p = %{x:.4f}<extra></extra>")
+    return figure([bars], _small_layout(
+        60 + 28 * len(tokens), xaxis=dict(range=[0, 1.15], title=dict(text="p(y_i | y_<i, x)"), gridcolor="#ddd"),
+        yaxis=dict(type="category")))
 
 
 def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Figure:
@@ -121,8 +124,8 @@ def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Fi
         fig.add_trace(go.Bar(x=[escape(x) for x in words], y=w, name=escape(name), text=[f"{v:.3f}" for v in w],
                              textposition="outside", marker_color=MODEL_COLOURS[k % len(MODEL_COLOURS)]))
     fig.update_yaxes(range=[0, 1.1], title=dict(text="α_j"), gridcolor="#ddd")
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2))
-    return _small_layout(fig, 300)
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2), **_small_layout(300))
+    return fig
 
 
 # -- beam search --------------------------------------------------------------------------------
@@ -154,7 +157,7 @@ def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
     """
     pos = tree_layout(nodes)
     selected = set(selected_path)
-    fig = go.Figure()
+    traces = []  # a plain spec (viz/figure.py): the tree is redrawn on every click
 
     def edges(keep, name, line):
         xs, ys = [], []
@@ -163,7 +166,7 @@ def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
                 (x0, y0), (x1, y1) = pos[n.parent], pos[n.id]
                 xs += [x0, x1, None]
                 ys += [y0, y1, None]
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=line, name=name, hoverinfo="skip"))
+        traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", line=line, name=name, hoverinfo="skip"))
 
     edges(lambda n: n.pruned, "pruned", dict(color=PRUNED, width=1, dash="dot"))
     edges(lambda n: not n.pruned and not n.on_best_path, "kept", dict(color=MODEL_COLOURS[5], width=1.5))
@@ -172,8 +175,9 @@ def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
 
     def markers(group, name, colour=None, showscale=False):
         p = np.exp([n.logprob for n in group])
-        fig.add_trace(go.Scatter(
-            x=[pos[n.id][0] for n in group], y=[pos[n.id][1] for n in group], mode="markers+text", name=name,
+        traces.append(dict(
+            type="scatter", x=[pos[n.id][0] for n in group], y=[pos[n.id][1] for n in group],
+            mode="markers+text", name=name,
             text=[escape(n.token) for n in group], textposition="top center", textfont=dict(size=11),
             customdata=[[n.id, n.score] for n in group],
             marker=dict(size=8 + 22 * p, symbol=["square" if n.finished else "circle" for n in group],
@@ -190,18 +194,19 @@ def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
     chosen = sorted((n for n in nodes if n.on_best_path and n.parent is not None), key=lambda n: n.step)
     markers(chosen, "chosen path", colour=HIGHLIGHT)
     root = next(n for n in nodes if n.parent is None)
-    fig.add_trace(go.Scatter(x=[0], y=[pos[root.id][1]], mode="markers+text", text=["&lt;s&gt;"], name="start",
-                             textposition="middle left", marker=dict(size=14, color="black"),
-                             customdata=[[root.id, 0.0]], hoverinfo="skip"))
+    traces.append(dict(type="scatter", x=[0], y=[pos[root.id][1]], mode="markers+text", text=["&lt;s&gt;"],
+                       name="start", textposition="middle left", marker=dict(size=14, color="black"),
+                       customdata=[[root.id, 0.0]], hoverinfo="skip"))
     depth = max(pos[n.id][0] for n in nodes)
     rows = max(y for _, y in pos.values()) + 1
-    fig.update_xaxes(title=dict(text="target step i"), range=[-0.8, depth + 0.8], dtick=1, gridcolor="#eee")
-    fig.update_yaxes(visible=False, autorange="reversed")
-    fig.update_layout(showlegend=True, legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
-                      dragmode="pan", clickmode="event+select")
-    _small_layout(fig, int(min(1400, max(380, 34 * rows + 170))))
-    fig.update_layout(margin=dict(t=50))
-    return fig
+    layout = _small_layout(int(min(1400, max(380, 34 * rows + 170))),
+                           xaxis=dict(title=dict(text="target step i"), range=[-0.8, depth + 0.8], dtick=1,
+                                      gridcolor="#eee"),
+                           yaxis=dict(visible=False, autorange="reversed"),
+                           showlegend=True, legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
+                           dragmode="pan", clickmode="event+select")
+    layout["margin"]["t"] = 50
+    return figure(traces, layout)
 
 
 # -- forced alignment -----------------------------------------------------------------------------
@@ -289,7 +294,7 @@ def emergence_animation(runs: dict[str, list[tuple[int, float, np.ndarray]]], so
                       steps=[dict(label=labels[i], method="animate",
                                   args=[[str(i)], dict(mode="immediate", frame=dict(duration=0, redraw=True))])
                              for i in range(n)])])
-    _small_layout(fig, int(max(400, 34 * T + 260)))
+    fig.update_layout(**_small_layout(int(max(400, 34 * T + 260))))
     fig.update_layout(margin=dict(t=90, b=110))
     return fig
 
@@ -309,7 +314,8 @@ def emergence_curves(runs: dict[str, dict[str, list[float]]]) -> go.Figure:
     fig.update_xaxes(title=dict(text="training step"), gridcolor="#ddd")
     fig.update_yaxes(gridcolor="#ddd", rangemode="tozero")
     fig.update_layout(legend=dict(orientation="h", y=-0.25))
-    return _small_layout(fig, 320)
+    fig.update_layout(**_small_layout(320))
+    return fig
 
 
 # -- matrices as LaTeX, for the worked example ---------------------------------------------------
