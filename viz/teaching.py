@@ -91,7 +91,7 @@ def context_sum(weights_row: np.ndarray, values: np.ndarray, source_tokens: list
     z = np.vstack([terms[:, :d], np.asarray(context, dtype=float).reshape(1, -1)[:, :d]])
     labels = [f"α·{escape(t)}" for t in source_tokens] + ["= c_i"]
     bound = float(np.abs(z).max()) or 1.0
-    row_names = np.repeat(np.array(labels, dtype=object)[:, None], d, 1)  # hover: which term
+    row_names = [[label] * d for label in labels]  # hover: which term (lists: see viz.heatmap._hover_labels)
     heatmap = dict(type="heatmap", z=z, y=list(range(len(labels))), zmin=-bound, zmax=bound, zmid=0.0,
                    colorscale=DIFFERENCE_SCALE, reversescale=True, xgap=0, ygap=1,
                    colorbar=dict(thickness=10), customdata=row_names,
