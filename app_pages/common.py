@@ -231,5 +231,6 @@ def show_figure(fig, filename: str, key: str) -> None:
 
 __all__ = ["zoo", "available_models", "usable_models", "pick_model", "unavailable_models", "show_unavailable", "cached_translate",
            "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS",
-           "Example", "EXAMPLES", "DEFAULT_SENTENCE", "DEFAULT_MODEL", "sentence_input", "plain", "show_figure", "decoding_choice",
+           "Example", "EXAMPLES", "DEFAULT_SENTENCE", "DEFAULT_MODEL", "sentence_input", "plain", "show_figure",
+           "decoding_choice",
            "view_choice", "WORD_RULE"]

@@ -3,15 +3,13 @@
 Each is read when asked, not when this module is imported, so a test (or a teacher
 restarting the server) that sets a variable gets it on the next page run.
 
-| variable                      | default                         | what                                   |
-| ----------------------------- | ------------------------------- | -------------------------------------- |
-| ATTN_EXPLORER_CHECKPOINTS     | checkpoints/                    | the model folders the app loads        |
-| ATTN_EXPLORER_RESULTS         | results/                        | bleu_by_length.csv and its siblings    |
-| ATTN_EXPLORER_DATA            | ../shared/data/enfr             | the test split the BLEU page recomputes|
-| ATTN_EXPLORER_GOLD            | ../shared/data/hansards-align   | the Hansards gold word alignments      |
-| ATTN_EXPLORER_ADMIN           | off                             | 1: the owner's server; the BLEU page may recompute and write results |
-| ATTN_EXPLORER_LIVE_TRAININGS  | 1                               | live toy trainings run at once, server-wide (the rest queue) |
-| ATTN_EXPLORER_DECODERS        | 2                               | decodings run at once, server-wide (the rest wait their turn) |
+ATTN_EXPLORER_CHECKPOINTS     checkpoints/                   the model folders the app loads
+ATTN_EXPLORER_RESULTS         results/                       bleu_by_length.csv, benchmarks.jsonl
+ATTN_EXPLORER_DATA            ../shared/data/enfr            the test split the BLEU page recomputes
+ATTN_EXPLORER_GOLD            ../shared/data/hansards-align  the Hansards gold word alignments
+ATTN_EXPLORER_ADMIN           off     1: the owner's server; the BLEU page may recompute and write results
+ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
+ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
 """
 from __future__ import annotations
 

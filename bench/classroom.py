@@ -156,7 +156,7 @@ class Tab:
                     await self.close()
                     return 1000 * (time.perf_counter() - start), None, None
             digest, error = await asyncio.wait_for(self.rerun_end(), self.timeout)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             digest, error = None, "timeout"
         except (ConnectionClosed, OSError) as e:
             digest, error = None, f"disconnect ({type(e).__name__})"

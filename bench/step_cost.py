@@ -82,9 +82,10 @@ def main():
         packed_w = torch.ops.mkldnn._reorder_linear_weight(w, 5)
         w_t = w.t().contiguous()
         one_row[f"{out}x{inp}"] = {
-            "packed": median_us(lambda: torch.ops.mkldnn._linear_pointwise(x, packed_w, b, "none", [], ""), args.repeats),
-            "mkl_transposed": median_us(lambda: torch.addmm(b, x, w_t), args.repeats),
-            "mkl_plain": median_us(lambda: torch.nn.functional.linear(x, w, b), args.repeats)}
+            "packed": median_us(lambda x=x, p=packed_w, b=b: torch.ops.mkldnn._linear_pointwise(x, p, b, "none", [], ""),
+                                args.repeats),
+            "mkl_transposed": median_us(lambda x=x, w_t=w_t, b=b: torch.addmm(b, x, w_t), args.repeats),
+            "mkl_plain": median_us(lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), args.repeats)}
     encode_us, step_us = encode_and_step_times(model, args.repeats)
     print(json.dumps({"checkpoint": args.checkpoint, "encode_us": encode_us, "step_us": step_us,
                       "tiny_step_us": encode_and_step_times(tiny, args.repeats)[1],

@@ -23,7 +23,8 @@ class ModelConfig:
     maxout_size: int = 256            # l: deep-output size after maxout (Bahdanau A.2.2)
     dropout: float = 0.2              # on embeddings and before the output layer
     local_window: int = 10            # D for local-p attention (Luong §3.2)
-    local_p: str = "eq10"             # eq10: Luong's eq. 10 as written; renormalised: Gaussian in the softmax only (see LocalPAttention)
+    local_p: str = "eq10"             # eq10: Luong's eq. 10 as written; renormalised: the Gaussian in the
+                                      # softmax only, for checkpoints trained so (see LocalPAttention)
     tie_embeddings: bool = True       # output layer W_o shares the target embedding matrix
 
     def __post_init__(self):

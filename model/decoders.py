@@ -40,7 +40,7 @@ class Memory:
     fixed_context: torch.Tensor | None = None
     values_and_products: torch.Tensor | None = None
 
-    def index_select(self, idx: torch.Tensor) -> "Memory":
+    def index_select(self, idx: torch.Tensor) -> Memory:
         return Memory(**{f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).index_select(0, idx))
                          for f in fields(self)})
 

@@ -188,7 +188,8 @@ def _record(model, vocab, src: PreparedSource, method, steps, tokens, logps, top
         topk_ids=np.stack([t[0] for t in tops]) if tops else np.zeros((0, k), int),
         topk_probs=np.stack([t[1] for t in tops]) if tops else np.zeros((0, k)),
         topk_tokens=[[vocab.id_to_piece(int(i)) for i in t[0]] for t in tops],
-        positions=stack("position"), window_masses=stack("window_mass"), attentional=stack("attentional"), truncated=src.truncated, notices=list(src.notices), **extra)
+        positions=stack("position"), window_masses=stack("window_mass"), attentional=stack("attentional"),
+        truncated=src.truncated, notices=list(src.notices), **extra)
 
 
 def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5,

@@ -8,9 +8,10 @@ Resumable: the latest full-precision weights and Adam state are kept in ``OUT/re
 there (same epoch, same batch). ``OUT/resume/`` is not shipped, so on a fresh clone
 ``--resume`` continues the shipped checkpoint instead: its fp16 weights, step count, place
 in the epoch, best dev BLEU, wall time and learning rate, with fresh Adam moments. The
-best model on dev BLEU is saved to ``OUT`` as the fp16 checkpoint. Progress goes to a progress bar, ``OUT/train.log`` and, one row per
-evaluation, ``OUT/train_log.csv``. Under ``torchrun --nproc_per_node N -m model.train …``
-the same command trains with DistributedDataParallel (gloo on CPU, nccl on GPU).
+best model on dev BLEU is saved to ``OUT`` as the fp16 checkpoint. Progress goes to a
+progress bar, ``OUT/train.log`` and, one row per evaluation, ``OUT/train_log.csv``. Under
+``torchrun --nproc_per_node N -m model.train …`` the same command trains with
+DistributedDataParallel (gloo on CPU, nccl on GPU).
 """
 from __future__ import annotations
 

@@ -401,7 +401,7 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
         tab.call("Page.enable")
         for path, drawn in pages.items():
             tab.call("Page.navigate", url=f"{url}/{path}")
-            wait_until(lambda: tab.evaluate(f"({drawn}) && {NO_ERROR}"), 90, f"the page {path}")
+            wait_until(lambda drawn=drawn: tab.evaluate(f"({drawn}) && {NO_ERROR}"), 90, f"the page {path}")
             if path.startswith("step-through"):
                 click(tab, "▶")
                 wait_until(lambda: tab.evaluate(FRAMED_ROW) == 0.5, 30, "the framed row to move down")

@@ -8,7 +8,7 @@ label, labels are HTML-escaped, α is drawn on the fixed 0–1 Cividis scale.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
