@@ -24,7 +24,7 @@ import platform
 import random
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
@@ -170,7 +170,30 @@ def continue_shipped(out: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer
             "initialised_from": training.get("initialised_from")}
 
 
-def main(argv=None):
+@dataclass
+class TrainingProgress:
+    """Where a run stands; saved in ``OUT/resume/progress.json`` and read back by ``--resume``."""
+    epoch: int = 0
+    batch_in_epoch: int | None = 0  # None: continuing a shipped checkpoint, placed by epoch_fraction
+    epoch_fraction: float = 0.0
+    steps: int = 0
+    best_dev_bleu: float = -1.0
+    bad_evals: int = 0                # evaluations in a row without a better dev BLEU
+    train_seconds: float = 0.0
+    target_tokens: int = 0
+    initialised_from: dict | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainingProgress:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    @property
+    def epochs(self) -> float:
+        return round(self.epoch + self.epoch_fraction, 3)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=True, help="configs/NAME.yaml")
     p.add_argument("--data", required=True, help="folder with train/dev .tsv.gz (../shared/data/enfr)")
@@ -186,8 +209,11 @@ def main(argv=None):
     p.add_argument("--vocab", default=None, help="override train.vocab (a SentencePiece model; trained on --data if missing)")
     p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
 
+
+def run_config(args: argparse.Namespace) -> RunConfig:
+    """The YAML config with the command line's overrides."""
     run = load_run_config(args.config)
     if args.eval_every:
         run.train.eval_every = args.eval_every
@@ -195,162 +221,190 @@ def main(argv=None):
         run.train.vocab = args.vocab
     if args.vocab_size:
         run.model.vocab_size = args.vocab_size
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    return run
 
-    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+def set_up_process(args: argparse.Namespace, out: Path) -> tuple[int, int, torch.device]:
+    """Rank, world size and device (DistributedDataParallel under torchrun); logging to OUT/train.log."""
     rank, world = 0, 1
-    if distributed:
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         dist.init_process_group("nccl" if args.device == "cuda" else "gloo")
         rank, world = dist.get_rank(), dist.get_world_size()
     device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if args.device == "cuda" else "cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
-
     handlers = [logging.StreamHandler(sys.stderr)]
     if rank == 0:
         handlers.append(logging.FileHandler(out / "train.log"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", handlers=handlers, force=True)
+    return rank, world, device
 
-    torch.manual_seed(run.train.seed)
-    train_file, dev_file = split_path(args.data, "train"), split_path(args.data, "dev")
-    vocab = get_vocabulary(run.train.vocab, train_file, run.model.vocab_size)
-    run.model.vocab_size = len(vocab)
 
-    train_df = read_split(train_file)
-    train_df = train_df[train_df["en"].str.split().str.len() <= run.train.max_words].reset_index(drop=True)
-    base = encode_pairs(vocab, train_df)
-    log.info("%s: %d training pairs (≤ %d words), vocabulary %d", run.name, len(base[0]), run.train.max_words, len(vocab))
-    dev = DevSet(vocab, dev_file, run.train.dev_sentences) if rank == 0 else None
-
-    model = Seq2Seq(run.model).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=run.train.lr)
-    progress = {"epoch": 0, "batch_in_epoch": 0, "steps": 0, "best_dev_bleu": -1.0, "bad_evals": 0,
-                "train_seconds": 0.0, "target_tokens": 0, "initialised_from": None}
-    try:  # a broken checkpoint or resume state: its message, not a traceback
+def restore(args, run: RunConfig, out: Path, model: Seq2Seq, optimizer, device) -> TrainingProgress:
+    """A fresh run, or one continued (``--resume``) or warm-started (``--init-from``);
+    a broken checkpoint or resume state ends with its message, not a traceback."""
+    progress = TrainingProgress()
+    try:
         restored = load_resume(out, model, optimizer) if args.resume else None
         if restored:
-            progress.update(restored)
-            log.info("resumed at epoch %d, batch %d, step %d", progress["epoch"], progress["batch_in_epoch"], progress["steps"])
+            progress = TrainingProgress.from_dict(restored)
+            log.info("resumed at epoch %d, batch %d, step %d", progress.epoch, progress.batch_in_epoch, progress.steps)
         elif args.resume:
             restored = continue_shipped(out, model, optimizer)
             if restored is None:
                 raise SystemExit(f"error: --resume: {out} has neither resume/ nor a shipped checkpoint to continue")
-            progress.update(restored)
+            progress = TrainingProgress.from_dict(restored)
             log.info("no %s/resume/: continuing the shipped checkpoint at epoch %.3f, step %d, lr %g (fresh Adam moments)",
-                     out, progress["epoch"] + progress["epoch_fraction"], progress["steps"], optimizer.param_groups[0]["lr"])
+                     out, progress.epochs, progress.steps, optimizer.param_groups[0]["lr"])
         init_from = args.init_from or run.train.init_from
         if init_from and not restored:  # a warm start only begins a run; a resumed one keeps its own weights
-            progress["initialised_from"] = initialise_from(model, init_from, device)
-            log.info("initialised from %s; fresh: %s", init_from, ", ".join(progress["initialised_from"]["fresh"]) or "nothing")
+            progress.initialised_from = initialise_from(model, init_from, device)
+            log.info("initialised from %s; fresh: %s", init_from, ", ".join(progress.initialised_from["fresh"]) or "nothing")
     except CheckpointError as e:
         raise SystemExit(f"error: {e}") from None
-    train_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
-    log.info("%s: %.2fM parameters, decoder %s, attention %s", run.name, model.num_parameters() / 1e6,
-             run.model.decoder, run.model.attention)
+    return progress
 
-    def checkpoint_config() -> dict:
-        return {"name": run.name, "description": run.description, "train": asdict(run.train),
-                "training": {"data": str(args.data), "train_pairs": len(base[0]), "steps": progress["steps"],
-                             "epochs": round(progress["epoch"] + progress.get("epoch_fraction", 0.0), 3),
-                             "wall_time_minutes": round(progress["train_seconds"] / 60, 1),
-                             "target_tokens_seen": progress["target_tokens"],
-                             "best_dev_bleu": progress["best_dev_bleu"],
-                             "initialised_from": progress.get("initialised_from"),
+
+class Trainer:
+    """One training run: the optimiser loop, evaluation on dev, checkpoints and the logs."""
+
+    def __init__(self, args, run: RunConfig, out: Path, rank: int, world: int, device: torch.device):
+        self.args, self.run, self.out, self.rank, self.world, self.device = args, run, out, rank, world, device
+        torch.manual_seed(run.train.seed)
+        train_file, dev_file = split_path(args.data, "train"), split_path(args.data, "dev")
+        self.vocab = get_vocabulary(run.train.vocab, train_file, run.model.vocab_size)
+        run.model.vocab_size = len(self.vocab)
+        train_df = read_split(train_file)
+        self.train_df = train_df[train_df["en"].str.split().str.len() <= run.train.max_words].reset_index(drop=True)
+        self.base = encode_pairs(self.vocab, self.train_df)
+        log.info("%s: %d training pairs (≤ %d words), vocabulary %d", run.name, len(self.base[0]), run.train.max_words,
+                 len(self.vocab))
+        self.dev = DevSet(self.vocab, dev_file, run.train.dev_sentences) if rank == 0 else None
+        self.model = Seq2Seq(run.model).to(device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=run.train.lr)
+        self.progress = restore(args, run, out, self.model, self.optimizer, device)
+        self.train_model = torch.nn.parallel.DistributedDataParallel(self.model) if world > 1 else self.model
+        log.info("%s: %.2fM parameters, decoder %s, attention %s", run.name, self.model.num_parameters() / 1e6,
+                 run.model.decoder, run.model.attention)
+
+    def checkpoint_config(self) -> dict:
+        p = self.progress
+        return {"name": self.run.name, "description": self.run.description, "train": asdict(self.run.train),
+                "training": {"data": str(self.args.data), "train_pairs": len(self.base[0]), "steps": p.steps,
+                             "epochs": p.epochs, "wall_time_minutes": round(p.train_seconds / 60, 1),
+                             "target_tokens_seen": p.target_tokens, "best_dev_bleu": p.best_dev_bleu,
+                             "initialised_from": p.initialised_from,
                              "machine": f"{cpu_name()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch "
-                                        f"thread(s), torch {torch.__version__}, device {device}, {world} process(es)"}}
+                                        f"thread(s), torch {torch.__version__}, device {self.device}, "
+                                        f"{self.world} process(es)"}}
 
-    def evaluate_and_save(train_loss: float, tokens_per_second: float) -> None:
-        dev_loss, dev_bleu = dev.evaluate(model, vocab, device)
-        row = {"epoch": round(progress["epoch"] + progress.get("epoch_fraction", 0.0), 3), "steps": progress["steps"],
-               "train_loss": round(train_loss, 4), "dev_loss": round(dev_loss, 4), "dev_bleu": round(dev_bleu, 2),
-               "tokens_per_second": round(tokens_per_second), "lr": optimizer.param_groups[0]["lr"],
-               "minutes": round(progress["train_seconds"] / 60, 1)}
-        new = not (out / TRAIN_LOG).exists()
-        with open(out / TRAIN_LOG, "a", newline="") as f:
+    def evaluate_and_save(self, train_loss: float, tokens_per_second: float) -> None:
+        """Dev loss and BLEU, a train_log.csv row, the checkpoint when dev BLEU improves, the
+        learning-rate decay when it has not for ``patience`` evaluations, the resume state."""
+        p, optimizer = self.progress, self.optimizer
+        dev_loss, dev_bleu = self.dev.evaluate(self.model, self.vocab, self.device)
+        row = {"epoch": p.epochs, "steps": p.steps, "train_loss": round(train_loss, 4), "dev_loss": round(dev_loss, 4),
+               "dev_bleu": round(dev_bleu, 2), "tokens_per_second": round(tokens_per_second),
+               "lr": optimizer.param_groups[0]["lr"], "minutes": round(p.train_seconds / 60, 1)}
+        new = not (self.out / TRAIN_LOG).exists()
+        with open(self.out / TRAIN_LOG, "a", newline="") as f:
             w = csv.DictWriter(f, LOG_FIELDS)
             if new:
                 w.writeheader()
             w.writerow(row)
         log.info("eval %s", json.dumps(row))
-        if dev_bleu > progress["best_dev_bleu"]:
-            progress["best_dev_bleu"], progress["bad_evals"] = dev_bleu, 0
-            save_checkpoint(out, model, vocab, checkpoint_config())
-            log.info("new best dev BLEU %.2f: saved %s", dev_bleu, out)
+        if dev_bleu > p.best_dev_bleu:
+            p.best_dev_bleu, p.bad_evals = dev_bleu, 0
+            save_checkpoint(self.out, self.model, self.vocab, self.checkpoint_config())
+            log.info("new best dev BLEU %.2f: saved %s", dev_bleu, self.out)
         else:
-            progress["bad_evals"] += 1
-            if progress["bad_evals"] >= run.train.patience:
+            p.bad_evals += 1
+            if p.bad_evals >= self.run.train.patience:
                 for g in optimizer.param_groups:
-                    g["lr"] = max(run.train.min_lr, g["lr"] * run.train.lr_decay)
-                progress["bad_evals"] = 0
+                    g["lr"] = max(self.run.train.min_lr, g["lr"] * self.run.train.lr_decay)
+                p.bad_evals = 0
                 log.info("dev BLEU did not improve: lr -> %g", optimizer.param_groups[0]["lr"])
-        save_resume(out, model, optimizer, progress)
+        save_resume(self.out, self.model, optimizer, asdict(p))
 
-    start = time.time()
-    seconds_at_start = progress["train_seconds"]
-    stop = False
-    model.train()
-    window_loss, window_tokens, window_time = 0.0, 0, time.time()
-    while progress["epoch"] < run.train.max_epochs and not stop:
-        src, trg, batches = epoch_batches(train_df, vocab, run, progress["epoch"], base)
-        my_batches = batches[rank::world]
-        if progress["batch_in_epoch"] is None:  # continuing a shipped checkpoint: its place in this epoch
-            progress["batch_in_epoch"] = round(progress["epoch_fraction"] * len(my_batches))
-        bar = tqdm(total=len(my_batches), initial=progress["batch_in_epoch"], desc=f"{run.name} epoch {progress['epoch']}",
-                   disable=args.quiet or rank != 0, mininterval=5 if sys.stderr.isatty() else 60, file=sys.stderr)
-        for bi in range(progress["batch_in_epoch"], len(my_batches)):
-            batch = Batch([src[i] for i in my_batches[bi]], [trg[i] for i in my_batches[bi]]).to(device)
-            loss, ntok = train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, run.train.label_smoothing)
-            optimizer.zero_grad(set_to_none=True)
-            (loss / ntok).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), run.train.clip_norm)
-            optimizer.step()
-            progress["steps"] += 1
-            progress["batch_in_epoch"] = bi + 1
-            progress["epoch_fraction"] = (bi + 1) / len(my_batches)
-            progress["target_tokens"] += ntok * world
-            window_loss += float(loss.detach())
-            window_tokens += ntok
-            progress["train_seconds"] = seconds_at_start + time.time() - start
-            bar.update(1)
-            if rank == 0 and bar.n % 50 == 0:
-                bar.set_postfix(loss=f"{window_loss / max(1, window_tokens):.3f}")
-            out_of_time = args.max_minutes is not None and time.time() - start > args.max_minutes * 60
-            out_of_steps = args.max_steps is not None and progress["steps"] >= args.max_steps
-            if progress["steps"] % run.train.eval_every == 0 or out_of_time or out_of_steps:
-                elapsed = time.time() - window_time
-                if rank == 0:
-                    evaluate_and_save(window_loss / max(1, window_tokens), window_tokens * world / max(elapsed, 1e-9))
-                    log.info("%d steps, %.1f min, %.0f target tokens/s", progress["steps"],
-                             progress["train_seconds"] / 60, window_tokens * world / max(elapsed, 1e-9))
-                if distributed:
-                    dist.barrier()
-                window_loss, window_tokens, window_time = 0.0, 0, time.time()
-                if optimizer.param_groups[0]["lr"] <= run.train.min_lr:
-                    log.info("learning rate reached its minimum: early stop")
-                    stop = True
-                if out_of_time or out_of_steps or stop:
-                    stop = True
-                    break
-        bar.close()
-        if not stop:
-            progress["epoch"] += 1
-            progress["batch_in_epoch"] = 0
-            progress["epoch_fraction"] = 0.0
-    if rank == 0:
-        save_resume(out, model, optimizer, progress)
-        # the shipped config records the run so far, even if the best weights are older
-        cfg_path = out / "config.json"
+    def train_step(self, src, trg, indices) -> tuple[float, int]:
+        batch = Batch([src[i] for i in indices], [trg[i] for i in indices]).to(self.device)
+        loss, ntok = self.train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, self.run.train.label_smoothing)
+        self.optimizer.zero_grad(set_to_none=True)
+        (loss / ntok).backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.run.train.clip_norm)
+        self.optimizer.step()
+        return float(loss.detach()), ntok
+
+    def train(self) -> None:
+        """Epochs of length-bucketed batches until max_epochs, --max-steps, --max-minutes or the
+        learning rate's floor; an evaluation every eval_every steps and at the end."""
+        args, p, cfg = self.args, self.progress, self.run.train
+        start, seconds_at_start = time.time(), p.train_seconds
+        self.model.train()
+        window_loss, window_tokens, window_time = 0.0, 0, time.time()
+        stop = False
+        while p.epoch < cfg.max_epochs and not stop:
+            src, trg, batches = epoch_batches(self.train_df, self.vocab, self.run, p.epoch, self.base)
+            mine = batches[self.rank::self.world]
+            if p.batch_in_epoch is None:  # continuing a shipped checkpoint: its place in this epoch
+                p.batch_in_epoch = round(p.epoch_fraction * len(mine))
+            bar = tqdm(total=len(mine), initial=p.batch_in_epoch, desc=f"{self.run.name} epoch {p.epoch}",
+                       disable=args.quiet or self.rank != 0, mininterval=5 if sys.stderr.isatty() else 60, file=sys.stderr)
+            for bi in range(p.batch_in_epoch, len(mine)):
+                loss, ntok = self.train_step(src, trg, mine[bi])
+                p.steps, p.batch_in_epoch, p.epoch_fraction = p.steps + 1, bi + 1, (bi + 1) / len(mine)
+                p.target_tokens += ntok * self.world
+                window_loss, window_tokens = window_loss + loss, window_tokens + ntok
+                p.train_seconds = seconds_at_start + time.time() - start
+                bar.update(1)
+                if self.rank == 0 and bar.n % 50 == 0:
+                    bar.set_postfix(loss=f"{window_loss / max(1, window_tokens):.3f}")
+                out_of_time = args.max_minutes is not None and time.time() - start > args.max_minutes * 60
+                out_of_steps = args.max_steps is not None and p.steps >= args.max_steps
+                if p.steps % cfg.eval_every == 0 or out_of_time or out_of_steps:
+                    rate = window_tokens * self.world / max(time.time() - window_time, 1e-9)
+                    if self.rank == 0:
+                        self.evaluate_and_save(window_loss / max(1, window_tokens), rate)
+                        log.info("%d steps, %.1f min, %.0f target tokens/s", p.steps, p.train_seconds / 60, rate)
+                    if self.world > 1:
+                        dist.barrier()
+                    window_loss, window_tokens, window_time = 0.0, 0, time.time()
+                    if self.optimizer.param_groups[0]["lr"] <= cfg.min_lr:
+                        log.info("learning rate reached its minimum: early stop")
+                        stop = True
+                    if out_of_time or out_of_steps or stop:
+                        stop = True
+                        break
+            bar.close()
+            if not stop:
+                p.epoch, p.batch_in_epoch, p.epoch_fraction = p.epoch + 1, 0, 0.0
+
+    def finish(self) -> None:
+        """The resume state, and the run so far in the shipped config (even if its best weights are older)."""
+        p = self.progress
+        save_resume(self.out, self.model, self.optimizer, asdict(p))
+        cfg_path = self.out / "config.json"
         if cfg_path.exists():
             saved = json.loads(cfg_path.read_text())
-            saved["training"]["total_steps_run"] = progress["steps"]
-            saved["training"]["total_minutes_run"] = round(progress["train_seconds"] / 60, 1)
+            saved["training"]["total_steps_run"] = p.steps
+            saved["training"]["total_minutes_run"] = round(p.train_seconds / 60, 1)
             cfg_path.write_text(json.dumps(saved, indent=2, ensure_ascii=False) + "\n")
-        log.info("done: %d steps, %.1f minutes, best dev BLEU %.2f", progress["steps"],
-                 progress["train_seconds"] / 60, progress["best_dev_bleu"])
-    if distributed:
+        log.info("done: %d steps, %.1f minutes, best dev BLEU %.2f", p.steps, p.train_seconds / 60, p.best_dev_bleu)
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    run = run_config(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rank, world, device = set_up_process(args, out)
+    trainer = Trainer(args, run, out, rank, world, device)
+    trainer.train()
+    if rank == 0:
+        trainer.finish()
+    if world > 1:
         dist.destroy_process_group()
-    return progress
+    return asdict(trainer.progress)
 
 
 if __name__ == "__main__":
