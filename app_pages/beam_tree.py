@@ -12,6 +12,7 @@ import streamlit as st
 from app_pages.common import plain, query_param
 from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, sentence_input, source_or_stop
 from model.internals import beam_hypotheses, beam_path, path_attention
+from model.search import MAX_BEAM
 from viz.teaching import beam_tree, highlighted_heatmap
 
 NODE = "beam_node"  # session key: the tree node whose path is shown
@@ -26,10 +27,10 @@ with c_model:
     name, entry = pick_model("beam_model")
 with c_beam:
     try:
-        first_k = max(1, min(10, int(query_param("beam", "3"))))
+        first_k = max(1, min(MAX_BEAM, int(query_param("beam", "3"))))
     except ValueError:
         first_k = 3
-    k = st.slider("Beam size k", 1, 10, first_k, key="beam_k",
+    k = st.slider("Beam size k", 1, MAX_BEAM, first_k, key="beam_k",
                   help="k = 1 is greedy decoding: a tree with a single surviving branch.")
 keep_in_url(name, text, beam=k)
 source_or_stop(entry, text)  # stops the page, with a message, on unusable input

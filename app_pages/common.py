@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from model.search import DecodingRecord, InputError, translate
+from model.search import DecodingRecord, InputError, MAX_BEAM, translate
 from model.zoo import load_zoo, ZooEntry
 from app_pages import settings
 from app_pages.loading import models_loaded
@@ -193,7 +193,7 @@ WORD_RULE = ("**Whole words**: a piece that starts with ▁ begins a new word. O
 def decoding_choice(key: str) -> int:
     """Greedy or beam search (with its width), first from the URL (``?beam=``); returns the beam size (1 = greedy)."""
     try:
-        beam_in_url = max(1, min(10, int(query_param("beam", "1"))))
+        beam_in_url = max(1, min(MAX_BEAM, int(query_param("beam", "1"))))
     except ValueError:
         beam_in_url = 1
     method = st.segmented_control("Decoding", ["greedy", "beam search"], key=f"{key}_method", required=True,
@@ -202,7 +202,7 @@ def decoding_choice(key: str) -> int:
                                        "the k best prefixes and returns the most probable finished one.")
     if method != "beam search":
         return 1
-    return st.slider("Beam size k", 2, 10, beam_in_url if beam_in_url > 1 else 5, key=f"{key}_beam")
+    return st.slider("Beam size k", 2, MAX_BEAM, beam_in_url if beam_in_url > 1 else 5, key=f"{key}_beam")
 
 
 def view_choice(key: str, default: str = "pieces") -> str:

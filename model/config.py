@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 
 import yaml
 
@@ -70,9 +70,6 @@ class RunConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     description: str = ""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _only_known(cls, d: dict, where: str) -> dict:

@@ -22,6 +22,7 @@ from .model import Seq2Seq
 from .vocabulary import BOS_ID, EOS_ID, Vocabulary
 
 MAX_SOURCE_TOKENS = 120  # subword pieces the encoder reads; longer input is truncated, with notice
+MAX_BEAM = 10  # the widest beam the app offers: the tree stays readable and a search stays well under a second
 
 
 def max_output_length(src_len: int) -> int:
@@ -435,13 +436,10 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
         reorder = (torch.arange(B).unsqueeze(1) * k + new_origin).view(-1)
         state = {n: v.index_select(0, reorder) for n, v in state.items()}
         prev = new_tokens.view(-1)
-    best = []
-    for b in range(B):
-        sc, hyp, node = max(finished[b], key=lambda f: f[0]) if finished[b] else (0.0, [], None)
-        best.append(hyp)
-        if keep_tree and b == 0:
-            _mark_tree(tree, node, [f[2] for f in finished[b]])
-    return best, tree, trace
+    best = [max(f, key=lambda h: h[0]) if f else (0.0, [], None) for f in finished]  # (score, ids, tree node)
+    if keep_tree:
+        _mark_tree(tree, best[0][2], [f[2] for f in finished[0]])
+    return [hyp for _, hyp, _ in best], tree, trace
 
 
 def _mark_tree(tree: list[BeamNode], best_node: int | None, finished_nodes: list[int]) -> None:
