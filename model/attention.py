@@ -68,7 +68,7 @@ class AdditiveAttention(AttentionMechanism):
 
     def score_projected(self, projected_query, proj_keys, mask):
         """``score`` from W_a s (B x A) made elsewhere: decoding makes it in one product with
-        the GRU's W_hh s_{i-1} (model/packed.py, ``fuse_rnnsearch_products``)."""
+        the GRU's W_hh s_{i-1} (model/packed.py, ``FusedDeepOutputStep``)."""
         hidden = torch.tanh(projected_query.unsqueeze(1) + proj_keys)  # B x S x A
         energies = self.v_a(hidden).squeeze(2)  # B x S
         return energies.masked_fill(~mask, float("-inf"))

@@ -21,7 +21,6 @@ import torch.nn as nn
 from .attention import attend, build_attention, LocalPAttention
 from .config import ModelConfig
 from .encoders import EncoderOutput
-from .packed import gru_gates
 
 
 @dataclass
@@ -30,9 +29,9 @@ class Memory:
 
     values: B x S x Hv (the vectors averaged into c_i), proj_keys: B x S x K,
     mask: B x S, fixed_context: B x C (RNNenc only).
-    values_and_products: decoding RNNsearch / RNNenc on packed weights only (model/packed.py,
-    ``fuse_rnnsearch_products``): [h_j ; W_ih^c h_j ; C_o h_j], B x S x (C + 3H + 2M), or for
-    RNNenc the same of its fixed c, B x (C + 3H + 2M).
+    values_and_products: set only when decoding on the fused step (``model/packed.py``,
+    :class:`~model.packed.FusedDeepOutputStep`): [h_j ; W_ih^c h_j ; C_o h_j],
+    B x S x (C + 3H + 2M), or for RNNenc the same of its fixed c, B x (C + 3H + 2M).
     """
     values: torch.Tensor | None = None
     proj_keys: torch.Tensor | None = None
@@ -72,7 +71,51 @@ class Maxout(nn.Module):
         return x.view(*x.shape[:-1], x.size(-1) // 2, 2).max(-1).values
 
 
-class RNNsearchDecoder(nn.Module):
+class DeepOutputDecoder(nn.Module):
+    """What RNNsearch and RNNenc share (Bahdanau et al. 2014, Appendix A.2.2): a GRU fed
+    [E y_{i-1} ; c_i], its first state from the encoder, and the deep output
+
+        s_0 = tanh(W_s ←h_1)
+        t_i = maxout(U_o s_i + V_o E y_{i-1} + C_o c_i)
+
+    The paper writes U_o s_{i-1} in the deep output; we read s_i, the state after the
+    step, as Bahdanau's own later dl4mt/Nematus code does: the output then sees c_i
+    through the recurrence as well as directly. Subclasses say where c_i comes from.
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.W_s = nn.Linear(cfg.enc_hidden, cfg.dec_hidden)
+        # registered here, between W_s and the GRU, so that parameters keep their order (an
+        # optimiser's saved state is indexed by it)
+        self.attention = self.build_attention(cfg)
+        self.rnn = nn.GRUCell(cfg.emb_size + self.context_size, cfg.dec_hidden)
+        self.U_o = nn.Linear(cfg.dec_hidden, 2 * cfg.maxout_size)
+        self.V_o = nn.Linear(cfg.emb_size, 2 * cfg.maxout_size, bias=False)
+        self.C_o = nn.Linear(self.context_size, 2 * cfg.maxout_size, bias=False)
+        self.maxout = Maxout()
+        self.output_size = cfg.maxout_size
+
+    @property
+    def context_size(self) -> int:
+        return 2 * self.cfg.enc_hidden  # c_i (or c) lives in the annotations' space
+
+    def build_attention(self, cfg: ModelConfig) -> nn.Module | None:
+        return None
+
+    def init_state(self, enc: EncoderOutput) -> dict:
+        return {"s": torch.tanh(self.W_s(enc.backward_first))}  # s_0: B x H
+
+    def readout_inputs(self, step: Step) -> tuple[torch.Tensor, torch.Tensor]:
+        return step.state, step.context
+
+    def readout(self, prev_emb, state_i, context_i):
+        """Deep output; works on any leading shape (B or B x T)."""
+        return self.maxout(self.U_o(state_i) + self.V_o(prev_emb) + self.C_o(context_i))
+
+
+class RNNsearchDecoder(DeepOutputDecoder):
     """Bahdanau et al. 2014, §3.1 and Appendix A.2.2 (RNNsearch).
 
     Attention comes *before* the RNN step and reads the previous state:
@@ -82,45 +125,17 @@ class RNNsearchDecoder(nn.Module):
         t_i  = maxout(U_o s_i + V_o E y_{i-1} + C_o c_i)          (A.2.2, deep output)
         s_0  = tanh(W_s ←h_1)                                     (A.2.2)
 
-    The paper writes U_o s_{i-1} in the deep output; we read s_i, the state after the
-    step, as Bahdanau's own later dl4mt/Nematus code does: the output then sees c_i
-    through the recurrence as well as directly.
+    Decoding on a CPU runs the same equations on regrouped products
+    (``model/packed.py``, :class:`~model.packed.FusedDeepOutputStep`); training and this
+    ``recurrence`` are the plain modules.
     """
 
-    # set by model/packed.py for decoding (fuse_rnnsearch_products): [W_hh ; W_a], [W_ih^y ; V_o],
-    # [W_ih^c ; C_o] and U_o as packed matrices
-    packed_state_products = packed_embedding_products = packed_context_products = packed_deep_output = None
-
-    def __init__(self, cfg: ModelConfig):
-        super().__init__()
-        ann = 2 * cfg.enc_hidden
-        self.cfg = cfg
-        self.W_s = nn.Linear(cfg.enc_hidden, cfg.dec_hidden)
-        self.attention = build_attention("additive", cfg.dec_hidden, ann, cfg.attention_size)
-        self.rnn = nn.GRUCell(cfg.emb_size + ann, cfg.dec_hidden)
-        self.U_o = nn.Linear(cfg.dec_hidden, 2 * cfg.maxout_size)
-        self.V_o = nn.Linear(cfg.emb_size, 2 * cfg.maxout_size, bias=False)
-        self.C_o = nn.Linear(self.context_size, 2 * cfg.maxout_size, bias=False)
-        self.maxout = Maxout()
-        self.output_size = cfg.maxout_size
-
-    @property
-    def context_size(self) -> int:
-        return 2 * self.cfg.enc_hidden
+    def build_attention(self, cfg: ModelConfig) -> nn.Module:
+        return build_attention("additive", cfg.dec_hidden, self.context_size, cfg.attention_size)
 
     def prepare(self, enc: EncoderOutput) -> Memory:
         return Memory(values=enc.annotations, proj_keys=self.attention.compute_proj_keys(enc.annotations),
-                      mask=enc.mask, values_and_products=self._with_context_products(enc.annotations))
-
-    def _with_context_products(self, values: torch.Tensor) -> torch.Tensor | None:
-        """[v ; W_ih^c v ; C_o v] for each value vector v, when decoding on fused weights."""
-        packed = self.packed_context_products
-        if packed is None or not packed.usable(values):
-            return None
-        return torch.cat([values, packed(values)], dim=-1)
-
-    def init_state(self, enc: EncoderOutput) -> dict:
-        return {"s": torch.tanh(self.W_s(enc.backward_first))}  # s_0: B x H
+                      mask=enc.mask)
 
     def recurrence(self, prev_emb, state, memory):
         s_prev = state["s"]
@@ -129,37 +144,8 @@ class RNNsearchDecoder(nn.Module):
         s = self.rnn(torch.cat([prev_emb, context], dim=-1), s_prev)  # B x H
         return {"s": s}, Step(query=s_prev, state=s, context=context, energies=energies, weights=weights)
 
-    def readout_inputs(self, step: Step) -> tuple[torch.Tensor, torch.Tensor]:
-        return step.state, step.context
 
-    def readout(self, prev_emb, state_i, context_i):
-        """Deep output; works on any leading shape (B or B x T)."""
-        return self.maxout(self.U_o(state_i) + self.V_o(prev_emb) + self.C_o(context_i))
-
-    def _read(self, projected_query, memory):
-        """Decoding on fused weights: energies, α_i and [c_i ; W_ih^c c_i + b_ih ; C_o c_i + b_o]
-        (B x ·), the last as Σ_j α_ij [h_j ; W_ih^c h_j + b_ih ; C_o h_j + b_o], one product with α_i."""
-        energies = self.attention.score_projected(projected_query, memory.proj_keys, memory.mask)
-        weights, read = attend(energies, memory.values_and_products)
-        return energies, weights, read
-
-    def fused_step(self, prev_emb, state, memory):
-        """``recurrence`` then ``readout``, on the products regrouped for decoding
-        (model/packed.py, ``fuse_rnnsearch_products``): the same equations, four products in
-        place of seven. Returns (t_i, state, Step) like Seq2Seq.step's two calls."""
-        s_prev = state["s"]
-        gates = 3 * self.cfg.dec_hidden
-        from_state = self.packed_state_products(s_prev)  # [W_hh s_{i-1} + b_hh ; W_a s_{i-1}]
-        energies, weights, read = self._read(from_state[:, gates:], memory)
-        context, context_products = read.split([self.context_size, read.size(-1) - self.context_size], -1)
-        # [W_ih ; V_o C_o] [E y_{i-1} ; c_i] + [b_ih ; b_o]: the GRU's input side, then the deep output's
-        products = self.packed_embedding_products(prev_emb, add=context_products)
-        s = gru_gates(products[:, :gates], from_state[:, :gates], s_prev)  # B x H
-        t = self.maxout(self.packed_deep_output(s, add=products[:, gates:]))  # deep output, A.2.2
-        return t, {"s": s}, Step(query=s_prev, state=s, context=context, energies=energies, weights=weights)
-
-
-class RNNencDecoder(RNNsearchDecoder):
+class RNNencDecoder(DeepOutputDecoder):
     """The no-attention baseline, RNNenc (Cho et al. 2014; Bahdanau et al. 2014, §4.2).
 
     The source is squeezed into one fixed vector c = [→h_S ; ←h_1] (both directions' final
@@ -167,23 +153,8 @@ class RNNencDecoder(RNNsearchDecoder):
         s_i = GRU(s_{i-1}, [E y_{i-1} ; c]);   t_i = maxout(U_o s_i + V_o E y_{i-1} + C_o c)
     """
 
-    def __init__(self, cfg: ModelConfig):
-        nn.Module.__init__(self)
-        self.cfg = cfg
-        self.W_s = nn.Linear(cfg.enc_hidden, cfg.dec_hidden)
-        self.rnn = nn.GRUCell(cfg.emb_size + self.context_size, cfg.dec_hidden)
-        self.U_o = nn.Linear(cfg.dec_hidden, 2 * cfg.maxout_size)
-        self.V_o = nn.Linear(cfg.emb_size, 2 * cfg.maxout_size, bias=False)
-        self.C_o = nn.Linear(self.context_size, 2 * cfg.maxout_size, bias=False)
-        self.maxout = Maxout()
-        self.output_size = cfg.maxout_size
-
     def prepare(self, enc):
-        c = torch.cat([enc.forward_last, enc.backward_first], dim=-1)
-        return Memory(mask=enc.mask, fixed_context=c, values_and_products=self._with_context_products(c))
-
-    def _read(self, projected_query, memory):
-        return None, None, memory.values_and_products  # c and its products, made once per sentence
+        return Memory(mask=enc.mask, fixed_context=torch.cat([enc.forward_last, enc.backward_first], dim=-1))
 
     def recurrence(self, prev_emb, state, memory):
         c = memory.fixed_context  # B x 2H, the same at every step

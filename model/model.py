@@ -33,6 +33,7 @@ class Seq2Seq(nn.Module):
         self.output_weight = None if cfg.tie_embeddings else nn.Parameter(
             torch.randn(cfg.vocab_size, out) * out ** -0.5)
         self.packed_output = None  # W_o packed for decoding (model/packed.py), set by pack_for_decoding
+        self.fused_step = None     # RNNsearch / RNNenc decoding on regrouped products, likewise
         # N(0, 1/E) embeddings: with tied output weights, N(0, 1) would start the logits
         # at a scale of sqrt(E) and the loss far above log V
         for emb in (self.encoder.embed, self.trg_embed):
@@ -43,7 +44,10 @@ class Seq2Seq(nn.Module):
     # -- pieces used by training and by search -------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[EncoderOutput, Memory, dict]:
         enc = self.encoder(src, src_len)
-        return enc, self.decoder.prepare(enc), self.decoder.init_state(enc)
+        memory = self.decoder.prepare(enc)
+        if self.fused_step is not None:
+            memory = self.fused_step.prepare(memory)
+        return enc, memory, self.decoder.init_state(enc)
 
     @property
     def W_o(self) -> torch.Tensor:
@@ -65,8 +69,8 @@ class Seq2Seq(nn.Module):
     def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
         """One decoder step for search. prev_tokens: (B,) -> log-probabilities (B, V)."""
         prev_emb = self.trg_embed(prev_tokens)  # B x E
-        if memory.values_and_products is not None:  # RNNsearch / RNNenc on fused decoding weights (model/packed.py)
-            features, state, step = self.decoder.fused_step(prev_emb, state, memory)
+        if memory.values_and_products is not None:  # RNNsearch / RNNenc on regrouped products (model/packed.py)
+            features, state, step = self.fused_step(prev_emb, state, memory)
         else:
             state, step = self.decoder.recurrence(prev_emb, state, memory)
             features = self.decoder.readout(prev_emb, *self.decoder.readout_inputs(step))

@@ -16,8 +16,9 @@ the memory.
 
 Two more decoding-only layouts (docs/performance.md, "A greedy RNNsearch step"): a one-row
 product on a small decoder matrix runs on a plain fp32 copy (``PackedMatrix(one_row_copy=True)``),
-and RNNsearch's and RNNenc's seven per-step products are regrouped into four
-(:func:`fuse_rnnsearch_products`). ``python bench/step_cost.py`` measures a greedy step and
+and RNNsearch's and RNNenc's seven per-step products are regrouped into four, one
+decoding-step object (:class:`FusedDeepOutputStep`, which Seq2Seq.step calls in place of the
+decoder's recurrence and readout). ``python bench/step_cost.py`` measures a greedy step and
 each of its products; ``python bench/translate_speed.py`` the whole translation.
 
 The packed path is taken only under ``torch.no_grad()`` on CPU; with gradients enabled
@@ -36,10 +37,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from dataclasses import replace
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from .attention import attend
+from .decoders import DeepOutputDecoder, Memory, Step
 
 _ROWS_HINT = 5  # the beam size the packing is tuned for; any number of rows works
 
@@ -49,7 +54,7 @@ class PackedMatrix:
 
     ``blocks`` stacks more weights below the first, each with its own bias (or none) and
     optionally only some of its input columns: one product then computes several of the
-    papers' matrices at once (see :func:`fuse_rnnsearch_products`). ``add`` adds a tensor
+    papers' matrices at once (see :class:`FusedDeepOutputStep`). ``add`` adds a tensor
     to the product inside the same call.
 
     ``one_row_copy`` also keeps the weight unpacked, in fp32, for products of a single row
@@ -188,8 +193,10 @@ def pack_for_decoding(model: nn.Module) -> bool:
             _hold_in_fp16(module.weight_hh)
     model.packed_output = PackedMatrix(model.W_o, model.output_bias)
     matrices.append(model.packed_output)
-    if hasattr(model.decoder, "fused_step"):  # RNNsearch and RNNenc
-        matrices = fuse_rnnsearch_products(model.decoder, matrices)
+    if isinstance(model.decoder, DeepOutputDecoder):  # RNNsearch and RNNenc
+        model.fused_step = FusedDeepOutputStep(model.decoder)
+        unused = {id(m) for m in model.fused_step.replaced}
+        matrices = [m for m in matrices if id(m) not in unused] + model.fused_step.matrices
     for embedding in (model.encoder.embed, model.trg_embed):
         if _hold_in_fp16(embedding.weight):
             embedding.__class__ = HalfStoredEmbedding
@@ -202,9 +209,10 @@ def pack_for_decoding(model: nn.Module) -> bool:
     return True
 
 
-def fuse_rnnsearch_products(decoder: nn.Module, matrices: list[PackedMatrix]) -> list[PackedMatrix]:
-    """Regroup RNNsearch's (and RNNenc's) per-step products for decoding; returns the
-    matrices decoding uses (``RNNsearchDecoder.fused_step`` runs them).
+class FusedDeepOutputStep:
+    """One decoding step of RNNsearch or RNNenc on regrouped products: the same equations
+    as ``RNNsearchDecoder.recurrence`` then ``readout`` (``model/decoders.py``), in four
+    products instead of seven.
 
     A step multiplies s_{i-1} by W_hh and, for the attention, W_a; [E y_{i-1} ; c_i] by the
     GRU's input matrix W_ih; and, in the deep output, s_i, E y_{i-1} and c_i by U_o, V_o and
@@ -213,30 +221,56 @@ def fuse_rnnsearch_products(decoder: nn.Module, matrices: list[PackedMatrix]) ->
         [W_ih^y ; V_o] E y_{i-1}                                one product
         [W_ih^c ; C_o] c_i + b = Σ_j α_ij ([W_ih^c ; C_o] h_j + b),   b = [b_ih ; b_o]
     the last because c_i = Σ_j α_ij h_j (eq. 5) and Σ_j α_ij = 1: the c-side product is made
-    once per sentence, for every annotation h_j (``RNNsearchDecoder.prepare``), and a step
-    reads it through the same weights α_ij that make c_i, one small S-row product in place
-    of a 1,280 x 512 matrix read from memory (2.6 MB per step). For RNNenc c is fixed, and
-    its product is simply made once. Same arithmetic up to fp32 rounding (tests/test_engine.py
-    compares the records). Seven products per step become four, one of them the output layer.
+    once per sentence, for every annotation h_j (:meth:`prepare`), and a step reads it through
+    the same weights α_ij that make c_i, one small S-row product in place of a 1,280 x 512
+    matrix read from memory (2.6 MB per step). For RNNenc c is fixed, and its product is
+    simply made once. Same arithmetic up to fp32 rounding (tests/test_engine.py compares the
+    records); the fourth product is U_o s_i, and the output layer is the fifth.
     """
-    emb = decoder.cfg.emb_size
-    rnn = decoder.rnn
-    attention = getattr(decoder, "attention", None)  # RNNenc has none
-    decoder.packed_state_products = PackedMatrix(
-        rnn.weight_hh, rnn.bias_hh, one_row_copy=True,
-        blocks=((attention.W_a.weight, None, None),) if attention is not None else ())
-    decoder.packed_embedding_products = PackedMatrix(rnn.weight_ih, None, slice(0, emb), one_row_copy=True,
-                                                     blocks=((decoder.V_o.weight, None, None),))
-    decoder.packed_context_products = PackedMatrix(rnn.weight_ih, rnn.bias_ih, slice(emb, None),
-                                                   blocks=((decoder.C_o.weight, decoder.U_o.bias, None),))
-    decoder.packed_deep_output = PackedMatrix(decoder.U_o.weight, None, one_row_copy=True)  # its bias is in b
-    replaced = [rnn.packed_ih, rnn.packed_hh, decoder.V_o.packed, decoder.C_o.packed, decoder.U_o.packed]
-    if attention is not None:
-        replaced.append(attention.W_a.packed)
-    unused = {id(m) for m in replaced}  # packed only if the plain path ever runs
-    return ([m for m in matrices if id(m) not in unused]
-            + [decoder.packed_state_products, decoder.packed_embedding_products,
-               decoder.packed_context_products, decoder.packed_deep_output])
+
+    def __init__(self, decoder: nn.Module):
+        self.decoder = decoder
+        emb, rnn, attention = decoder.cfg.emb_size, decoder.rnn, decoder.attention  # RNNenc: no attention
+        self.state_products = PackedMatrix(  # [W_hh ; W_a] s_{i-1} + [b_hh ; 0]
+            rnn.weight_hh, rnn.bias_hh, one_row_copy=True,
+            blocks=((attention.W_a.weight, None, None),) if attention is not None else ())
+        self.embedding_products = PackedMatrix(rnn.weight_ih, None, slice(0, emb), one_row_copy=True,
+                                               blocks=((decoder.V_o.weight, None, None),))  # [W_ih^y ; V_o] E y_{i-1}
+        self.context_products = PackedMatrix(rnn.weight_ih, rnn.bias_ih, slice(emb, None),  # [W_ih^c ; C_o] h_j + b
+                                             blocks=((decoder.C_o.weight, decoder.U_o.bias, None),))
+        self.deep_output = PackedMatrix(decoder.U_o.weight, None, one_row_copy=True)  # U_o s_i; its bias is in b
+        self.matrices = [self.state_products, self.embedding_products, self.context_products, self.deep_output]
+        # the plain modules' own packed copies, made unused by these (packed only if the plain path runs)
+        self.replaced = [rnn.packed_ih, rnn.packed_hh, decoder.V_o.packed, decoder.C_o.packed, decoder.U_o.packed]
+        if attention is not None:
+            self.replaced.append(attention.W_a.packed)
+
+    def prepare(self, memory: Memory) -> Memory:
+        """The once-per-sentence products: [v ; W_ih^c v + b_ih ; C_o v + b_o] for each vector v
+        the context averages (h_j, or RNNenc's fixed c); unchanged where the packed path does
+        not apply (gradients on, another device)."""
+        values = memory.values if memory.values is not None else memory.fixed_context
+        if not self.context_products.usable(values):
+            return memory
+        return replace(memory, values_and_products=torch.cat([values, self.context_products(values)], dim=-1))
+
+    def __call__(self, prev_emb, state, memory):
+        """``recurrence`` then ``readout``: returns (t_i, state, Step) like Seq2Seq.step's two calls."""
+        decoder, s_prev = self.decoder, state["s"]
+        gates, C = 3 * decoder.cfg.dec_hidden, decoder.context_size
+        from_state = self.state_products(s_prev)  # [W_hh s_{i-1} + b_hh ; W_a s_{i-1}]
+        if decoder.attention is not None:  # α_i and Σ_j α_ij [h_j ; W_ih^c h_j + b_ih ; C_o h_j + b_o]
+            energies = decoder.attention.score_projected(from_state[:, gates:], memory.proj_keys, memory.mask)
+            weights, read = attend(energies, memory.values_and_products)
+        else:  # RNNenc: c and its products, made once per sentence
+            energies = weights = None
+            read = memory.values_and_products
+        context, context_products = read.split([C, read.size(-1) - C], -1)
+        # [W_ih ; V_o C_o] [E y_{i-1} ; c_i] + [b_ih ; b_o]: the GRU's input side, then the deep output's
+        products = self.embedding_products(prev_emb, add=context_products)
+        s = gru_gates(products[:, :gates], from_state[:, :gates], s_prev)  # B x H
+        t = decoder.maxout(self.deep_output(s, add=products[:, gates:]))  # deep output, A.2.2
+        return t, {"s": s}, Step(query=s_prev, state=s, context=context, energies=energies, weights=weights)
 
 
 def release_free_memory() -> None:

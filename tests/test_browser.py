@@ -3,9 +3,10 @@ the box, and the test waits for the alignment heatmap and saves a screenshot und
 ``test-output/browser/``.
 
 Chromium is Debian's ``chromium`` package (``bash scripts/setup_browser.sh`` installs it;
-the test runs that script itself when the browser is missing). It is driven over the Chrome
-DevTools Protocol with a few lines of ``websockets`` (a Streamlit dependency), so no
-Selenium or Playwright is needed.
+the test runs that script itself when the browser is missing), driven by Playwright
+(``playwright.sync_api``, pinned in requirements-dev.txt). Playwright launches
+``/usr/bin/chromium`` through ``executable_path``; no Playwright browser is downloaded
+(``playwright install`` is never needed).
 
 The same driver makes the README's screenshot from the shipped checkpoints:
 
@@ -14,23 +15,28 @@ The same driver makes the README's screenshot from the shipped checkpoints:
 from __future__ import annotations
 
 import argparse
-import base64
-import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "test-output" / "browser"
 CHROMIUM = "/usr/bin/chromium"
+# headless (Playwright's default), no sandbox (root in a container), nothing fetched from Google;
+# Playwright gives every launch a fresh, temporary profile (user-data dir) of its own
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 SENTENCE_BOX = 'textarea[aria-label="English sentence"]'
 
 
@@ -41,6 +47,7 @@ def free_port() -> int:
 
 
 def wait_until(check, timeout: float, what: str, interval: float = 0.25):
+    """Poll ``check`` (a Python callable: the server's health, not the page) until it is true."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
@@ -99,104 +106,78 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-class DevTools:
-    """A minimal Chrome DevTools Protocol client: send a command, wait for its answer."""
-
-    def __init__(self, websocket):
-        self.ws = websocket
-        self.next_id = 0
-
-    def call(self, method: str, **params) -> dict:
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        while True:  # events arrive in between; skip them
-            message = json.loads(self.ws.recv(timeout=120))
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message.get("result", {})
-
-    def evaluate(self, expression: str):
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        return result.get("result", {}).get("value")
-
-
 @contextmanager
 def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
-    """Chromium with remote debugging on a free port; yields a DevTools client for its first tab."""
-    # Chromium may still be writing to its profile as it exits: a leftover file must not fail the test
-    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
-        port = free_port()
-        proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                                 "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                                 "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-                                 f"--remote-debugging-port={port}", "--remote-allow-origins=*",
-                                 f"--window-size={width},{height}", "about:blank"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Debian's Chromium launched by Playwright; yields a page (one tab) of ``width`` x ``height``.
+    A timeout inside, Playwright's or :func:`wait_for`'s, leaves as a :class:`TimeoutError`
+    carrying what the page showed (so :func:`streamlit_app` adds the server's side)."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
         try:
-            def page_target():
-                targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=2))
-                return next((t["webSocketDebuggerUrl"] for t in targets if t.get("type") == "page"), None)
-            from websockets.sync.client import connect
-            with connect(wait_until(page_target, 60, "Chromium's DevTools endpoint"), max_size=None,
-                         open_timeout=30) as websocket:
-                tab = DevTools(websocket)
-                tab.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                         mobile=False)
-                try:
-                    yield tab
-                except TimeoutError as e:
-                    raise TimeoutError(f"{e}\n{describe_page(tab)}") from None
+            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
+            try:
+                yield page
+            except (TimeoutError, PlaywrightTimeout) as e:
+                raise TimeoutError(f"{e}\n{describe_page(page)}") from None
         finally:
-            stop(proc)
+            browser.close()
 
 
-def describe_page(tab: DevTools) -> str:
+def wait_for(page: Page, expression: str, what: str, timeout: float = 90, arg=None):
+    """Wait until the JavaScript ``expression`` (which may use ``arg``) is truthy on the page,
+    checked every 250 ms, and return its value; an expression that throws (the page is
+    still being drawn) counts as not yet."""
+    predicate = f"arg => {{ try {{ return ({expression}); }} catch (e) {{ return null; }} }}"
+    try:
+        return page.wait_for_function(predicate, arg=arg, polling=250, timeout=timeout * 1000).json_value()
+    except PlaywrightTimeout:
+        raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}") from None
+
+
+def describe_page(page: Page) -> str:
     """What the browser shows, for a timeout's message: the address, the page's text, and a
     screenshot saved as test-output/browser/timeout.png."""
     try:
-        text = tab.evaluate("location.href + '\\n' + (document.body ? document.body.innerText : '(no body)')")
+        text = page.locator("body").inner_text(timeout=10_000)
         OUTPUT.mkdir(parents=True, exist_ok=True)
-        (OUTPUT / "timeout.png").write_bytes(base64.b64decode(tab.call("Page.captureScreenshot", format="png")["data"]))
-        return f"--- the page (screenshot: {OUTPUT / 'timeout.png'}) ---\n{str(text)[:3000]}"
+        page.screenshot(path=OUTPUT / "timeout.png", timeout=30_000)
+        return f"--- the page {page.url} (screenshot: {OUTPUT / 'timeout.png'}) ---\n{text[:3000]}"
     except Exception as e:  # noqa: BLE001 - the browser itself may be what hangs
-        return f"--- the page could not be read: {e!r} ---"
+        return f"--- the page {page.url} could not be read: {e!r} ---"
 
 
+# the first drawn heatmap's source labels (its x-axis tick text), or null
 HEATMAP_TICKS = """(() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')]
     .filter(p => p.data && p.data[0] && p.data[0].type === 'heatmap' && p.querySelector('.hm'));
-  return plots.length ? JSON.stringify(plots[0].layout.xaxis.ticktext) : null;
+  return plots.length ? plots[0].layout.xaxis.ticktext : null;
 })()"""
+APP_IDLE = "!document.querySelector('[data-testid=\"stStatusWidget\"] button') && document.readyState === 'complete'"
 
 
-def type_sentence_and_capture(tab: DevTools, url: str, sentence: str, expect_token: str | None, screenshot: Path,
+def type_sentence_and_capture(page: Page, url: str, sentence: str, expect_token: str | None, screenshot: Path,
                               timeout: float = 90) -> list[str]:
     """Open Translate, replace the sentence, press Ctrl+Enter, wait for a heatmap whose source
     tokens include ``expect_token`` (or, if None, differ from the first heatmap's), then save
     a PNG. Returns the heatmap's source labels."""
-    tab.call("Page.enable")
-    tab.call("Page.navigate", url=url)
-    wait_until(lambda: tab.evaluate(f"!!document.querySelector('{SENTENCE_BOX}')"), timeout, "the sentence box")
-    first = wait_until(lambda: tab.evaluate(HEATMAP_TICKS), timeout, "the first heatmap")
-    tab.evaluate(f"(() => {{ const t = document.querySelector('{SENTENCE_BOX}'); t.focus(); t.select(); }})()")
-    tab.call("Input.insertText", text=sentence)
-    for kind in ("keyDown", "keyUp"):  # Ctrl+Enter commits a Streamlit text area
-        tab.call("Input.dispatchKeyEvent", type=kind, modifiers=2, key="Enter", code="Enter",
-                 windowsVirtualKeyCode=13, nativeVirtualKeyCode=13)
-    def new_heatmap():
-        t = tab.evaluate(HEATMAP_TICKS)
-        return t if t and (expect_token in json.loads(t) if expect_token else t != first) else None
-    ticks = wait_until(new_heatmap, timeout, f"a heatmap with the token {expect_token!r}" if expect_token
-                       else "a heatmap of the new sentence")
-    wait_until(lambda: tab.evaluate("!document.querySelector('[data-testid=\"stStatusWidget\"] button')"
-                                    " && document.readyState === 'complete'"), 30, "the app to finish running")
-    tab.evaluate("document.activeElement && document.activeElement.blur()")
-    time.sleep(1.0)  # let Plotly finish drawing
-    shot = tab.call("Page.captureScreenshot", format="png")
+    page.goto(url, wait_until="domcontentloaded", timeout=timeout * 1000)
+    box = page.locator(SENTENCE_BOX)
+    box.wait_for(timeout=timeout * 1000)
+    first = wait_for(page, HEATMAP_TICKS, "the first heatmap", timeout)
+    box.fill(sentence)  # focuses the box, selects its text and types over it
+    box.press("Control+Enter")  # Ctrl+Enter commits a Streamlit text area
+    if expect_token:
+        ticks = wait_for(page, f"(t => t && t.includes(arg) && t)({HEATMAP_TICKS})",
+                         f"a heatmap with the token {expect_token!r}", timeout, arg=expect_token)
+    else:
+        ticks = wait_for(page, f"(t => t && JSON.stringify(t) !== JSON.stringify(arg) && t)({HEATMAP_TICKS})",
+                         "a heatmap of the new sentence", timeout, arg=first)
+    wait_for(page, APP_IDLE, "the app to finish running", 30)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.wait_for_timeout(1000)  # let Plotly finish drawing
     screenshot.parent.mkdir(parents=True, exist_ok=True)
-    screenshot.write_bytes(base64.b64decode(shot["data"]))
-    return json.loads(ticks)
+    page.screenshot(path=screenshot)
+    return ticks
 
 
 # -- the test -------------------------------------------------------------------------------------
@@ -207,10 +188,10 @@ def test_browser_types_a_sentence_and_sees_the_heatmap(tiny_zoo):
         pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
     OUTPUT.mkdir(parents=True, exist_ok=True)
     sentence = "3 1 4 1 5 9 2 6"
-    with streamlit_app(tiny_zoo, OUTPUT / "streamlit.log") as url, headless_chromium(chromium) as tab:
-        ticks = type_sentence_and_capture(tab, url + "/", sentence, "▁9", OUTPUT / "translate.png")
+    with streamlit_app(tiny_zoo, OUTPUT / "streamlit.log") as url, headless_chromium(chromium) as page:
+        ticks = type_sentence_and_capture(page, url + "/", sentence, "▁9", OUTPUT / "translate.png")
         assert ticks == ["▁3", "▁1", "▁4", "▁1", "▁5", "▁9", "▁2", "▁6", "&lt;/s&gt;"]
-        assert "text=3+1+4" in tab.evaluate("location.href").replace("%20", "+")
+        expect(page).to_have_url(re.compile(r"text=3(\+|%20)1(\+|%20)4"))  # the sentence is in the address
     png = (OUTPUT / "translate.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
 
@@ -232,8 +213,8 @@ def main(argv=None) -> int:
         print("error: chromium not found; run scripts/setup_browser.sh", file=sys.stderr)
         return 1
     with streamlit_app(Path(args.checkpoints), OUTPUT / "streamlit.log") as url, \
-            headless_chromium(chromium, args.width, args.height) as tab:
-        ticks = type_sentence_and_capture(tab, f"{url}/?{args.query}", args.sentence, args.expect, Path(args.out))
+            headless_chromium(chromium, args.width, args.height) as page:
+        ticks = type_sentence_and_capture(page, f"{url}/?{args.query}", args.sentence, args.expect, Path(args.out))
     print(f"saved {args.out}; heatmap source tokens: {ticks}")
     return 0
 

@@ -356,7 +356,7 @@ def test_packed_decoding_equals_the_plain_modules(vocab, decoder, attention):
     plain = _unpacked_copy(model, vocab, decoder, attention, seed=5)
     assert isinstance(model.decoder.rnn, PackedGRUCell) and not isinstance(plain.decoder.rnn, PackedGRUCell)
     src = prepare_source(vocab, "3 1 4 1 5 9 2")
-    with torch.no_grad():  # RNNsearch and RNNenc decode on their regrouped products (fuse_rnnsearch_products)
+    with torch.no_grad():  # RNNsearch and RNNenc decode on their regrouped products (FusedDeepOutputStep)
         batch = Batch([src.ids])
         fused = model.encode(batch.src, batch.src_len)[1].values_and_products is not None
     assert fused == (decoder in ("rnnsearch", "rnnenc"))
