@@ -17,6 +17,8 @@ st.caption("Every checkpoint the app found, with its architecture, training and 
            "sacreBLEU on the test split; AER scores attention against the Hansards gold word alignments "
            "(lower is better).")
 entries = zoo()
+OTHER_SETS = {"stress": "stress set", "newstest2014": "newstest2014 (the paper's test set)",
+              "broad-test": "broad test split"}  # metrics.json keys (model.evaluate --set)
 
 
 def get(d: dict | None, *keys, default=None):
@@ -42,7 +44,10 @@ st.dataframe(pd.DataFrame([{
     "parameters (M)": round(parameters(e) / 1e6, 2) if parameters(e) else None,
     "test BLEU": get(e.metrics, "test", "bleu"),
     "stress BLEU": get(e.metrics, "stress", "bleu"),
+    "newstest2014 BLEU": get(e.metrics, "newstest2014", "bleu"),
     "AER": get(e.metrics, "alignment", "aer"),
+    "AER, tokens as given": get(e.metrics, "alignment", "as_given", "aer"),
+    "training data": get(e.config, "training", "data"),
     "training (min)": get(e.config, "training", "wall_time_minutes"),
 } for e in entries.values()]), hide_index=True, width="stretch")
 
@@ -108,6 +113,14 @@ for name, entry in entries.items():
                                  hide_index=True, width="stretch")
                     if test.get("signature"):
                         st.caption(f"sacreBLEU signature: `{test['signature']}`")
+                others = {label: get(metrics, key) for key, label in OTHER_SETS.items() if get(metrics, key)}
+                if others:  # the stress set, the paper's test set, the broad split corpus by corpus
+                    rows = [(label, r.get("bleu"), r.get("segments"), r.get("beam")) for label, r in others.items()]
+                    rows += [(f"broad test: {o}", v.get("bleu"), v.get("segments"), others["broad test split"].get("beam"))
+                             for o, v in (others.get("broad test split") or {}).get("per_origin", {}).items()]
+                    st.markdown("**BLEU on the other sets**")
+                    st.dataframe(pd.DataFrame(rows, columns=["set", "BLEU", "segments", "beam"]),
+                                 hide_index=True, width="stretch")
             with right:
                 alignment = get(metrics, "alignment")
                 if alignment:

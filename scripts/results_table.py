@@ -21,6 +21,13 @@ def cell(d, *keys, fmt="{:.1f}"):
     return fmt.format(d) if isinstance(d, (int, float)) else str(d)
 
 
+def decoding(metrics: dict, set_name: str) -> str:
+    """' (greedy)' where a set was decoded otherwise than the table's beam."""
+    beam = metrics.get(set_name, {}).get("beam")
+    test_beam = metrics.get("test", {}).get("beam")
+    return "" if beam is None or beam == test_beam else (" (greedy)" if beam == 1 else f" (beam {beam})")
+
+
 def warm_start(training: dict) -> str:
     """' after NAME' for a model warm-started from another (config.json training.initialised_from)."""
     init = training.get("initialised_from")
@@ -28,8 +35,8 @@ def warm_start(training: dict) -> str:
 
 
 def main():
-    head = ("| model | test BLEU | Multi30k 2016 | Multi30k 2017 | Tatoeba | stress BLEU | AER (Hansards) "
-            "| AER, tokens as given | perplexity | params | training (CPU) | epochs | best dev BLEU |")
+    head = ("| model | test BLEU | Multi30k 2016 | Multi30k 2017 | Tatoeba | stress BLEU | newstest2014 | AER (Hansards) "
+            "| AER, tokens as given | perplexity | params | training data | training (CPU) | epochs | best dev BLEU |")
     print(head)
     print("|" + "|".join([" --- "] * (head.count("|") - 1)) + "|")
     beam = None
@@ -46,9 +53,11 @@ def main():
         print(f"| {DISPLAY_NAMES[name]} | {cell(m, 'test', 'bleu')} "
               f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
               f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'stress', 'bleu')} "
+              f"| {cell(m, 'newstest2014', 'bleu')}{decoding(m, 'newstest2014')} "
               f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} "
               f"| {cell(m, 'test', 'perplexity', fmt='{:.2f}')} "
-              f"| {cell(m, 'parameters', fmt='{:,}')} | {t.get('total_minutes_run', t.get('wall_time_minutes', '–'))} min"
+              f"| {cell(m, 'parameters', fmt='{:,}')} | `{Path(t.get('data', '–')).name}` "
+              f"| {t.get('total_minutes_run', t.get('wall_time_minutes', '–'))} min"
               f"{warm_start(t)} "
               f"| {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} |")
     sig = None
