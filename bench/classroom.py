@@ -25,6 +25,9 @@ sentence, or close the socket right after asking for a rerun (then open the link
   instead of finding the reference run's in the cache.
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every
   0.5 s) during the concurrent run.
+- ``server_cpu_s``, ``client_cpu_s``, ``wall_s``: CPU seconds the server and this client used
+  during the concurrent run, and its length: a server near one CPU-second per second is
+  bound by the GIL (its Python runs on one core at a time).
 
 Prints a table, then one JSON line (only that line with ``--json``).
 """
@@ -311,9 +314,17 @@ def rss_kb(pid: int) -> int:
     return total
 
 
-async def classroom(lessons: list[Lesson], proc, port: int, args) -> tuple[list, float]:
-    """Every session at once (starts spread over --ramp); (interactions, peak RSS in MB)."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def classroom(lessons: list[Lesson], proc, port: int, args) -> tuple[list, float, dict]:
+    """Every session at once (starts spread over --ramp); (interactions, peak RSS in MB, CPU use:
+    the server's and this client's CPU seconds over the run's wall seconds, to tell what limits it)."""
     out, peak = [], [0]
+    wall, server_cpu, client_cpu = time.perf_counter(), cpu_seconds(proc.pid), time.process_time()
 
     async def sample():
         while True:
@@ -326,7 +337,10 @@ async def classroom(lessons: list[Lesson], proc, port: int, args) -> tuple[list,
                                for n, lesson in enumerate(lessons)))
     finally:
         sampler.cancel()
-    return out, peak[0] / 1024
+    wall = time.perf_counter() - wall
+    cpu = {"wall_s": round(wall, 1), "server_cpu_s": round(cpu_seconds(proc.pid) - server_cpu, 1),
+           "client_cpu_s": round(time.process_time() - client_cpu, 1)}
+    return out, peak[0] / 1024, cpu
 
 
 async def reference(lessons: list[Lesson], port: int, args) -> dict[Lesson, list]:
@@ -424,7 +438,7 @@ def main(argv=None) -> int:
             ref = asyncio.run(reference(distinct, port, args))
         say(f"class: {n} session(s) ({len(faulty_at)} faulty), think {args.think} s, on a fresh server")
         with server(args.port) as (proc, port):
-            out, rss = asyncio.run(classroom(lessons, proc, port, args))
+            out, rss, cpu = asyncio.run(classroom(lessons, proc, port, args))
     except RuntimeError as e:  # the server did not start, or its first page failed
         print(f"classroom: {e}", file=sys.stderr)
         return 1
@@ -433,7 +447,7 @@ def main(argv=None) -> int:
         return 130
 
     result = {"bench": "classroom", "sessions": n, **summary(out, lessons, ref, say)}
-    result.update(rss_mb=round(rss, 1), faulty_sessions=len(faulty_at), think_s=args.think,
+    result.update(rss_mb=round(rss, 1), **cpu, faulty_sessions=len(faulty_at), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, host=host(), started=started,
                   commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                         text=True).stdout.strip(), date=date.today().isoformat(),
