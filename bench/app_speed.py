@@ -52,8 +52,7 @@ def cold_start(checkpoints: Path) -> dict:
     chromium = find_chromium(install=False)
     if not chromium:
         return {"cold_start_s": None, "cold_start_note": "chromium not found (bash scripts/setup_browser.sh)"}
-    with headless_chromium(chromium) as tab:
-        tab.call("Page.enable")
+    with headless_chromium(chromium) as page:
         port = free_port()
         env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(checkpoints))
         start = time.perf_counter()
@@ -66,8 +65,8 @@ def cold_start(checkpoints: Path) -> dict:
             wait_until(lambda: urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok", 120,
                        "the server", interval=0.05)
             server_up = time.perf_counter() - start
-            tab.call("Page.navigate", url=url + "/")
-            wait_until(lambda: tab.evaluate(HEATMAP_DRAWN), 120, "the heatmap", interval=0.05)
+            page.goto(url + "/", wait_until="commit")
+            page.wait_for_function(HEATMAP_DRAWN, polling=50, timeout=120_000)
             first_page = time.perf_counter() - start
             return {"cold_start_s": round(first_page, 2), "server_up_s": round(server_up, 2),
                     "rss_first_page_mb": round(rss_mb(proc.pid), 1)}

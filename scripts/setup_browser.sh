@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Install headless Chromium (Debian's `chromium` package) for tests/test_browser.py.
-# Idempotent: does nothing when /usr/bin/chromium is already there.
+# Install headless Chromium (Debian's `chromium` package) and its fonts for the browser tests
+# (tests/test_browser.py, the teaching pages' visit in tests/test_teaching.py).
+# Idempotent: does nothing when /usr/bin/chromium and a colour-emoji font are already there.
+# The tests drive it with Playwright (requirements-dev.txt), launched on /usr/bin/chromium:
+# no `playwright install`, no browser downloaded by Playwright.
 #
 #     bash scripts/setup_browser.sh
 set -euo pipefail

@@ -368,22 +368,22 @@ FRAMED_ROW = f"""(() => {{ const p = {PLOTS}.find(p => (p.layout.shapes || []).s
 TRACE = PLOTS + ".some(p => p.data.some(t => t.name === '{}'))"
 
 
-def click(tab, label: str) -> None:
-    """Click the button whose text ends with ``label`` (an icon's name may come first), once
-    it is drawn and enabled: a page is drawn progressively, so a figure can be on screen
-    before the buttons above it have their labels."""
-    from test_browser import wait_until
-    button = f"[...document.querySelectorAll('button')].find(b => b.innerText.trim().endsWith({json.dumps(label)}))"
-    wait_until(lambda: tab.evaluate(f"(() => {{ const b = {button}; return !!b && !b.disabled; }})()"), 30,
-               f"the button {label}")
-    tab.evaluate(f"{button}.click()")
+def click(page, label: str) -> None:
+    """Click the visible button whose text ends with ``label`` (an icon's name may come first;
+    Streamlit keeps a hidden copy of a button that has a tooltip). Playwright waits (up to 30 s)
+    until it is drawn, enabled and not covered: a page is drawn progressively, so a figure can be
+    on screen before the buttons above it have their labels."""
+    import re
+    button = page.locator("button").filter(has_text=re.compile(re.escape(label) + r"\s*$"), visible=True)
+    button.click(timeout=30_000)
 
 
 def test_browser_visits_every_teaching_page(tiny_zoo):
-    """Headless Chromium opens each teaching page on the tiny zoo and sees it drawn; on Step
-    through, ▶ moves the framed row of the drawn heatmap; on Watch attention emerge, training
-    runs and the animation appears. Screenshots go to test-output/browser/."""
-    from test_browser import find_chromium, headless_chromium, OUTPUT, streamlit_app, wait_until
+    """Headless Chromium (Playwright) opens each teaching page on the tiny zoo and sees it drawn;
+    on Step through, ▶ moves the framed row of the drawn heatmap; on Watch attention emerge,
+    training runs and the animation appears. Screenshots go to test-output/browser/."""
+    from playwright.sync_api import expect
+    from test_browser import OUTPUT, find_chromium, headless_chromium, streamlit_app, wait_for
     chromium = find_chromium(install=False)
     if not chromium:
         pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
@@ -397,18 +397,15 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
         "emerge?steps=20": "[...document.querySelectorAll('button')].some(b => b.innerText.includes('Train both'))",
     }
     OUTPUT.mkdir(parents=True, exist_ok=True)
-    with streamlit_app(tiny_zoo, OUTPUT / "streamlit-teaching.log") as url, headless_chromium(chromium) as tab:
-        tab.call("Page.enable")
+    with streamlit_app(tiny_zoo, OUTPUT / "streamlit-teaching.log") as url, headless_chromium(chromium) as page:
         for path, drawn in pages.items():
-            tab.call("Page.navigate", url=f"{url}/{path}")
-            wait_until(lambda drawn=drawn: tab.evaluate(f"({drawn}) && {NO_ERROR}"), 90, f"the page {path}")
+            page.goto(f"{url}/{path}", wait_until="domcontentloaded", timeout=90_000)
+            wait_for(page, f"({drawn}) && {NO_ERROR}", f"the page {path}", 90)
             if path.startswith("step-through"):
-                click(tab, "▶")
-                wait_until(lambda: tab.evaluate(FRAMED_ROW) == 0.5, 30, "the framed row to move down")
+                click(page, "▶")
+                wait_for(page, f"{FRAMED_ROW} === 0.5", "the framed row to move down", 30)
             if path.startswith("emerge"):
-                click(tab, "Train both models")
-                wait_until(lambda: tab.evaluate(PLOTS + ".some(p => (p.layout.updatemenus || []).length)"), 90,
-                           "the training animation")
-            assert tab.evaluate(NO_ERROR), path
-            shot = tab.call("Page.captureScreenshot", format="png")
-            (OUTPUT / f"teaching-{path.split('?')[0]}.png").write_bytes(base64.b64decode(shot["data"]))
+                click(page, "Train both models")
+                wait_for(page, PLOTS + ".some(p => (p.layout.updatemenus || []).length)", "the training animation", 90)
+            expect(page.locator('[data-testid="stException"]'), f"an exception on {path}").to_have_count(0)
+            page.screenshot(path=OUTPUT / f"teaching-{path.split('?')[0]}.png")
