@@ -170,7 +170,7 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
     return steps, tokens, logps, list(zip(ids, probs))
 
 
-def _record(model, vocab, src: PreparedSource, method, steps, tokens, logps, tops, **extra) -> DecodingRecord:
+def _record(vocab, src: PreparedSource, method, steps, tokens, logps, tops, **extra) -> DecodingRecord:
     def stack(name):
         vals = [getattr(s, name) for s in steps]
         if not vals or vals[0] is None:
@@ -200,7 +200,7 @@ def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5
     model.eval()
     max_len = max_len or max_output_length(len(src.ids) + 1)
     out = _run_steps(model, src.ids, lambda i, lp: int(lp.argmax()), max(max_len, len(prefix) + 1), topk, prefix)
-    return _record(model, vocab, src, "greedy" if not prefix else "prefix", *out)
+    return _record(vocab, src, "greedy" if not prefix else "prefix", *out)
 
 
 def forced(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, target_ids: list[int],
@@ -212,7 +212,7 @@ def forced(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, target_ids: l
     ends = bool(target_ids) and target_ids[-1] == EOS_ID
     target = list(target_ids) + ([EOS_ID] if append_eos and not ends else [])
     out = _run_steps(model, src.ids, lambda i, lp: None, len(target), topk, prefix=target)
-    return _record(model, vocab, src, "forced", *out)
+    return _record(vocab, src, "forced", *out)
 
 
 def translate(model: Seq2Seq, vocab: Vocabulary, text: str, beam: int = 1, topk: int = 5,
@@ -245,7 +245,7 @@ def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: in
             steps.append(Step(**{f.name: (None if getattr(step, f.name) is None else getattr(step, f.name)[row:row + 1])
                                  for f in fields(Step)}))
             tops.append((top_ids[row], top_probs[row]))
-        rec = _record(model, vocab, src, "beam", steps, [n.token_id for n in path], [n.logprob for n in path], tops)
+        rec = _record(vocab, src, "beam", steps, [n.token_id for n in path], [n.logprob for n in path], tops)
     else:
         rec = forced(model, vocab, src, best[0], topk)
     rec.method, rec.beam_size = "beam", beam
