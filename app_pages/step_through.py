@@ -57,27 +57,6 @@ def move(delta: int) -> None:
     st.session_state[STEP] = min(T, max(1, st.session_state[STEP] + delta))
 
 
-c_prev, c_slider, c_next = st.columns([1, 12, 1], vertical_alignment="bottom")
-c_prev.button("◀", key="step_prev", on_click=move, args=(-1,), help="previous target step",
-              disabled=st.session_state[STEP] <= 1)
-c_next.button("▶", key="step_next", on_click=move, args=(1,), help="next target step",
-              disabled=st.session_state[STEP] >= T)
-with c_slider:
-    if T > 1:
-        i = st.slider("Target step i", 1, T, key=STEP)
-    else:
-        i = 1
-        st.caption("The output has a single token, so there is only step 1.")
-keep_in_url(name, text, step=i if i > 1 else None)
-k = i - 1  # 0-based row of the record
-
-words = [plain(t) for t in record.target_tokens]
-words[k] = f":orange-background[**{words[k]}**]"
-st.markdown(f"**Step {i} of {T}** · output so far: " + " ".join(words))
-st.caption(f"The decoder has written $y_{{<{i}}}$ and now emits $y_{{{i}}}$; the token before it, "
-           f"$y_{{{i - 1}}}$ = {'⟨s⟩' if k == 0 else plain(record.target_tokens[k - 1])}, is fed back in.")
-
-
 def equation(title: str, latex: str | list[str], note: str | None = None):
     """A section: its title and equations on the left; returns the right column, for the numbers."""
     left, right = st.columns([2, 3], vertical_alignment="top", gap="medium")
@@ -137,81 +116,120 @@ def output_section(title: str, latex: list[str]):
                         key="step_topk")
 
 
-# -- the heatmap, and the step at a glance ------------------------------------------------------
-c_map, c_glance = st.columns([3, 2], gap="large")
-with c_map:
-    if record.has_attention:
-        st.plotly_chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
-                                            title=f"α_ij: row {i} is the step explained"), key="step_heatmap")
-    else:
-        st.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
-                "(Cho et al. 2014).", icon=":material/block:")
-with c_glance:
-    st.markdown(f"#### Step {i} at a glance")
-    lines = [f"- emits $y_{{{i}}}$ = `{record.target_tokens[k]}`, $p$ = {np.exp(record.token_logprobs[k]):.3f}"]
-    if record.has_attention:
-        top = int(np.argmax(record.weights[k]))
-        lines += [f"- looks most at `{record.source_tokens[top]}`, $\\alpha$ = {record.weights[k, top]:.3f}",
-                  f"- entropy of $\\alpha_{{{i}}}$: {float(entropy(record.weights[k])):.2f} nats "
-                  f"(uniform: {np.log(len(record.source_tokens)):.2f}, one token: 0)"]
-    if record.positions is not None:
-        lines.append(f"- local-p centre $p_{{{i}}}$ = {float(record.positions[k]):.2f}")
-    st.markdown("\n".join(lines))
-    st.markdown("**Order of computation** " + {
-        "rnnsearch": "(Bahdanau et al. 2014, §3.1): attention reads the *previous* state, *before* the RNN step.  \n"
-                     "score($s_{i-1}$, $h_j$) → weights → context $c_i$ → RNN step $s_i$ → output",
-        "luong": "(Luong et al. 2015, §3): the RNN step comes *first*; attention reads the *current* state.  \n"
-                 "RNN step $s_i$ → score($s_i$, $\\bar h_j$) → weights → context $c_i$ → attentional state "
-                 "$\\tilde h_i$ → output",
-        "rnnenc": "(Cho et al. 2014): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
-    }[cfg.decoder])
+def step_header() -> None:
+    """Which token this step emits, in the output so far."""
+    words = [plain(t) for t in record.target_tokens]
+    words[k] = f":orange-background[**{words[k]}**]"
+    st.markdown(f"**Step {i} of {T}** · output so far: " + " ".join(words))
+    st.caption(f"The decoder has written $y_{{<{i}}}$ and now emits $y_{{{i}}}$; the token before it, "
+               f"$y_{{{i - 1}}}$ = {'⟨s⟩' if k == 0 else plain(record.target_tokens[k - 1])}, is fed back in.")
 
-# -- the mechanism, section by section, in the order it computes -------------------------------
-st.divider()
-if cfg.decoder == "rnnsearch":
-    vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
-                   f"The state after step {i - 1} ($s_0$ comes from the encoder).", "step_query")
-    score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)",
-                          [r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)"],
-                          "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j")
-    vector_section("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
-                   record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "step_state")
-    output_section("⑤ Output (A.2.2, deep output)",
-                   [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
-                    r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
-elif cfg.decoder == "luong":
-    local = cfg.attention.startswith("local-")
-    inner = cfg.attention[len("local-"):] if local else cfg.attention
-    vector_section("① RNN step (input feeding, §3.3)",
-                   r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; \tilde h_{i-1}]\right)", record.query_states[k],
-                   f"s_{i}", "The new state is the query: attention comes after the RNN step.", "step_query")
-    if local:
-        score_title, score_latex = "② Score, local-p around $p_i$ (eq. 9, 8, 10)", [
-            r"p_i = (S-1)\,\sigma\left(v_p^\top \tanh(W_p s_i)\right)", LUONG_SCORES[inner],
-            r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
-        st.caption(f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
-                   f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
-                   "of it get weight. The weights shown are eq. 10's, renormalised to sum to 1 (the Gaussian added "
-                   "to the energies in log space); "
-                   + ("the context is their sum times the window mass $m_i$, the share of the inner score's "
-                      "attention that the Gaussian window keeps (model/attention.py, LocalPAttention)."
-                      if cfg.local_p == "eq10" else
-                      "this checkpoint was trained with that renormalised form, so its context is their plain sum."))
+
+def glance() -> None:
+    """The heatmap with the step's row framed, and the step at a glance."""
+    c_map, c_glance = st.columns([3, 2], gap="large")
+    with c_map:
+        if record.has_attention:
+            st.plotly_chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
+                                                title=f"α_ij: row {i} is the step explained"), key="step_heatmap")
+        else:
+            st.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
+                    "(Cho et al. 2014).", icon=":material/block:")
+    with c_glance:
+        st.markdown(f"#### Step {i} at a glance")
+        lines = [f"- emits $y_{{{i}}}$ = `{record.target_tokens[k]}`, $p$ = {np.exp(record.token_logprobs[k]):.3f}"]
+        if record.has_attention:
+            top = int(np.argmax(record.weights[k]))
+            lines += [f"- looks most at `{record.source_tokens[top]}`, $\\alpha$ = {record.weights[k, top]:.3f}",
+                      f"- entropy of $\\alpha_{{{i}}}$: {float(entropy(record.weights[k])):.2f} nats "
+                      f"(uniform: {np.log(len(record.source_tokens)):.2f}, one token: 0)"]
+        if record.positions is not None:
+            lines.append(f"- local-p centre $p_{{{i}}}$ = {float(record.positions[k]):.2f}")
+        st.markdown("\n".join(lines))
+        st.markdown("**Order of computation** " + {
+            "rnnsearch": "(Bahdanau et al. 2014, §3.1): attention reads the *previous* state, *before* the RNN step.  \n"
+                         "score($s_{i-1}$, $h_j$) → weights → context $c_i$ → RNN step $s_i$ → output",
+            "luong": "(Luong et al. 2015, §3): the RNN step comes *first*; attention reads the *current* state.  \n"
+                     "RNN step $s_i$ → score($s_i$, $\\bar h_j$) → weights → context $c_i$ → attentional state "
+                     "$\\tilde h_i$ → output",
+            "rnnenc": "(Cho et al. 2014): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
+        }[cfg.decoder])
+
+
+def sections() -> None:
+    """The mechanism, section by section, in the order it computes."""
+    st.divider()
+    if cfg.decoder == "rnnsearch":
+        vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
+                       f"The state after step {i - 1} ($s_0$ comes from the encoder).", "step_query")
+        score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)",
+                              [r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)"],
+                              "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j")
+        vector_section("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
+                       record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "step_state")
+        output_section("⑤ Output (A.2.2, deep output)",
+                       [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
+                        r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+    elif cfg.decoder == "luong":
+        local = cfg.attention.startswith("local-")
+        inner = cfg.attention[len("local-"):] if local else cfg.attention
+        vector_section("① RNN step (input feeding, §3.3)",
+                       r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; \tilde h_{i-1}]\right)", record.query_states[k],
+                       f"s_{i}", "The new state is the query: attention comes after the RNN step.", "step_query")
+        if local:
+            score_title, score_latex = "② Score, local-p around $p_i$ (eq. 9, 8, 10)", [
+                r"p_i = (S-1)\,\sigma\left(v_p^\top \tanh(W_p s_i)\right)", LUONG_SCORES[inner],
+                r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
+            st.caption(f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
+                       f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
+                       "of it get weight. The weights shown are eq. 10's, renormalised to sum to 1 (the Gaussian added "
+                       "to the energies in log space); "
+                       + ("the context is their sum times the window mass $m_i$, the share of the inner score's "
+                          "attention that the Gaussian window keeps (model/attention.py, LocalPAttention)."
+                          if cfg.local_p == "eq10" else
+                          "this checkpoint was trained with that renormalised form, so its context is their plain sum."))
+        else:
+            score_title, score_latex = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]]
+        score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
+                              [r"c_i = m_i \sum_j \alpha_{ij} \bar h_j" if local and cfg.local_p == "eq10"
+                               else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j")
+        if record.attentional is not None:
+            vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
+                           record.attentional[k], f"h̃_{i}",
+                           "It goes to the output layer and is fed into the next RNN step (input feeding).",
+                           "step_attentional")
+        output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
     else:
-        score_title, score_latex = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]]
-    score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
-                          [r"c_i = m_i \sum_j \alpha_{ij} \bar h_j" if local and cfg.local_p == "eq10"
-                           else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j")
-    if record.attentional is not None:
-        vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
-                       record.attentional[k], f"h̃_{i}",
-                       "It goes to the output layer and is fed into the next RNN step (input feeding).",
-                       "step_attentional")
-    output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
-else:
-    vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
-                                  r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
-                   record.states[k], f"s_{i}", "The fixed c is the same at every step; this is the new state.",
-                   "step_state")
-    output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
-                                r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+        vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
+                                      r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
+                       record.states[k], f"s_{i}", "The fixed c is the same at every step; this is the new state.",
+                       "step_state")
+        output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
+                                    r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+
+
+@st.fragment
+def step_view() -> None:
+    """The chosen step, from the slider down. A fragment: moving the slider or pressing ◀ ▶
+    reruns only this part, not the sentence box, the model picker and the decoding above it.
+    i and k are the page's globals, which the sections read."""
+    global i, k
+    c_prev, c_slider, c_next = st.columns([1, 12, 1], vertical_alignment="bottom")
+    c_prev.button("◀", key="step_prev", on_click=move, args=(-1,), help="previous target step",
+                  disabled=st.session_state[STEP] <= 1)
+    c_next.button("▶", key="step_next", on_click=move, args=(1,), help="next target step",
+                  disabled=st.session_state[STEP] >= T)
+    with c_slider:
+        if T > 1:
+            i = st.slider("Target step i", 1, T, key=STEP)
+        else:
+            i = 1
+            st.caption("The output has a single token, so there is only step 1.")
+    keep_in_url(name, text, step=i if i > 1 else None)
+    k = i - 1  # 0-based row of the record
+    step_header()
+    glance()
+    sections()
+
+
+step_view()

@@ -128,6 +128,7 @@ class Tab:
         # the untouched widgets' defaults, which the server knows already)
         self.widgets: dict[str, WidgetState] = {}
         self.keys: dict[str, str] = {}  # user key -> widget id, as drawn by the last rerun
+        self.fragment_of: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
 
     async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
         """Perform one action; (milliseconds, page digest, error or None)."""
@@ -154,10 +155,14 @@ class Tab:
                 else:
                     state.double_array_value.data.append(value)  # a slider's value
                 self.widgets[state.id] = state
-                await self.send()
+                # a widget inside an st.fragment reruns that fragment alone, as the front end asks
+                fragment = self.fragment_of.get(state.id, "")
+                await self.send(fragment_id=fragment)
                 if verb == "drop":
                     await self.close()
                     return 1000 * (time.perf_counter() - start), None, None
+                digest, error = await asyncio.wait_for(self.rerun_end(fragment), self.timeout)
+                return 1000 * (time.perf_counter() - start), digest, error
             digest, error = await asyncio.wait_for(self.rerun_end(), self.timeout)
         except TimeoutError:
             digest, error = None, "timeout"
@@ -165,10 +170,11 @@ class Tab:
             digest, error = None, f"disconnect ({type(e).__name__})"
         return 1000 * (time.perf_counter() - start), digest, error
 
-    async def send(self, page_name: str = "") -> None:
+    async def send(self, page_name: str = "", fragment_id: str = "") -> None:
         msg = BackMsg()
         state = msg.rerun_script  # the ClientState the front end's sendRerunBackMsg builds
         state.query_string = self.query
+        state.fragment_id = fragment_id
         state.page_script_hash = self.page
         state.page_name = page_name
         state.widget_states.widgets.extend(self.widgets.values())
@@ -177,10 +183,12 @@ class Tab:
         info.url = f"http://127.0.0.1:{self.port}/{page_name}?{self.query}"
         await self.ws.send(msg.SerializeToString())
 
-    async def rerun_end(self) -> tuple[str, str | None]:
-        """Read until the rerun finishes; (digest of the page as drawn, error or None)."""
+    async def rerun_end(self, fragment: str = "") -> tuple[str, str | None]:
+        """Read until the rerun finishes; (digest of the page as drawn, error or None). A
+        fragment's rerun redraws that fragment only: the digest is of what it drew."""
         shown: dict[tuple, bytes] = {}  # delta path -> the element last drawn there
         ids: dict[str, str] = {}  # element id -> its user key ("" if none)
+        fragments: dict[str, str] = {}  # element id -> its fragment id
         error = None
         while True:
             msg = ForwardMsg.FromString(await self.ws.recv())
@@ -194,15 +202,20 @@ class Tab:
             elif kind == "page_info_changed":  # the app rewrote the URL (st.query_params)
                 self.query = msg.page_info_changed.query_string
             elif kind == "delta":
-                error = draw(msg, shown, ids) or error
+                error = draw(msg, shown, ids, fragments) or error
             elif kind == "page_not_found":
                 error = "page not found"
             elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                 if msg.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:  # its details come after
                     error = "the script did not compile"
                 break  # a run stopped early for a newer one is followed by that one
-        self.keys = {key: wid for wid, key in ids.items() if key}
-        self.widgets = {wid: s for wid, s in self.widgets.items() if wid in ids}  # the front end drops stale widgets
+        drawn = {key: wid for wid, key in ids.items() if key}
+        if fragment:  # the rest of the page stands as it was
+            self.keys.update(drawn)
+            self.fragment_of.update(fragments)
+        else:
+            self.keys, self.fragment_of = drawn, fragments
+            self.widgets = {wid: s for wid, s in self.widgets.items() if wid in ids}  # the front end drops stale widgets
         page = hashlib.sha256()
         for path, body in sorted(shown.items()):
             page.update(repr(path).encode() + body)
@@ -214,7 +227,7 @@ class Tab:
             self.ws = None
 
 
-def draw(msg: ForwardMsg, shown: dict, ids: dict) -> str | None:
+def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict) -> str | None:
     """Record one delta in the page as drawn; returns an error the element shows, if any."""
     what = msg.delta.WhichOneof("type")
     if what not in ("new_element", "add_block"):  # transients: spinners, shown or not by timing
@@ -225,6 +238,8 @@ def draw(msg: ForwardMsg, shown: dict, ids: dict) -> str | None:
     if "id" in part.DESCRIPTOR.fields_by_name and part.id:  # "$$ID-<hash>-<user key, or None>"
         key = part.id.split("-", 2)[-1] if part.id.startswith("$$ID-") else "None"
         ids[part.id] = "" if key == "None" else key
+        if msg.delta.fragment_id:
+            fragments[part.id] = msg.delta.fragment_id
     for name in VOLATILE:
         if name in part.DESCRIPTOR.fields_by_name:
             part.ClearField(name)
