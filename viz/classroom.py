@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .figure import figure
-from .heatmap import FONT_SIZE, MODEL_COLOURS
+from .heatmap import CHART_HEIGHT, FONT_SIZE, MODEL_COLOURS
 
 
 def load_curve_figure(runs: pd.DataFrame, budget_ms: float = 1000.0):
@@ -23,7 +23,7 @@ def load_curve_figure(runs: pd.DataFrame, budget_ms: float = 1000.0):
     xmax = float(runs["sessions"].max()) if len(runs) else 1.0
     data.append(dict(type="scatter", x=[0, xmax], y=[budget_ms, budget_ms], mode="lines", name="p95 budget",
                      line=dict(color="#888", dash="dash"), hoverinfo="skip"))
-    layout = dict(font=dict(size=FONT_SIZE), height=360, plot_bgcolor="white",
+    layout = dict(font=dict(size=FONT_SIZE), height=CHART_HEIGHT, plot_bgcolor="white",
                   margin=dict(l=10, r=10, t=30, b=10), legend=dict(orientation="h", y=-0.25),
                   xaxis=dict(title=dict(text="concurrent sessions"), gridcolor="#ddd", rangemode="tozero"),
                   yaxis=dict(title=dict(text="time to a finished rerun (ms)"), gridcolor="#ddd",

@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .heatmap import FONT_SIZE, MODEL_COLOURS, escape
+from .heatmap import CHART_HEIGHT, escape, FONT_SIZE, MODEL_COLOURS
 
 
 def training_curves_figure(log: pd.DataFrame, title: str | None = None) -> go.Figure:
@@ -28,7 +28,7 @@ def training_curves_figure(log: pd.DataFrame, title: str | None = None) -> go.Fi
     if "dev_bleu" in log:
         fig.add_trace(go.Scatter(x=x, y=log["dev_bleu"], name="dev BLEU", mode="lines+markers",
                                  line=dict(color=MODEL_COLOURS[2], width=3), hovertemplate=hover), row=1, col=2)
-    fig.update_layout(title=dict(text=escape(title)) if title else None, font=dict(size=FONT_SIZE), height=360,
+    fig.update_layout(title=dict(text=escape(title)) if title else None, font=dict(size=FONT_SIZE), height=CHART_HEIGHT,
                       margin=dict(l=10, r=10, t=70 if title else 40, b=10), plot_bgcolor="white",
                       legend=dict(orientation="h", y=-0.25))
     fig.update_xaxes(title=dict(text="epoch"), gridcolor="#ddd")

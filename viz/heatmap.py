@@ -24,6 +24,8 @@ from .figure import figure
 ALPHA_SCALE = "Cividis"    # sequential, colour-blind safe; light = high weight
 DIFFERENCE_SCALE = "RdBu"  # diverging, colour-blind safe (ColorBrewer)
 FONT_SIZE = 16             # readable on a projector
+CHART_HEIGHT = 360         # px: a line chart beside the page's text (training curves, load curve)
+BAR_HEIGHT = 300           # px: one row of bars (token probabilities, a worked example's weights)
 # Okabe & Ito (2008): eight colours distinguishable under every common colour-vision deficiency
 MODEL_COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 
@@ -125,7 +127,7 @@ def probability_figure(target_tokens: list[str], logprobs: np.ndarray, groups: l
         hovertemplate="%{customdata}<br>p = %{y:.3f}<extra></extra>",
     )
     return figure([bars], dict(
-        font=dict(size=FONT_SIZE), height=300, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
+        font=dict(size=FONT_SIZE), height=BAR_HEIGHT, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
         xaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=[escape(t) for t in labels],
                    tickangle=-60 if len(labels) > 8 else 0),
         yaxis=dict(range=[0, 1.15], title=dict(text="probability"), gridcolor="#ddd"),

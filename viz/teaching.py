@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from viz.figure import figure
-from viz.heatmap import ALPHA_SCALE, alignment_heatmap, DIFFERENCE_SCALE, escape, FONT_SIZE, MODEL_COLOURS
+from viz.heatmap import BAR_HEIGHT, ALPHA_SCALE, alignment_heatmap, DIFFERENCE_SCALE, escape, FONT_SIZE, MODEL_COLOURS
 
 HIGHLIGHT = "#D55E00"   # Okabe–Ito vermillion: the row, path or link being explained
 FORCED = "#CC79A7"      # Okabe–Ito reddish purple: target steps the user forced
@@ -124,7 +124,7 @@ def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Fi
         fig.add_trace(go.Bar(x=[escape(x) for x in words], y=w, name=escape(name), text=[f"{v:.3f}" for v in w],
                              textposition="outside", marker_color=MODEL_COLOURS[k % len(MODEL_COLOURS)]))
     fig.update_yaxes(range=[0, 1.1], title=dict(text="α_j"), gridcolor="#ddd")
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2), **_small_layout(300))
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2), **_small_layout(BAR_HEIGHT))
     return fig
 
 
