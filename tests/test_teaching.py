@@ -345,15 +345,15 @@ def test_classroom_page_reads_the_measured_limits(tiny_zoo, tmp_path, monkeypatc
     at = open_page("classroom")
     assert any("No load test recorded yet" in t for t in at.info.values)
     assert any("read-only for visitors" in t for t in at.markdown.values)
-    rows = [{"bench": "classroom", "sessions": n, "interactions": 10 * n, "p50_ms": p50, "p95_ms": p95, "max_ms": mx,
-             "errors": err, "mismatches": 0, "rss_mb": 700.0, "commit": "abc", "host": "test host"}
+    rows = [{"bench": "classroom", "sessions": n, "think_s": 2.5, "interactions": 10 * n, "p50_ms": p50, "p95_ms": p95,
+             "max_ms": mx, "errors": err, "mismatches": 0, "rss_mb": 700.0, "commit": "abc", "host": "test host"}
             for n, p50, p95, mx, err in [(1, 40, 60, 90, 0), (30, 300, 900, 1500, 0), (60, 900, 2500, 4000, 0)]]
     (tmp_path / "benchmarks.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n"
                                                 + json.dumps({"bench": "translate_speed"}) + "\n")
     monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
     at.run()
     assert not at.exception
-    assert any("Measured: 30 students at once" in t and "0.90 s" in t for t in at.markdown.values)
+    assert any("Measured: 30 students at once**, 2.5 s of thinking" in t and "0.90 s" in t for t in at.markdown.values)
     assert any("owner mode" in t for t in at.markdown.values)
     curve = chart(at, "classroom_curve")
     assert [t["y"] for t in curve["data"] if t["name"] == "95th percentile"][0] == [60, 900, 2500]
