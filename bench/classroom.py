@@ -263,7 +263,7 @@ async def attend(n: int, lesson: Lesson, port: int, args, think: float, delay: f
             ms, digest, error = await tab.do(action)
             out.append((n, step, kind, ms, digest, error))
             if error and (error == "timeout" or error.startswith("disconnect")):
-                break  # the tab is in no known state: this session is over
+                break  # the tab is in no known state: this student's lesson ends here
     finally:
         await tab.close()
 
