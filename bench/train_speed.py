@@ -17,7 +17,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from model.config import load_run_config  # noqa: E402
 from model.data import Batch, encode_pairs, read_split, split_path  # noqa: E402
-from model.model import Seq2Seq  # noqa: E402
+from model.model import build_model  # noqa: E402
 from model.train import epoch_batches, get_vocabulary  # noqa: E402
 
 
@@ -43,7 +43,7 @@ def main():
     src, trg, batches = epoch_batches(df, vocab, run, 0, encode_pairs(vocab, df))
     random.Random(0).shuffle(batches)
     torch.manual_seed(0)
-    model = Seq2Seq(run.model)
+    model = build_model(run.model)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=run.train.lr)
     tokens, t0 = 0, None

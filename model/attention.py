@@ -105,6 +105,32 @@ class GeneralAttention(AttentionMechanism):
         return energies.masked_fill(~mask, float("-inf"))
 
 
+class ScaledDotAttention(AttentionMechanism):
+    """Vaswani et al. 2017, eq. 1, one head: e_ij = q_i^T k_j / sqrt(d_k).
+
+    This is Luong's ``dot`` score (eq. 8) with two changes: the query and the keys are
+    learned projections of the states (q_i = W^Q s_i, k_j = W^K h_j, made by
+    :class:`~model.transformer.MultiHeadAttention`), and the energies are divided by
+    sqrt(d_k) so that their spread, and the softmax's sharpness, does not grow with the width.
+
+    Shapes: one step, query (…, d_k) and proj_keys (…, S, d_k) -> energies (…, S); or a
+    block of queries at once, query (…, T, d_k) -> energies (…, T, S) (training, and the
+    encoder's self-attention). ``mask`` broadcasts to the energies; True where allowed.
+    """
+
+    def __init__(self, d_k: int):
+        super().__init__()
+        self.d_k = d_k
+
+    def score(self, query, proj_keys, mask):
+        one_step = query.dim() == proj_keys.dim() - 1
+        q = query.unsqueeze(-2) if one_step else query  # … x T x d_k
+        energies = torch.matmul(q, proj_keys.transpose(-1, -2)) / self.d_k ** 0.5  # … x T x S
+        if one_step:
+            energies = energies.squeeze(-2)
+        return energies.masked_fill(~mask, float("-inf"))
+
+
 class LocalScore(NamedTuple):
     """What one local-p step computes (all per call, nothing kept on the module).
 
@@ -197,9 +223,17 @@ def attend(energies: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, 
     return weights, context
 
 
+def attend_block(energies: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`attend` for a block of queries at once: energies (…, T, S), values (…, S, Hv)
+    -> weights (…, T, S) and contexts (…, T, Hv); Vaswani et al. 2017, eq. 1's softmax(·)V."""
+    weights = F.softmax(energies, dim=-1)
+    return weights, torch.matmul(weights, values)
+
+
 def build_attention(kind: str, query_size: int, key_size: int, attention_size: int,
                     local_window: int = 10, local_variant: str = "eq10") -> AttentionMechanism:
-    """kind: ``additive`` | ``dot`` | ``general`` | ``concat`` | ``local-<score>`` (e.g. ``local-general``)."""
+    """kind: ``additive`` | ``dot`` | ``general`` | ``concat`` | ``local-<score>`` (e.g. ``local-general``)
+    | ``scaled-dot`` (one Transformer head; key_size is d_k)."""
     if kind.startswith("local-"):
         inner = build_attention(kind[len("local-"):], query_size, key_size, attention_size)
         return LocalPAttention(inner, query_size, local_window, local_variant)
@@ -211,4 +245,6 @@ def build_attention(kind: str, query_size: int, key_size: int, attention_size: i
         return DotAttention()
     if kind == "general":
         return GeneralAttention(query_size, key_size)
+    if kind == "scaled-dot":
+        return ScaledDotAttention(key_size)
     raise ValueError(f"unknown attention kind {kind!r}")

@@ -22,7 +22,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .config import ModelConfig
-from .model import Seq2Seq
+from .model import Seq2Seq, build_model
 from .packed import pack_for_decoding
 from .vocabulary import Vocabulary
 
@@ -95,7 +95,7 @@ def load_checkpoint(folder: str | Path, device: str = "cpu",
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{weights_path}: corrupt or truncated safetensors file ({e})") from None
 
-    model = Seq2Seq(model_cfg)
+    model = build_model(model_cfg)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
@@ -112,7 +112,7 @@ def load_checkpoint(folder: str | Path, device: str = "cpu",
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     del tensors, expected  # garbage once packed: expected holds the fp32 parameters held in fp16 from here on
     model.to(device).eval()
-    if device == "cpu" and for_decoding:
+    if device == "cpu" and for_decoding and isinstance(model, Seq2Seq):  # packing is for the RNN decoders
         pack_for_decoding(model)
     return model, vocab, cfg
 

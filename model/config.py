@@ -7,8 +7,9 @@ from dataclasses import dataclass, field, fields
 
 import yaml
 
-DECODER_KINDS = ("rnnsearch", "luong", "rnnenc")
-ATTENTION_KINDS = ("additive", "dot", "general", "concat", "local-general", "local-dot", "local-concat", "none")
+DECODER_KINDS = ("rnnsearch", "luong", "rnnenc", "transformer")
+ATTENTION_KINDS = ("additive", "dot", "general", "concat", "local-general", "local-dot", "local-concat", "none",
+                   "scaled-dot")
 
 
 @dataclass
@@ -26,6 +27,12 @@ class ModelConfig:
     local_p: str = "eq10"             # eq10: Luong's eq. 10 as written; renormalised: the Gaussian in the
                                       # softmax only, for checkpoints trained so (see LocalPAttention)
     tie_embeddings: bool = True       # output layer W_o shares the target embedding matrix
+    # Transformer only (decoder "transformer", attention "scaled-dot"; d_model = emb_size)
+    layers: int = 3                   # N: encoder layers, and as many decoder layers
+    heads: int = 4                    # h: attention heads per layer (d_k = d_model / h)
+    ff_size: int = 1024               # d_ff: inner size of each position-wise feed-forward block
+    shown_layer: int = -2             # the cross-attention layer whose head average is "the" attention:
+                                      # the penultimate, as Garg et al. 2019 found best for alignment
 
     def __post_init__(self):
         if self.decoder not in DECODER_KINDS:
@@ -36,6 +43,13 @@ class ModelConfig:
             raise ValueError("rnnenc goes with attention 'none', and only it")
         if self.local_p not in ("eq10", "renormalised"):
             raise ValueError(f"local_p must be 'eq10' or 'renormalised', got {self.local_p!r}")
+        if (self.decoder == "transformer") != (self.attention == "scaled-dot"):
+            raise ValueError("transformer goes with attention 'scaled-dot', and only it")
+        if self.decoder == "transformer":
+            if self.emb_size % self.heads:
+                raise ValueError(f"emb_size (d_model) {self.emb_size} must be divisible by heads {self.heads}")
+            if not -self.layers <= self.shown_layer < self.layers:
+                raise ValueError(f"shown_layer {self.shown_layer} is not a layer of {self.layers}")
         if self.decoder == "rnnsearch" and self.attention != "additive":
             raise ValueError("rnnsearch uses additive attention; use decoder 'luong' for the other scores")
 
@@ -61,6 +75,7 @@ class TrainConfig:
     dev_sentences: int = 1000         # dev rows decoded for BLEU at each evaluation (greedy)
     seed: int = 1
     vocab: str = "checkpoints/_vocab/spm.model"  # shared SentencePiece model; trained if missing
+    warmup_steps: int = 0             # linear learning-rate warm-up over the first steps (the Transformer's)
     init_from: str | None = None      # a checkpoint to warm-start from (see model.train.initialise_from); --init-from overrides
 
 

@@ -32,12 +32,16 @@ class Memory:
     values_and_products: set only when decoding on the fused step (``model/packed.py``,
     :class:`~model.packed.FusedDeepOutputStep`): [h_j ; W_ih^c h_j ; C_o h_j],
     B x S x (C + 3H + 2M), or for RNNenc the same of its fixed c, B x (C + 3H + 2M).
+    layer_keys: Transformer only, every decoder layer's cross-attention keys and values,
+    B x L x 2 x heads x S x d_k; encoder_attention: its encoder self-attention, B x L x heads x S x S.
     """
     values: torch.Tensor | None = None
     proj_keys: torch.Tensor | None = None
     mask: torch.Tensor | None = None
     fixed_context: torch.Tensor | None = None
     values_and_products: torch.Tensor | None = None
+    layer_keys: torch.Tensor | None = None
+    encoder_attention: torch.Tensor | None = None
 
     def index_select(self, idx: torch.Tensor) -> Memory:
         return Memory(**{f.name: (None if getattr(self, f.name) is None else getattr(self, f.name).index_select(0, idx))
@@ -53,6 +57,9 @@ class Step:
     energies, weights: e_ij and α_ij, B x S; position: p_i of local-p, B
     window_mass: m_i of local-p (eq. 10's weights sum to it; c_i = m_i Σ_j α_ij h̄_j), B
     attentional: h̃_i (Luong only), B x H
+    head_weights: Transformer only, every layer's and head's cross-attention, B x L x heads x S
+    (``weights`` is one layer's heads averaged); self_weights: its decoder self-attention over
+    y_0 … y_{i-1}, B x L x heads x i
     """
     query: torch.Tensor
     state: torch.Tensor
@@ -62,6 +69,8 @@ class Step:
     position: torch.Tensor | None = None
     window_mass: torch.Tensor | None = None
     attentional: torch.Tensor | None = None
+    head_weights: torch.Tensor | None = None
+    self_weights: torch.Tensor | None = None
 
 
 class Maxout(nn.Module):

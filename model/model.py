@@ -109,3 +109,12 @@ class Seq2Seq(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def build_model(cfg: ModelConfig) -> nn.Module:
+    """The model a config describes: :class:`Seq2Seq` for the RNN decoders, or the
+    :class:`~model.transformer.Transformer`; both speak the same interface."""
+    if cfg.decoder == "transformer":
+        from .transformer import Transformer  # imported here: transformer.py builds on this module's neighbours
+        return Transformer(cfg)
+    return Seq2Seq(cfg)

@@ -110,6 +110,11 @@ class DecodingRecord:
     positions: np.ndarray | None = None  # T, local-p predicted positions p_i
     window_masses: np.ndarray | None = None  # T, local-p window mass m_i (c_i = m_i Σ_j α_ij h̄_j)
     attentional: np.ndarray | None = None  # T x H, Luong's attentional state h̃_i (Luong eq. 5)
+    # Transformer only: cross-attention of every layer and head (``weights`` is one layer's head average),
+    # decoder self-attention (row i over y_0 … y_i, zeros beyond) and encoder self-attention
+    head_weights: np.ndarray | None = None       # T x L x heads x S
+    self_weights: np.ndarray | None = None       # T x L x heads x T
+    encoder_attention: np.ndarray | None = None  # L x heads x S x S
     truncated: bool = False
     notices: list[str] = field(default_factory=list)
     beam_size: int = 1
@@ -131,7 +136,10 @@ class DecodingRecord:
                 "score": round(self.score, 6), "truncated": self.truncated, "notices": self.notices,
                 "method": self.method, "beam_size": self.beam_size,
                 # local-p only: the predicted centre p_i of each target token's window (Luong eq. 9)
-                "positions": None if self.positions is None else np.round(self.positions, 4).tolist()}
+                "positions": None if self.positions is None else np.round(self.positions, 4).tolist(),
+                # Transformer only: [layers][heads][target][source]; "attention" is one layer's head average
+                "attention_heads": None if self.head_weights is None
+                else np.round(self.head_weights.transpose(1, 2, 0, 3), 6).tolist()}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -160,21 +168,30 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
         if tok == EOS_ID:
             break
         prev = torch.tensor([tok], device=device)
+    encoder_attention = _encoder_attention(memory)
     if not rows:
-        return steps, tokens, [], []
+        return steps, tokens, [], [], encoder_attention
     # the per-step bookkeeping once for all steps (one top-k, one copy), not inside the loop
     logprobs = torch.stack(rows)  # T x V
     logps = logprobs.gather(1, torch.tensor(tokens, device=device).unsqueeze(1)).squeeze(1).tolist()
     top = logprobs.topk(topk, dim=-1)
     ids, probs = top.indices.cpu().numpy(), top.values.exp().cpu().numpy()
-    return steps, tokens, logps, list(zip(ids, probs))
+    return steps, tokens, logps, list(zip(ids, probs)), encoder_attention
 
 
-def _record(vocab, src: PreparedSource, method, steps, tokens, logps, tops, **extra) -> DecodingRecord:
+def _encoder_attention(memory) -> np.ndarray | None:
+    """The Transformer's encoder self-attention of sentence 0, L x heads x S x S (None for RNNs)."""
+    return None if memory.encoder_attention is None else memory.encoder_attention[0].float().cpu().numpy()
+
+
+def _record(vocab, src: PreparedSource, method, steps, tokens, logps, tops, encoder_attention=None,
+            **extra) -> DecodingRecord:
     def stack(name):
         vals = [getattr(s, name) for s in steps]
         if not vals or vals[0] is None:
             return None
+        if name == "self_weights":  # step i attends over i + 1 positions: pad to T with zeros (the future)
+            vals = [torch.nn.functional.pad(v, (0, len(vals) - v.size(-1))) for v in vals]
         return torch.cat(vals, 0).float().cpu().numpy()
 
     k = tops[0][0].shape[0] if tops else 0
@@ -190,6 +207,7 @@ def _record(vocab, src: PreparedSource, method, steps, tokens, logps, tops, **ex
         topk_probs=np.stack([t[1] for t in tops]) if tops else np.zeros((0, k)),
         topk_tokens=[[vocab.id_to_piece(int(i)) for i in t[0]] for t in tops],
         positions=stack("position"), window_masses=stack("window_mass"), attentional=stack("attentional"),
+        head_weights=stack("head_weights"), self_weights=stack("self_weights"), encoder_attention=encoder_attention,
         truncated=src.truncated, notices=list(src.notices), **extra)
 
 
@@ -245,7 +263,8 @@ def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: in
             steps.append(Step(**{f.name: (None if getattr(step, f.name) is None else getattr(step, f.name)[row:row + 1])
                                  for f in fields(Step)}))
             tops.append((top_ids[row], top_probs[row]))
-        rec = _record(vocab, src, "beam", steps, [n.token_id for n in path], [n.logprob for n in path], tops)
+        rec = _record(vocab, src, "beam", steps, [n.token_id for n in path], [n.logprob for n in path], tops,
+                      trace.encoder_attention)
     else:
         rec = forced(model, vocab, src, best[0], topk)
     rec.method, rec.beam_size = "beam", beam
@@ -357,6 +376,7 @@ class BeamTrace:
     per step the batched Step and each row's top-k (ids, probs); per tree node its row."""
     steps: list = field(default_factory=list)
     rows: dict = field(default_factory=dict)
+    encoder_attention: np.ndarray | None = None
 
 
 def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool, topk: int = 5):
@@ -383,7 +403,7 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
     max_lens = [max_output_length(len(s) + 1) for s in src]
     active = [True] * B
     tree = [BeamNode(0, None, 0, "<s>", BOS_ID, 0.0, 0.0, None)] if keep_tree else None
-    trace = BeamTrace() if keep_tree else None
+    trace = BeamTrace(encoder_attention=_encoder_attention(memory)) if keep_tree else None
     V = model.cfg.vocab_size
     for t in range(max(max_lens)):
         logprobs, state, step = model.step(prev, state, memory)  # B·k x V

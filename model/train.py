@@ -35,7 +35,7 @@ from .checkpoint import CheckpointError, load_checkpoint, load_resume, save_chec
 from .config import load_run_config, RunConfig
 from .data import Batch, encode_pairs, joined_pairs, multi_reference, read_split, split_path, token_batches
 from .metrics import corpus_bleu
-from .model import Seq2Seq
+from .model import Seq2Seq, build_model
 from .search import greedy_batch
 from .vocabulary import train_vocabulary, Vocabulary
 
@@ -280,7 +280,7 @@ class Trainer:
         log.info("%s: %d training pairs (≤ %d words), vocabulary %d", run.name, len(self.base[0]), run.train.max_words,
                  len(self.vocab))
         self.dev = DevSet(self.vocab, dev_file, run.train.dev_sentences) if rank == 0 else None
-        self.model = Seq2Seq(run.model).to(device)
+        self.model = build_model(run.model).to(device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=run.train.lr)
         self.progress = restore(args, run, out, self.model, self.optimizer, device)
         self.train_model = torch.nn.parallel.DistributedDataParallel(self.model) if world > 1 else self.model
@@ -328,6 +328,10 @@ class Trainer:
 
     def train_step(self, src, trg, indices) -> tuple[float, int]:
         batch = Batch([src[i] for i in indices], [trg[i] for i in indices]).to(self.device)
+        warmup, steps = self.run.train.warmup_steps, self.progress.steps
+        if warmup and steps < warmup:  # linear warm-up; the plateau decay takes over after it
+            for g in self.optimizer.param_groups:
+                g["lr"] = self.run.train.lr * (steps + 1) / warmup
         loss, ntok = self.train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, self.run.train.label_smoothing)
         self.optimizer.zero_grad(set_to_none=True)
         (loss / ntok).backward()

@@ -23,6 +23,7 @@ TINY_ZOO = {
     "luong-concat": ("luong", "concat"),
     "luong-local": ("luong", "local-general"),
     "rnnenc": ("rnnenc", "none"),
+    "transformer": ("transformer", "scaled-dot"),
 }
 
 

@@ -15,13 +15,13 @@ from model.attention import (AdditiveAttention, attend, build_attention, DotAtte
 from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from model.config import ModelConfig
 from model.data import Batch, token_batches
-from model.model import Seq2Seq
+from model.model import build_model, Seq2Seq
 from model.search import (beam_batch, beam_search, forced, greedy, greedy_batch, InputError,
                           MAX_SOURCE_TOKENS, prepare_source, translate)
 from model.toy import tiny_config, toy_vocabulary
 
 ALL_KINDS = [("rnnsearch", "additive"), ("luong", "dot"), ("luong", "general"), ("luong", "concat"),
-             ("luong", "local-general"), ("rnnenc", "none")]
+             ("luong", "local-general"), ("rnnenc", "none"), ("transformer", "scaled-dot")]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def vocab(tmp_path_factory):
 
 def random_model(vocab, decoder, attention, seed=0):
     torch.manual_seed(seed)
-    return Seq2Seq(tiny_config(vocab, decoder, attention, size=16)).eval()
+    return build_model(tiny_config(vocab, decoder, attention, size=16)).eval()
 
 
 # -- the attention contract -----------------------------------------------------------------------
@@ -48,6 +48,18 @@ def test_additive_energies_match_the_formula():
     assert torch.allclose(energies[0], by_hand, atol=1e-6)
 
 
+def test_scaled_dot_is_luongs_dot_over_sqrt_dk():
+    """Vaswani eq. 1's energies q·k_j/sqrt(d_k), for one query and for a block of queries."""
+    s = torch.tensor([[1.0, 2.0, 0.0, 2.0]])
+    h = torch.tensor([[[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]]])
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    att = build_attention("scaled-dot", 4, 4, 4)
+    assert att.score(s, h, mask).tolist() == [[0.5, 2.0, 2.5]]  # dot = 1, 4, 5; sqrt(4) = 2
+    assert torch.equal(att.score(s, h, mask), DotAttention().score(s, h, mask) / 2)
+    block = att.score(torch.stack([s, 2 * s], 1), h, mask[:, None, :])  # 1 x T=2 x S
+    assert block.tolist() == [[[0.5, 2.0, 2.5], [1.0, 4.0, 5.0]]]
+
+
 def test_dot_and_general_scores():
     s = torch.tensor([[1.0, 2.0]])
     h = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]])
@@ -60,7 +72,7 @@ def test_dot_and_general_scores():
     assert general.score(s, general.compute_proj_keys(h), mask).tolist() == [[2.0, 6.0, 8.0]]
 
 
-@pytest.mark.parametrize("kind", ["additive", "dot", "general", "concat", "local-general"])
+@pytest.mark.parametrize("kind", ["additive", "dot", "general", "concat", "local-general", "scaled-dot"])
 def test_weights_sum_to_one_and_ignore_padding(kind):
     torch.manual_seed(1)
     att = build_attention(kind, 8, 8, 8, local_window=2)
@@ -350,6 +362,8 @@ def _unpacked_copy(model, vocab, decoder, attention, seed):
 @pytest.mark.parametrize("decoder,attention", ALL_KINDS)
 def test_packed_decoding_equals_the_plain_modules(vocab, decoder, attention):
     from model.packed import pack_for_decoding, PackedGRUCell
+    if decoder == "transformer":
+        pytest.skip("packing is for the RNN decoders; the Transformer decodes on its plain modules")
     model = random_model(vocab, decoder, attention, seed=5)
     if not pack_for_decoding(model):
         pytest.skip("this torch build has no oneDNN packing")
@@ -460,7 +474,7 @@ def test_decoding_is_pure_under_concurrent_callers(tiny_zoo):
     log-probs, states, top-k, tree)."""
     from concurrent.futures import ThreadPoolExecutor
     models = {name: load_checkpoint(tiny_zoo / name)[:2] for name in
-              ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc")}
+              ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc", "transformer")}
     sentences = ["1 2 3 4 5 6 7 8 9", "9 9 1", "4 8 1 5 1 6 2 3 0 7 7 2", "5"]
     jobs = [(name, text, beam) for name in models for text in sentences for beam in (1, 3)]
 
@@ -489,3 +503,43 @@ def test_fused_loss_creates_its_tensors_on_the_inputs_device():
     loss = FusedOutputCrossEntropy.apply(features, weight, bias, target, 0.1)
     loss.backward()
     assert {t.device.type for t in (loss, features.grad, weight.grad, bias.grad)} == {"meta"}
+
+
+def test_transformer_decodes_step_by_step_what_it_computes_in_parallel(vocab):
+    """The cached one-position steps of decoding equal the teacher-forced pass over the whole
+    target (causal mask); every head's weights are distributions; the record's "attention" is
+    the shown layer's head average; decoder self-attention never looks ahead."""
+    model = random_model(vocab, "transformer", "scaled-dot", seed=2)
+    cfg = model.cfg
+    src = prepare_source(vocab, "5 3 9 1 2")
+    target = vocab.encode("2 1 9 3 5")
+    rec = forced(model, vocab, src, target)
+    batch = Batch([src.ids], [target])
+    with torch.no_grad():
+        logits, shown = model(batch.src, batch.src_len, batch.trg_in, return_weights=True)
+    parallel = torch.log_softmax(logits[0], -1).gather(1, batch.trg_out[0].unsqueeze(1)).squeeze(1)
+    assert np.allclose(parallel.numpy(), rec.token_logprobs, atol=1e-5)
+    assert np.allclose(shown[0].numpy(), rec.weights, atol=1e-6)
+    T, S = len(rec.target_ids), len(rec.source_tokens)
+    assert rec.head_weights.shape == (T, cfg.layers, cfg.heads, S)
+    assert np.allclose(rec.head_weights.sum(-1), 1.0, atol=1e-5)
+    assert np.allclose(rec.weights, rec.head_weights[:, cfg.shown_layer].mean(1), atol=1e-6)
+    assert rec.self_weights.shape == (T, cfg.layers, cfg.heads, T)
+    assert np.allclose(rec.self_weights.sum(-1), 1.0, atol=1e-5)
+    future = np.triu(np.ones((T, T), dtype=bool), 1)  # row i, columns > i
+    assert (rec.self_weights.transpose(1, 2, 0, 3)[:, :, future] == 0).all()
+    assert rec.encoder_attention.shape == (cfg.layers, cfg.heads, S, S)
+    assert np.allclose(rec.encoder_attention.sum(-1), 1.0, atol=1e-5)
+    heads = np.array(rec.to_json()["attention_heads"])  # [layers][heads][target][source]
+    assert heads.shape == (cfg.layers, cfg.heads, T, S) and np.allclose(heads.sum(-1), 1.0, atol=1e-5)
+    beam = beam_search(model, vocab, src, beam=3)
+    assert beam.head_weights.shape[1:] == (cfg.layers, cfg.heads, S) and beam.encoder_attention is not None
+
+
+def test_transformer_config_is_validated():
+    with pytest.raises(ValueError, match="scaled-dot"):
+        ModelConfig(decoder="transformer", attention="dot")
+    with pytest.raises(ValueError, match="divisible"):
+        ModelConfig(decoder="transformer", attention="scaled-dot", emb_size=30, heads=4)
+    with pytest.raises(ValueError, match="shown_layer"):
+        ModelConfig(decoder="transformer", attention="scaled-dot", layers=3, shown_layer=3)
