@@ -85,6 +85,13 @@ class ForcedAlignment:
     eos_logprob: float
     word_weights: np.ndarray | None
     links: set[tuple[int, int]]
+    src_owner: np.ndarray | None = None  # English pieces x English tokens (see word_pieces)
+    trg_owner: np.ndarray | None = None  # French pieces x French tokens
+
+    def links_of(self, piece_weights: np.ndarray) -> set[tuple[int, int]]:
+        """The same rule on another piece-level matrix (French pieces x English pieces, EOS
+        row and column dropped): one Transformer head's attention, say."""
+        return links_from_attention(merge_by_owner(piece_weights, self.src_owner, self.trg_owner))
 
     @property
     def logprob(self) -> float:
@@ -114,7 +121,7 @@ def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], fren
         links = links_from_attention(word_weights)
     return ForcedAlignment(english=list(english), french=list(french), record=rec, word_logprobs=word_logprobs,
                            eos_logprob=float(rec.token_logprobs[len(trg_ids)]), word_weights=word_weights,
-                           links=links)
+                           links=links, src_owner=src_owner, trg_owner=trg_owner)
 
 
 def align_corpus(model, vocab, pairs: list[GoldPair], hansards: bool = True) -> dict:
@@ -137,6 +144,35 @@ def score(model, vocab, pairs: list[GoldPair], hansards: bool) -> dict:
     return result
 
 
+def score_heads(model, vocab, pairs: list[GoldPair], hansards: bool) -> dict:
+    """A Transformer's every cross-attention layer x head, each layer's head average and the
+    average of all, scored like ``score`` (one forced decoding per pair serves them all).
+    Returns {"rows": [{layer, head, aer, precision, recall}] (1-based; head "mean" for an
+    average, layer "all" for every layer's), "best": the row of lowest AER, "shown": the row
+    of the layer the app shows}."""
+    start = time.time()
+    forced_pairs = [forced_alignment(model, vocab, p.english, p.french, hansards) for p in pairs]
+    L, H = model.cfg.layers, model.cfg.heads
+    candidates = {(layer + 1, head + 1): (lambda w, layer=layer, head=head: w[:, layer, head])
+                  for layer in range(L) for head in range(H)}
+    candidates.update({(layer + 1, "mean"): (lambda w, layer=layer: w[:, layer].mean(1)) for layer in range(L)})
+    candidates[("all", "mean")] = lambda w: w.mean((1, 2))
+    rows = []
+    for (layer, head), pick in candidates.items():
+        predicted = []
+        for fa in forced_pairs:
+            n_trg, n_src = fa.trg_owner.shape[0], fa.src_owner.shape[0]
+            predicted.append(fa.links_of(pick(fa.record.head_weights[:n_trg, :, :, :n_src])))
+        result = alignment_error_rate(predicted, [p.sure for p in pairs], [p.possible for p in pairs])
+        rows.append({"layer": layer, "head": head, **{k: round(result[k], 4) for k in ("aer", "precision", "recall")}})
+    shown = model.cfg.shown_layer % L + 1
+    return {"rows": rows, "best": min(rows, key=lambda r: r["aer"]),
+            "shown": next(r for r in rows if r["layer"] == shown and r["head"] == "mean"),
+            "sentences": len(pairs), "seconds": round(time.time() - start, 1), "rule": RULE,
+            "tokens": "gold tokens written back as ordinary text (model.hansards)" if hansards
+            else "gold tokens as given, joined by spaces"}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="AER of a model's attention against gold word alignments.")
     p.add_argument("--checkpoint", required=True)
@@ -155,15 +191,30 @@ def main(argv=None) -> int:
         return 1
     pairs = read_gold(args.gold)[:args.limit]
     result = score(model, vocab, pairs, hansards=not args.as_given)
+    heads = score_heads(model, vocab, pairs, hansards=not args.as_given) if model.cfg.decoder == "transformer" else None
     if args.write_metrics:
         as_given = score(model, vocab, pairs, hansards=False) if not args.as_given else result
         written = result if not args.as_given else score(model, vocab, pairs, hansards=True)
-        write_metrics(args.checkpoint, {"alignment": {**written, "as_given": as_given}})
+        metrics = {"alignment": {**written, "as_given": as_given}}
+        if heads is not None:
+            other = score_heads(model, vocab, pairs, hansards=args.as_given)
+            metrics["alignment_heads"] = {"written": other if args.as_given else heads,
+                                          "as_given": heads if args.as_given else other}
+        write_metrics(args.checkpoint, metrics)
+    if heads is not None:
+        result["heads"] = heads
     if args.json:
         print(json.dumps(result))
     else:
         print(f"{cfg.get('name', args.checkpoint)}: AER {result['aer']:.3f}  precision {result['precision']:.3f}  "
               f"recall {result['recall']:.3f}  ({len(pairs)} sentences, {result['tokens']}, {result['seconds']} s)")
+        if heads is not None:
+            for r in heads["rows"]:
+                print(f"  layer {r['layer']} head {r['head']}: AER {r['aer']:.3f}  precision {r['precision']:.3f}  "
+                      f"recall {r['recall']:.3f}")
+            best, shown = heads["best"], heads["shown"]
+            print(f"  best: layer {best['layer']} head {best['head']} (AER {best['aer']:.3f}); the app shows "
+                  f"layer {shown['layer']}, heads averaged (AER {shown['aer']:.3f})")
     return 0
 
 
