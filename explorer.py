@@ -24,6 +24,8 @@ PAGES = {
         st.Page("app_pages/what_if.py", title="What if", icon="🔀", url_path="what-if"),
         st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon="📐", url_path="forced-alignment"),
         st.Page("app_pages/emerge.py", title="Watch attention emerge", icon="🌱", url_path="emerge"),
+        st.Page("app_pages/luong_to_transformer.py", title="From Luong to the Transformer", icon="🧱",
+                url_path="luong-to-transformer"),
         st.Page("app_pages/classroom.py", title="Run it for a class", icon="🧑‍🏫", url_path="classroom"),
     ],
 }

@@ -19,7 +19,8 @@ DEFAULT_MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "rn
 
 st.title("Compare")
 st.caption("One sentence through several models. RNNsearch (Bahdanau) against Luong's dot, general and concat "
-           "scores, and RNNenc, which has no attention, for contrast.")
+           "scores, and RNNenc, which has no attention, for contrast; add the Transformer to see where its "
+           "cross-attention (one layer's heads averaged) looks.")
 models = usable_models("nothing can be compared")
 
 text = sentence_input("compare")

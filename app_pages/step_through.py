@@ -20,6 +20,7 @@ from model.analysis import entropy
 from app_pages.teaching_common import (cached_greedy, cached_values, keep_in_url, pick_model, sentence_input,
                                        source_or_stop)
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
+from viz.transformer import head_rows
 
 STEP = "step_i"  # session key of the slider: target step i, 1-based as in the papers
 
@@ -153,6 +154,9 @@ def glance() -> None:
                      "RNN step $s_i$ → score($s_i$, $\\bar h_j$) → weights → context $c_i$ → attentional state "
                      "$\\tilde h_i$ → output",
             "rnnenc": "(Cho et al. 2014): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
+            "transformer": "(Vaswani et al. 2017): no recurrence; every layer attends to the target so far, then "
+                           "to the source.  \nself-attention → query → scaled dot-product scores, per head → "
+                           "weights → heads joined → next layer → output",
         }[cfg.decoder])
 
 
@@ -199,6 +203,31 @@ def sections() -> None:
                            "It goes to the output layer and is fed into the next RNN step (input feeding).",
                            "step_attentional")
         output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
+    elif cfg.decoder == "transformer":
+        layer = cfg.shown_layer % cfg.layers + 1
+        vector_section(f"① Query: layer {layer}'s state after self-attention (§3.2.3)",
+                       [r"x' = x + \mathrm{SelfAttention}(\mathrm{LN}(x), \text{positions} \le i)",
+                        r"q_i = \mathrm{LN}(x'_i)"], record.query_states[k], f"q_{i}",
+                       "No RNN step: the target so far is read by masked self-attention, and the result is the "
+                       "query of the cross-attention.", "step_query")
+        src, heads = record.source_tokens, record.head_weights[k, layer - 1]  # h x S
+        with equation(f"② Scores and weights, per head (eq. 1), layer {layer}",
+                      [r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
+                       r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
+                      f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own projections and "
+                      f"takes its own softmax: here they look most at "
+                      + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
+            st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
+        top = int(np.argmax(record.weights[k]))
+        with equation("③ The attention shown: heads averaged", r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
+                      f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
+                      "The From Luong to the Transformer page shows every layer and head."):
+            st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),
+                            key="step_weights")
+        output_section("④ Output, after the last layer (§3.4)",
+                       [r"\mathrm{head}_k = \mathrm{softmax}(e^{(k)}_i)\, (H W^V_k), \quad "
+                        r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h] W^O",
+                        r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o \mathrm{LN}(x^{(N)}_i))"])
     else:
         vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
                                       r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],

@@ -13,7 +13,7 @@ from app_pages.common import (cached_translate, checkpoints_root, pick_model, In
                               set_query_params, zoo)
 from model.align import forced_alignment, ForcedAlignment
 from model.internals import annotation_values
-from model.search import beam_search, DecodingRecord, greedy, prepare_source, PreparedSource
+from model.search import beam_search, DecodingRecord, forced, greedy, prepare_source, PreparedSource
 from model.zoo import ZooEntry
 
 
@@ -70,6 +70,19 @@ def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: t
     return _forced_alignment(checkpoints_root(), model_name, tuple(english), tuple(french), hansards)
 
 
+def cached_forced(model_name: str, text: str, target_text: str) -> DecodingRecord:
+    """``target_text`` (another model's translation, say) force-decoded by this model: its
+    attention along the same French words, whatever its vocabulary."""
+    return _forced(checkpoints_root(), model_name, text, target_text)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _forced(root: str, model_name: str, text: str, target_text: str) -> DecodingRecord:
+    entry = zoo(root)[model_name]
+    with decoding_slot():
+        return forced(entry.model, entry.vocab, prepare_source(entry.vocab, text), entry.vocab.encode(target_text))
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
 def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> DecodingRecord:
     entry = zoo(root)[model_name]
@@ -100,4 +113,4 @@ def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], fren
 
 
 __all__ = ["gold_folder", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",
-           "cached_values", "cached_beam", "cached_forced_alignment"]
+           "cached_values", "cached_beam", "cached_forced_alignment", "cached_forced"]

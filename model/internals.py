@@ -19,8 +19,11 @@ from .model import Seq2Seq
 @torch.no_grad()
 def annotation_values(model: Seq2Seq, source_ids: list[int]) -> np.ndarray | None:
     """The vectors the context vector averages, S x C (source pieces + EOS): h_j for
-    RNNsearch, h̄_j = W_m h_j for Luong; None for RNNenc, which has none.
+    RNNsearch, h̄_j = W_m h_j for Luong; None for RNNenc, which has none, and for the
+    Transformer, whose context sums each head's W^V h_j and then mixes them by W^O.
     ``source_ids`` exclude EOS (the encoder appends it, as in search)."""
+    if model.cfg.decoder == "transformer":
+        return None
     model.eval()
     batch = Batch([list(source_ids)]).to(model.output_bias.device)
     _, memory, _ = model.encode(batch.src, batch.src_len)

@@ -14,7 +14,7 @@ from .model import Seq2Seq
 from .vocabulary import Vocabulary
 
 # the shipped zoo, in the order the app lists it
-ZOO = ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc")
+ZOO = ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc", "transformer")
 DISPLAY_NAMES = {
     "rnnsearch": "RNNsearch (Bahdanau, additive)",
     "luong-dot": "Luong global, dot",
@@ -22,6 +22,7 @@ DISPLAY_NAMES = {
     "luong-concat": "Luong global, concat",
     "luong-local": "Luong local-p (general)",
     "rnnenc": "RNNenc (no attention)",
+    "transformer": "Transformer (scaled dot-product, 4 heads)",
 }
 
 

@@ -409,3 +409,65 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
                 wait_for(page, PLOTS + ".some(p => (p.layout.updatemenus || []).length)", "the training animation", 90)
             expect(page.locator('[data-testid="stException"]'), f"an exception on {path}").to_have_count(0)
             page.screenshot(path=OUTPUT / f"teaching-{path.split('?')[0]}.png")
+
+
+# -- From Luong to the Transformer ------------------------------------------------------------------
+def test_multihead_rewrite_is_luongs_step():
+    """Identity projections without the scale give Luong's dot step exactly; the heads' energies
+    (times sqrt(d_k)) add up to Luong's; every head's weights are a distribution."""
+    from model.multihead import as_query_keys_values, head_agreement
+    rng = np.random.default_rng(0)
+    s, H = rng.normal(size=8), rng.normal(size=(5, 8))
+    step = as_query_keys_values(s, H, heads=4)
+    assert np.allclose(step.qkv_energies, H @ s) and np.allclose(step.qkv_context, step.context)
+    assert np.allclose(step.head_energies.sum(0) * np.sqrt(2), H @ s)
+    assert step.head_weights.shape == (4, 5) and np.allclose(step.head_weights.sum(1), 1)
+    assert np.allclose(step.scaled_weights, np.exp(H @ s / np.sqrt(8)) / np.exp(H @ s / np.sqrt(8)).sum())
+    with pytest.raises(ValueError):
+        as_query_keys_values(s, H, heads=3)
+    words = np.zeros((2, 2, 3, 4))
+    words[1, 0, np.arange(3), [3, 1, 0]] = 1  # layer 2 head 1 agrees with the reference on every word
+    words[0, 1, np.arange(3), [3, 2, 2]] = 1  # layer 1 head 2 on the first word only
+    reference = np.eye(4)[[3, 1, 0]]
+    assert head_agreement(words, reference)[1, 0] == 1.0 and np.isclose(head_agreement(words, reference)[0, 1], 1 / 3)
+
+
+def test_luong_to_transformer_page(tiny_zoo):
+    """The formula beside the Luong step's numbers, heatmaps whose rows sum to 1 and are the
+    Transformer's own heads, the marked head, a head picker that changes the figure, and the
+    encoder's self-attention."""
+    at = open_page("luong_to_transformer", text=DIGITS)
+    latex = " ".join(x.value for x in at.latex)
+    assert r"s_i^\top \bar h_j" in latex and r"\frac{Q K^\top}{\sqrt{d_k}}" in latex and "W^O" in latex
+    model, vocab = load_checkpoint(tiny_zoo / "transformer")[:2]
+    record = greedy(model, vocab, prepare_source(vocab, DIGITS))
+    grid = chart(at, "tf_grid")
+    L, H = model.cfg.layers, model.cfg.heads
+    assert len(grid["data"]) == L * H
+    for n, trace in enumerate(grid["data"]):
+        z = array(trace["z"])
+        assert np.allclose(z.sum(1), 1.0, atol=1e-4)
+        assert np.allclose(z, record.head_weights[:, n // H, n % H], atol=1e-5)
+    assert len(shapes(grid, "marked head")) == 1  # the head closest to RNNsearch is framed
+    luong = chart(at, "tf_heads")  # the Luong step's heads: rows sum to 1
+    assert np.allclose(array(luong["data"][0]["z"]).sum(1), 1.0, atol=1e-6)
+    before = array(chart(at, "tf_head_map")["data"][0]["z"])
+    picker = at.selectbox(key="tf_head")
+    other = next(o for o in picker.options if o != picker.value)
+    at = picker.select(other).run()
+    assert not at.exception
+    after = array(chart(at, "tf_head_map")["data"][0]["z"])
+    assert after.shape == before.shape and not np.allclose(after, before)
+    assert np.allclose(after.sum(1), 1.0, atol=1e-4)
+    encoder = array(chart(at, "tf_encoder")["data"][0]["z"])
+    S = len(record.source_tokens)
+    assert encoder.shape == (S, S) and np.allclose(encoder, record.encoder_attention[0, 0], atol=1e-5)
+    at.slider(key="tf_step").set_value(2).run()
+    assert not at.exception
+
+
+def test_step_through_transformer():
+    at = open_page("step_through", text=DIGITS, model="transformer")
+    latex = " ".join(x.value for x in at.latex)
+    assert r"\sqrt{d_k}" in latex and r"\frac{1}{h} \sum_k" in latex
+    assert array(chart(at, "step_heads")["data"][0]["z"]).shape[0] == 4

@@ -10,6 +10,7 @@ from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, p
 from types import SimpleNamespace
 
 from viz.teaching import beam_tree, context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
+from viz.transformer import head_grid, head_rows, MARKED_HEAD, self_attention_heatmap
 
 SOURCE = ["▁the", "▁cat", "<b>", "</s>"]
 TARGET = ["▁le", "▁chat", "</s>"]
@@ -29,6 +30,10 @@ FIGURES = {
     "context sum": lambda: context_sum(WEIGHTS[0], np.eye(4, 3), SOURCE, WEIGHTS[0] @ np.eye(4, 3)),
     "top-k": lambda: topk_bars(["▁le", "▁la"], np.array([0.7, 0.2]), chosen="▁le"),
     "beam tree": lambda: beam_tree(_tiny_tree(), selected_path=[1, 3]),
+    "head grid": lambda: head_grid(np.stack([np.stack([WEIGHTS] * 4)] * 3), SOURCE, TARGET, marked=(2, 1),
+                                   marked_label="closest"),
+    "head rows": lambda: head_rows(WEIGHTS, SOURCE, ["head 1", "head 2", "head 3"]),
+    "self-attention": lambda: self_attention_heatmap(np.eye(4), SOURCE),
 }
 
 
@@ -80,3 +85,17 @@ def test_classroom_load_curve():
     lines = {t["name"]: t for t in fig["data"]}
     assert list(lines["95th percentile"]["x"]) == [1, 10, 30] and list(lines["95th percentile"]["y"]) == [60, 300, 800]
     assert list(lines["p95 budget"]["y"]) == [1000, 1000]
+
+
+def test_head_grid_places_every_head_and_frames_the_marked_one():
+    heads = np.random.default_rng(0).dirichlet(np.ones(4), size=(3, 4, 3))  # layers x heads x T x S
+    raw = head_grid(heads, SOURCE, TARGET, marked=(1, 2), marked_label="closest")
+    fig = validated(raw).to_dict()
+    assert len(fig["data"]) == 12 and all(t["zmin"] == 0 and t["zmax"] == 1 for t in fig["data"])
+    assert np.allclose(np.asarray(raw.data[1 * 4 + 2].z), heads[1, 2])
+    frame = [s for s in fig["layout"]["shapes"] if s["name"] == MARKED_HEAD]
+    x = fig["layout"]["xaxis7"]["domain"]  # layer 2, head 3 is the 7th panel
+    assert len(frame) == 1 and (frame[0]["x0"], frame[0]["x1"]) == tuple(x)
+    assert any("closest" in a["text"] for a in fig["layout"]["annotations"])
+    with pytest.raises(ValueError):
+        head_grid(heads, SOURCE[:2], TARGET)
