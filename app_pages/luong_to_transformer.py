@@ -72,11 +72,12 @@ def luong_step() -> None:
     st.subheader("① One step of Luong's dot attention")
     left, right = columns()
     with left:
-        st.latex(r"e_{ij} = s_i^\top \bar h_j \qquad \text{(eq. 8, dot)}")
-        st.latex(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_k \exp(e_{ik})}, \qquad c_i = \sum_j \alpha_{ij} \bar h_j"
-                 r" \qquad \text{(eq. 7)}")
+        st.latex(r"e_{ij} = s_i^\top \bar h_j")
+        st.latex(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_k \exp(e_{ik})}")
+        st.latex(r"c_i = \sum_j \alpha_{ij} \bar h_j")
         gap = float(np.abs(step.energies - record.energies[k]).max())
-        st.caption(f"$s_{{{i}}}$ is the decoder state after its RNN step, $\\bar h_j$ the {len(src)} source "
+        st.caption(f"Luong et al. 2015, eq. 8 (dot) and eq. 7. "
+                   f"$s_{{{i}}}$ is the decoder state after its RNN step, $\\bar h_j$ the {len(src)} source "
                    f"annotations, all d = {step.d} wide. Recomputed here from those vectors, $e_{{{i}j}}$ differs "
                    f"from the decoder's own by at most {gap:.1e}.")
     with right:
@@ -87,14 +88,14 @@ def luong_step() -> None:
     left, right = columns()
     with left:
         st.latex(r"Q = s_i W^Q,\quad K = \bar H W^K,\quad V = \bar H W^V")
-        st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
-                 r" \qquad \text{(Vaswani eq. 1)}")
+        st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
         same_e = float(np.abs(step.qkv_energies - step.energies).max())
         same_c = float(np.abs(step.qkv_context - step.context).max())
-        st.caption(f"The decoder state is the **query**, the annotations are the **keys** and the **values**. With "
+        st.caption(f"Vaswani et al. 2017, eq. 1. The decoder state is the **query**, the annotations are the "
+                   f"**keys** and the **values**. With "
                    f"$W^Q = W^K = W^V = I$ and no scale, $QK^\\top$ is Luong's $e_{{{i}j}}$ (largest difference "
                    f"{same_e:.1e}) and $\\mathrm{{softmax}}(QK^\\top)V$ is $c_{{{i}}}$ ({same_c:.1e}). The Transformer "
-                   f"learns the three projections and divides by $\\sqrt{{d_k}}$ = {np.sqrt(step.d):.0f} here: dot "
+                   f"learns the three projections and divides by $\\sqrt{{d_k}}$, here √{step.d} ≈ {np.sqrt(step.d):.1f}: dot "
                    "products of wide vectors grow with the width, and an ever sharper softmax stops learning. The "
                    "bars show what the scale alone does to this step's weights.")
     with right:
@@ -106,7 +107,7 @@ def luong_step() -> None:
     left, right = columns()
     with left:
         st.latex(r"\mathrm{head}_k = \mathrm{softmax}\!\left(\frac{Q_k K_k^\top}{\sqrt{d_k}}\right) V_k")
-        st.latex(r"\mathrm{MultiHead}(Q, K, V) = [\mathrm{head}_1 ; \dots ; \mathrm{head}_h]\, W^O")
+        st.latex(r"\mathrm{MultiHead} = [\mathrm{head}_1 ; \dots ; \mathrm{head}_h]\, W^O")
         total = float(np.abs(step.head_energies.sum(0) * np.sqrt(step.d_k) - step.energies).max())
         spread = [src[int(j)] for j in step.head_weights.argmax(1)]
         st.caption(f"Split $s_{{{i}}}$ and every $\\bar h_j$ into h = {HEADS} slices of $d_k$ = {step.d_k}: a dot "

@@ -8,7 +8,9 @@ Server time of each interaction (AppTest: a widget changed, the page's script re
 - ``*_new_sentence_ms``: a sentence never seen before typed in, so nothing comes from the
   cache (median over ``--repeats`` sentences, and the worst);
 - the other entries move a widget on a sentence already decoded: the step slider and ◀ ▶,
-  a beam size, a hypothesis, a What-if alternative, a French sentence to align, a seed.
+  a beam size, a hypothesis, a What-if alternative, a French sentence to align, a seed;
+  with a Transformer in the zoo, From Luong to the Transformer's step slider, head picker
+  and encoder head, and Step through on the Transformer.
 
 Watch attention emerge trains two tiny models on the server, so it is measured apart:
 ``first_frame_s`` from the button press to the first alignment drawn (model built, one
@@ -109,6 +111,22 @@ def interactions(model: str, repeats: int) -> dict:
     # Worked example: pure numpy
     at = open_page("worked_example", model, "")
     out["worked_seed"] = summary([timed(at.number_input(key="we_seed").set_value(s)) for s in range(1, 6)])
+
+    # From Luong to the Transformer, when a Transformer is loaded: a new sentence decodes it with
+    # three models (Luong dot, the Transformer, RNNsearch forced along its translation)
+    from app_pages.common import available_models
+    if "transformer" in available_models():
+        at = open_page("luong_to_transformer", model, next(sentences))
+        out["transformer_new_sentence"] = summary([timed(at.text_area(key="transformer_text").input(next(sentences)))
+                                                   for _ in range(repeats)])
+        out["transformer_step_slider"] = summary([timed(at.slider(key="tf_step").set_value(i)) for i in range(2, 7)])
+        out["transformer_head_picker"] = summary([timed(at.selectbox(key="tf_head").select_index(n))
+                                                  for n in range(1, 6)])
+        out["transformer_encoder_head"] = summary([timed(at.selectbox(key="tf_enc_head").select_index(n))
+                                                   for n in range(1, 4)])
+        at = open_page("step_through", "transformer", next(sentences))
+        out["transformer_step_through_slider"] = summary([timed(at.slider(key="step_i").set_value(i))
+                                                          for i in range(2, 7)])
     return out
 
 
