@@ -139,6 +139,20 @@ for name, entry in entries.items():
                                    "the ordinary text the model was trained on (`de le` → `du`, `Speaker ,` → "
                                    "`Speaker,`), scored on the gold tokens; *tokens as given*: force-decoded as "
                                    "the gold set spells them.")
+                heads = get(metrics, "alignment_heads")
+                if heads:  # a Transformer: every layer x head scored (python -m model.align)
+                    rows = []
+                    for reading, label in (("written", "written text"), ("as_given", "tokens as given")):
+                        for which in ("best", "shown"):
+                            r = (heads.get(reading) or {}).get(which)
+                            if r:
+                                rows.append((label, "best head" if which == "best" else "shown (layer mean)",
+                                             f"layer {r['layer']}, head {r['head']}", fmt(r["aer"], 3)))
+                    st.markdown("**Alignment per head**")
+                    st.dataframe(pd.DataFrame(rows, columns=["tokens", "which", "layer × head", "AER"]),
+                                 hide_index=True, width="stretch")
+                    st.caption("Every layer × head and each layer's average scored alone; the app draws the "
+                               "shown layer's heads averaged.")
 
         log_path = entry.folder / TRAIN_LOG
         if log_path.exists():

@@ -441,7 +441,7 @@ def test_bleu_recompute_button(product, tmp_path, monkeypatch):
     at.number_input(key="bleu_bootstrap").set_value(20)
     run(at.button(key="bleu_recompute").click())
     written = pd.read_csv(tmp_path / "bleu_by_length.csv")
-    available = {"rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc"}
+    available = {"rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc", "transformer"}
     assert set(written["model"]) == available and set(written["set"]) == {"test", "stress"}
     assert written["ci_low"].notna().all()
     assert len([f for f in figures(at) if any(t.get("name") == "segments" for t in f["data"])]) == 2
@@ -460,7 +460,7 @@ def test_bleu_recompute_disabled_without_data(product, tmp_path, monkeypatch):
 def test_models_cards(product):
     at = page("app_pages/models.py")
     overview = at.dataframe[0].value
-    assert len(overview) == 7 and list(overview["status"]).count("unavailable") == 1
+    assert len(overview) == 8 and list(overview["status"]).count("unavailable") == 1
     metrics = json.loads((product["zoo"] / "rnnsearch" / "metrics.json").read_text())
     row = overview[overview["model"] == "RNNsearch (Bahdanau, additive)"].iloc[0]
     assert row["test BLEU"] == metrics["test"]["bleu"] and row["stress BLEU"] == metrics["stress"]["bleu"]
