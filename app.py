@@ -39,6 +39,10 @@ def warm_up() -> None:
     try:
         # in the order the first page needs them: Plotly for its loading chart, the models,
         # its translation
+        # pandas first, whole: Plotly's serialiser uses pandas if it is in sys.modules, and a page
+        # drawing its loading chart while this thread is half-way through importing pandas
+        # would find a partially initialised module ("no attribute 'Series'")
+        import pandas  # noqa: F401
         from viz.figure import placeholder
         placeholder("").to_json()  # Plotly's lazy imports
         state.figures_ready.set()

@@ -29,12 +29,15 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--batch-tokens", type=int, default=None)
+    p.add_argument("--vocab", default=None, help="SentencePiece model (default: the config's train.vocab)")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     run = load_run_config(args.config)
     if args.batch_tokens:
         run.train.batch_tokens = args.batch_tokens
+    if args.vocab:
+        run.train.vocab = args.vocab
     train_file = split_path(args.data, "train")
     vocab = get_vocabulary(run.train.vocab, train_file, run.model.vocab_size)
     run.model.vocab_size = len(vocab)
@@ -59,6 +62,7 @@ def main():
         tokens += n
     seconds = time.perf_counter() - t0
     print(json.dumps({"config": args.config, "decoder": run.model.decoder, "attention": run.model.attention,
+                      "parameters": sum(p.numel() for p in model.parameters()),
                       "steps": args.steps, "batch_tokens": run.train.batch_tokens, "threads": torch.get_num_threads(),
                       "target_tokens": tokens, "seconds": round(seconds, 2),
                       "tokens_per_second": round(tokens / seconds, 1)}))

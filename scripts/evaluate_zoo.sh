@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data}
 BEAM=${2:-5}
 shift $(( $# > 2 ? 2 : $# ))
-MODELS=${*:-rnnsearch luong-general luong-dot luong-concat luong-local rnnenc}
+MODELS=${*:-rnnsearch luong-general luong-dot luong-concat luong-local rnnenc transformer}
 mkdir -p results
 for name in $MODELS; do
   ck=checkpoints/$name
