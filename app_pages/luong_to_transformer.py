@@ -144,9 +144,10 @@ def transformer_heads(record, agreement: np.ndarray | None) -> None:
     chosen = st.selectbox("Head", options, index=default, key="tf_head", format_func=head_label)
     layer, head = chosen
     weights = (record.head_weights[:, layer].mean(1) if head is None else record.head_weights[:, layer, head])
-    note = "" if agreement is None or head is None else f" · agrees with RNNsearch on {agreement[layer, head]:.0%} of words"
-    st.plotly_chart(alignment_heatmap(weights, record.source_tokens, record.target_tokens,
-                                      title=head_label(chosen) + note), key="tf_head_map")
+    note = "" if agreement is None or head is None else f": {agreement[layer, head]:.0%} like RNNsearch"
+    title = (f"L{layer + 1} · " + ("mean" if head is None else f"H{head + 1}")) + note
+    st.plotly_chart(alignment_heatmap(weights, record.source_tokens, record.target_tokens, title=title),
+                    key="tf_head_map")
 
 
 if transformer is None:
@@ -177,13 +178,14 @@ best = None if agreement is None else tuple(int(x) for x in np.unravel_index(agr
 st.caption(f"{L} layers × {H} heads of scaled dot-product cross-attention; the decoder state of each layer is the "
            f"query, the encoder's output the keys and values. Elsewhere the app shows layer {shown_layer} with its "
            "heads averaged (the penultimate layer, which Garg et al. 2019 found to align best). "
-           + ("The framed head agrees most often with RNNsearch: for each French word, the English word it attends "
-              "to most is the one RNNsearch attends to most when forced along the same translation." if best else
+           + ("The framed head (★) agrees most often with RNNsearch: for each French word, the English word it "
+              "attends to most is the one RNNsearch attends to most when forced along the same translation."
+              if best else
               "RNNsearch is not loaded, or cuts this sentence into other words, so no head is marked."))
 left, right = st.columns([3, 2], gap="large")
 with left:
     st.plotly_chart(head_grid(record.head_weights.transpose(1, 2, 0, 3), record.source_tokens, record.target_tokens,
-                              marked=best, marked_label="closest to RNNsearch"), key="tf_grid")
+                              marked=best, marked_label="★"), key="tf_grid")
 with right:
     transformer_heads(record, agreement)
 if agreement is not None:

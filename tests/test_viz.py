@@ -31,7 +31,7 @@ FIGURES = {
     "top-k": lambda: topk_bars(["▁le", "▁la"], np.array([0.7, 0.2]), chosen="▁le"),
     "beam tree": lambda: beam_tree(_tiny_tree(), selected_path=[1, 3]),
     "head grid": lambda: head_grid(np.stack([np.stack([WEIGHTS] * 4)] * 3), SOURCE, TARGET, marked=(2, 1),
-                                   marked_label="closest"),
+                                   marked_label="★"),
     "head rows": lambda: head_rows(WEIGHTS, SOURCE, ["head 1", "head 2", "head 3"]),
     "self-attention": lambda: self_attention_heatmap(np.eye(4), SOURCE),
 }
@@ -89,13 +89,13 @@ def test_classroom_load_curve():
 
 def test_head_grid_places_every_head_and_frames_the_marked_one():
     heads = np.random.default_rng(0).dirichlet(np.ones(4), size=(3, 4, 3))  # layers x heads x T x S
-    raw = head_grid(heads, SOURCE, TARGET, marked=(1, 2), marked_label="closest")
+    raw = head_grid(heads, SOURCE, TARGET, marked=(1, 2), marked_label="★")
     fig = validated(raw).to_dict()
     assert len(fig["data"]) == 12 and all(t["zmin"] == 0 and t["zmax"] == 1 for t in fig["data"])
     assert np.allclose(np.asarray(raw.data[1 * 4 + 2].z), heads[1, 2])
     frame = [s for s in fig["layout"]["shapes"] if s["name"] == MARKED_HEAD]
     x = fig["layout"]["xaxis7"]["domain"]  # layer 2, head 3 is the 7th panel
     assert len(frame) == 1 and (frame[0]["x0"], frame[0]["x1"]) == tuple(x)
-    assert any("closest" in a["text"] for a in fig["layout"]["annotations"])
+    assert any(a["text"] == "L2 · H3 ★" for a in fig["layout"]["annotations"])
     with pytest.raises(ValueError):
         head_grid(heads, SOURCE[:2], TARGET)

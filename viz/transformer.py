@@ -20,8 +20,9 @@ MARKED_HEAD = "marked head"  # shape name the tests look for
 def head_grid(head_weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],
               marked: tuple[int, int] | None = None, marked_label: str = "", cell: int = 210) -> go.Figure:
     """head_weights: layers x heads x T x S -> a grid of small heatmaps, one row per layer,
-    one column per head (1-based titles). ``marked`` = (layer, head), 0-based, is framed in
-    the highlight colour, with ``marked_label`` in its title. Hover names the tokens."""
+    one column per head (titles "L1 · H1", 1-based). ``marked`` = (layer, head), 0-based, is
+    framed in the highlight colour, with ``marked_label`` (a few characters) after its title.
+    Hover names the layer, the head and the tokens."""
     head_weights = np.asarray(head_weights, dtype=float)
     L, H, T, S = head_weights.shape
     if (T, S) != (len(target_tokens), len(source_tokens)):
@@ -49,7 +50,8 @@ def head_grid(head_weights: np.ndarray, source_tokens: list[str], target_tokens:
             layout[f"yaxis{axis}"] = dict(domain=[y0, y1], anchor=f"x{axis}", autorange="reversed",
                                           showticklabels=False, showgrid=False, zeroline=False)
             is_marked = marked == (layer, head)
-            title = f"layer {layer + 1} · head {head + 1}" + (f" · {marked_label}" if is_marked and marked_label else "")
+            # short titles: four of them share a row of about 600 px
+            title = f"L{layer + 1} · H{head + 1}" + (f" {marked_label}" if is_marked and marked_label else "")
             layout["annotations"].append(dict(text=escape(title), xref="paper", yref="paper", x=(x0 + x1) / 2,
                                               y=y1, yanchor="bottom", showarrow=False,
                                               font=dict(size=FONT_SIZE - 3, color=HIGHLIGHT if is_marked else "#333")))
