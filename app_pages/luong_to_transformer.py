@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import plain, query_param, set_query_params, usable_models
-from app_pages.teaching_common import cached_forced, cached_greedy, cached_values, sentence_input, source_or_stop
+from app_pages.common import plain, set_query_params, usable_models
+from app_pages.teaching_common import (cached_forced, cached_greedy, cached_values, sentence_input, source_or_stop,
+                                       step_in_range)
 from model.analysis import merge_to_words
 from model.multihead import as_query_keys_values, head_agreement
 from viz.heatmap import alignment_heatmap
@@ -55,12 +56,7 @@ def luong_step() -> None:
     """The step slider reruns only this part."""
     record, values = cached_greedy(luong, text), cached_values(luong, text)
     T = len(record.target_tokens)
-    if STEP not in st.session_state:
-        try:
-            st.session_state[STEP] = int(query_param("step", "1"))
-        except ValueError:
-            st.session_state[STEP] = 1
-    st.session_state[STEP] = min(max(1, st.session_state[STEP]), T)
+    step_in_range(STEP, T)
     i = st.slider("Target step i", 1, T, key=STEP) if T > 1 else 1
     k = i - 1
     step = as_query_keys_values(record.query_states[k], values, heads=HEADS)

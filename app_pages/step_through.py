@@ -15,10 +15,10 @@ Equation numbers are the ones the docstrings of ``model/decoders.py`` and
 import numpy as np
 import streamlit as st
 
-from app_pages.common import plain, query_param
+from app_pages.common import plain
 from model.analysis import entropy
 from app_pages.teaching_common import (cached_greedy, cached_values, keep_in_url, pick_model, sentence_input,
-                                       source_or_stop)
+                                       source_or_stop, step_in_range)
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
 from viz.transformer import head_rows
 
@@ -46,12 +46,7 @@ cfg = entry.model.cfg
 T = len(record.target_tokens)
 
 # -- which step ------------------------------------------------------------------------------
-if STEP not in st.session_state:
-    try:
-        st.session_state[STEP] = int(query_param("step", "1"))
-    except ValueError:
-        st.session_state[STEP] = 1
-st.session_state[STEP] = min(max(1, st.session_state[STEP]), T)
+step_in_range(STEP, T)
 
 
 def move(delta: int) -> None:

@@ -9,8 +9,8 @@ import streamlit as st
 
 from app_pages import settings
 from app_pages.server_limits import decoding_slot
-from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, sentence_input,
-                              set_query_params, zoo)
+from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, query_param,
+                              sentence_input, set_query_params, zoo)
 from model.align import forced_alignment, ForcedAlignment
 from model.internals import annotation_values
 from model.search import beam_search, DecodingRecord, forced, greedy, prepare_source, PreparedSource
@@ -37,6 +37,17 @@ def source_or_stop(entry: ZooEntry, text: str) -> PreparedSource:
     for notice in src.notices:
         st.warning(notice, icon=":material/content_cut:")
     return src
+
+
+def step_in_range(key: str, T: int) -> None:
+    """Session state ``key`` holds a target step 1…T: on the first visit the link's ``?step=``
+    (else 1), afterwards the slider's last value, kept in range when a new sentence is shorter."""
+    if key not in st.session_state:
+        try:
+            st.session_state[key] = int(query_param("step", "1"))
+        except ValueError:
+            st.session_state[key] = 1
+    st.session_state[key] = min(max(1, st.session_state[key]), T)
 
 
 # Each cache is keyed by the checkpoint folder as well, as ``common.cached_translate`` is, so
@@ -113,4 +124,4 @@ def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], fren
 
 
 __all__ = ["gold_folder", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",
-           "cached_values", "cached_beam", "cached_forced_alignment", "cached_forced"]
+           "cached_values", "cached_beam", "cached_forced_alignment", "cached_forced", "step_in_range"]

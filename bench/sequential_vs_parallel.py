@@ -2,10 +2,10 @@
 on the same data, the same vocabulary and one core each.
 
     python bench/sequential_vs_parallel.py --data ../shared/data/enfr-broad --vocab runs/vocab-8k/spm.model \
-        [--steps 30] [--checkpoints checkpoints] [--models rnnsearch transformer]
+        [--steps 30] [--threads 1 2] [--checkpoints checkpoints] [--models rnnsearch transformer]
 
 Training: ``bench/train_speed.py`` for each model's config (target tokens per second over
-``--steps`` optimiser steps of the trainer's own batches). Decoding: ``bench/translate_speed.py``
+``--steps`` optimiser steps of the trainer's own batches), on 1 and on 2 torch threads. Decoding: ``bench/translate_speed.py``
 on each shipped checkpoint (median milliseconds, greedy and beam 5, for 5–40-word sentences).
 Each runs in its own process, one after the other, so neither competes with the other. Prints
 one JSON line; docs/results.md quotes it with the command and commit that produced it.
@@ -37,12 +37,17 @@ def main(argv=None) -> int:
     p.add_argument("--models", nargs="+", default=["rnnsearch", "transformer"])
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                   help="torch threads for the training measurement: parallel work can use a second core")
     args = p.parse_args(argv)
     result = {"data": args.data, "vocab": args.vocab, "models": {}}
     for name in args.models:
-        train = run_json("bench/train_speed.py", "--config", f"configs/{name}.yaml", "--data", args.data,
-                         "--vocab", args.vocab, "--steps", str(args.steps), "--threads", "1")
-        entry = {"train_tokens_per_second": train["tokens_per_second"], "parameters": train["parameters"]}
+        entry = {"train_tokens_per_second": {}}
+        for threads in args.threads:
+            train = run_json("bench/train_speed.py", "--config", f"configs/{name}.yaml", "--data", args.data,
+                             "--vocab", args.vocab, "--steps", str(args.steps), "--threads", str(threads))
+            entry["train_tokens_per_second"][f"{threads}_threads"] = train["tokens_per_second"]
+            entry["parameters"] = train["parameters"]
         folder = Path(args.checkpoints) / name
         if (folder / "model.safetensors").exists():
             speed = run_json("bench/translate_speed.py", "--checkpoint", str(folder),
