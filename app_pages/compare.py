@@ -89,6 +89,16 @@ for k, n in enumerate(chosen):
                            file_name=f"attention-{n}-{view}.csv", mime="text/csv", key=f"compare_csv_{n}",
                            icon=":material/table:")
 
+def comparable(a: str, b: str) -> bool:
+    """Position-by-position numbers need the same source tokens: models on different vocabularies
+    (the Transformer's, say) cut a sentence into different pieces, though usually into the same words."""
+    return views[a][1] == views[b][1]
+
+
+def agreement_between(a: str, b: str) -> float | None:
+    return round(argmax_agreement(views[a][0], views[b][0]), 3) if comparable(a, b) else None
+
+
 if attending:
     st.subheader("The comparison in numbers")
     reference = attending[0]
@@ -100,8 +110,7 @@ if attending:
             "model": models[n].display_name,
             "mean entropy (nats)": round(float(h.mean()), 3),
             "diagonality": round(diagonality(weights), 3),
-            f"argmax agrees with {models[reference].display_name}":
-                round(argmax_agreement(weights, views[reference][0]), 3),
+            f"argmax agrees with {models[reference].display_name}": agreement_between(n, reference),
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(
@@ -110,10 +119,11 @@ if attending:
         f"would be log S = {np.log(views[reference][0].shape[1]):.3f}. "
         "**Diagonality**: 1 − mean |expected source position − i/T| (positions scaled to 0…1); 1 means step i "
         "looks where i/T falls in the source. **Argmax agreement**: the share of target steps i whose most-attended "
-        f"source {'word' if view == 'words' else 'piece'} is the same as the reference model's at the same step.")
+        f"source {'word' if view == 'words' else 'piece'} is the same as the reference model's at the same step"
+        + ("; empty where two models cut the sentence into different pieces (another vocabulary): the words view "
+           "compares them." if any(not comparable(n, reference) for n in attending) else "."))
     if len(attending) > 1:
-        agreement = pd.DataFrame([[round(argmax_agreement(views[a][0], views[b][0]), 3) for b in attending]
-                                  for a in attending],
+        agreement = pd.DataFrame([[agreement_between(a, b) for b in attending] for a in attending],
                                  index=[models[a].display_name for a in attending],
                                  columns=[models[b].display_name for b in attending])
         with st.expander("Argmax agreement between every pair"):
@@ -132,6 +142,10 @@ if len(attending) >= 2:
         same += 1
     if a == b:
         st.info("Pick two different models.")
+    elif not comparable(a, b):
+        st.info("The two models cut the sentence into different source pieces (they use different vocabularies), "
+                "so their weights cannot be subtracted piece by piece. Switch the view to whole words.",
+                icon=":material/call_split:")
     elif same == 0:
         st.info("The two translations differ from the first token, so no step can be compared: after a "
                 "different output the models condition on different histories.", icon=":material/call_split:")
