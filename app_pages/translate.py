@@ -17,8 +17,8 @@ from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, probability_figure
 
 st.title("Translate")
-st.caption("English → French with an RNN encoder–decoder. The heatmap shows where the decoder looked in the "
-           "English sentence while it wrote each French token.")
+st.caption("English → French with an encoder–decoder (RNNs, or a Transformer). The heatmap shows where the "
+           "decoder looked in the English sentence while it wrote each French token.")
 text = sentence_input("translate")
 c_model, c_decoding, c_view = st.columns([2, 2, 1.3])
 with c_model:
@@ -68,6 +68,11 @@ else:
         weights, source, target = record.weights, record.source_tokens, record.target_tokens
         st.caption("Subword pieces as the model sees them: ▁ marks the start of a word, `</s>` ends the sentence. "
                    "Hover a cell for α_ij. Colour: α from 0 (dark) to 1 (light), the same scale on every page.")
+    cfg = entry.model.cfg
+    if cfg.decoder == "transformer":  # which of its layers x heads this one matrix is
+        st.caption(f"A Transformer has {cfg.layers} layers × {cfg.heads} heads of cross-attention; this is layer "
+                   f"{cfg.shown_layer % cfg.layers + 1} with its heads averaged. *From Luong to the Transformer* "
+                   "shows every head.")
     fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}")
     show_figure(fig, f"alignment-{name}", key="translate_heatmap")
     st.download_button("Download attention matrix (CSV)", matrix_csv(weights, source, target),

@@ -252,6 +252,13 @@ def test_typed_sentence_words_view_and_beam(product):
     assert not heatmaps(at), "RNNenc has no attention to draw"
     assert any("RNNenc has no attention" in t for t in at.info.values)
 
+    run(at.selectbox(key="translate_model").set_value("transformer"))
+    transformer = record_of("transformer", text, 5)
+    (fig,) = heatmaps(at)  # the shown layer's heads averaged, and the page says so
+    np.testing.assert_allclose(array(fig["data"][0]["z"]), merge_to_words(
+        transformer.weights, transformer.source_tokens, transformer.target_tokens)[0], atol=1e-6)
+    assert any("layer 1 with its heads averaged" in t for t in at.caption.values)
+
 
 def test_example_picker_and_unknown_model_in_link(product):
     at = translate_app("I will eat.", model="no-such-model")
