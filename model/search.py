@@ -287,19 +287,24 @@ def greedy_batch(model: Seq2Seq, src: list[list[int]]) -> list[list[int]]:
     _, memory, state = model.encode(batch.src, batch.src_len)
     B = len(src)
     prev = torch.full((B,), BOS_ID, dtype=torch.long, device=device)
-    done = torch.zeros(B, dtype=torch.bool, device=device)
     # each sentence's own limit, so a result never depends on the other sentences in its batch
-    max_lens = [max_output_length(len(s) + 1) for s in src]
-    out = []
-    for t in range(max(max_lens)):
+    max_lens = torch.tensor([max_output_length(len(s) + 1) for s in src])
+    out: list[list[int]] = [[] for _ in range(B)]
+    live = torch.arange(B)  # the sentences still decoding; a finished one leaves the batch, so a
+    for t in range(int(max_lens.max())):  # long runaway output costs its own steps only
         logprobs, state, _ = model.step(prev, state, memory)
         prev = logprobs.argmax(-1)
-        out.append(prev)
-        done |= prev == EOS_ID
-        if done.all() or (t + 1 >= min(max_lens) and all(done[b] or t + 1 >= max_lens[b] for b in range(B))):
+        for b, token in zip(live.tolist(), prev.tolist()):
+            out[b].append(token)
+        going = ((prev.cpu() != EOS_ID) & (t + 1 < max_lens[live])).nonzero().flatten()
+        if len(going) == 0:
             break
-    ids = torch.stack(out, 1).tolist()
-    return [row[:row.index(EOS_ID)] if EOS_ID in row else row[:limit] for row, limit in zip(ids, max_lens)]
+        if len(going) < len(live):
+            rows = going.to(device)
+            state = {n: v.index_select(0, rows) for n, v in state.items()}
+            memory = memory.index_select(rows)
+            live, prev = live[going], prev.index_select(0, rows)
+    return [row[:-1] if row and row[-1] == EOS_ID else row for row in out]
 
 
 @torch.no_grad()

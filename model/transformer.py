@@ -173,7 +173,8 @@ class Transformer(nn.Module):
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[None, Memory, dict]:
         """Encoder stack; memory holds the final annotations, every decoder layer's cross K and V
         (B x L x 2 x h x S x d_k) and the encoder's self-attention (B x L x h x S x S).
-        The state is the decoder's empty self-attention cache, B x L x 2 x h x 0 x d_k."""
+        The state is the decoder's empty self-attention cache: per layer n, keys ``K{n}`` and
+        values ``V{n}``, B x h x 0 x d_k (one tensor each, so a step appends to it with one copy)."""
         mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)  # B x S
         x = self.embed(self.src_embed, src)
         self_weights = []
@@ -186,8 +187,8 @@ class Transformer(nn.Module):
         memory = Memory(values=annotations, mask=mask, layer_keys=layer_keys,
                         encoder_attention=torch.stack(self_weights, 1))
         h, d_k = self.cfg.heads, self.cfg.emb_size // self.cfg.heads
-        empty = annotations.new_zeros(src.size(0), self.cfg.layers, 2, h, 0, d_k)
-        return None, memory, {"cache": empty}
+        empty = annotations.new_zeros(src.size(0), h, 0, d_k)
+        return None, memory, {name: empty for n in range(self.cfg.layers) for name in (f"K{n}", f"V{n}")}
 
     def logits(self, features: torch.Tensor) -> torch.Tensor:
         return F.linear(features, self.W_o, self.output_bias)
@@ -195,15 +196,13 @@ class Transformer(nn.Module):
     def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
         """One target position i from the cache of positions 0 … i−1. prev_tokens: (B,) ->
         log-probabilities (B, V). Self-attention needs no mask: the cache holds only the past."""
-        cache = state["cache"]  # B x L x 2 x h x i x d_k
-        x = self.embed(self.trg_embed, prev_tokens.unsqueeze(1), start=cache.size(4))  # B x 1 x d
+        x = self.embed(self.trg_embed, prev_tokens.unsqueeze(1), start=state["K0"].size(2))  # B x 1 x d
         cross_mask = memory.mask[:, None, None, :]  # B x 1 x 1 x S
-        new_cache, per_layer = [], []
+        new_state, per_layer = {}, []
         for n, layer in enumerate(self.decoder_layers):
             K_new, V_new = layer.self_attention.keys_values(layer.self_norm(x))  # B x h x 1 x d_k
-            K = torch.cat([cache[:, n, 0], K_new], 2)
-            V = torch.cat([cache[:, n, 1], V_new], 2)
-            new_cache.append(torch.stack([K, V], 1))
+            K = new_state[f"K{n}"] = torch.cat([state[f"K{n}"], K_new], 2)  # B x h x (i + 1) x d_k
+            V = new_state[f"V{n}"] = torch.cat([state[f"V{n}"], V_new], 2)
             self_mask = torch.ones(1, 1, 1, K.size(2), dtype=torch.bool, device=x.device)
             x, seen = layer(x, K, V, self_mask, memory.layer_keys[:, n, 0], memory.layer_keys[:, n, 1], cross_mask)
             per_layer.append(seen)
@@ -213,7 +212,7 @@ class Transformer(nn.Module):
                     energies=energies[:, :, 0].mean(1), weights=weights[:, :, 0].mean(1),  # heads averaged: B x S
                     head_weights=torch.stack([w[:, :, 0] for _, _, w, _, _ in per_layer], 1),  # B x L x h x S
                     self_weights=torch.stack([s[:, :, 0] for *_, s in per_layer], 1))  # B x L x h x i
-        return F.log_softmax(self.logits(features).float(), dim=-1), {"cache": torch.stack(new_cache, 1)}, step
+        return F.log_softmax(self.logits(features).float(), dim=-1), new_state, step
 
     # -- training ---------------------------------------------------------------------------------
     def forward(self, src, src_len, trg_in, trg_out=None, label_smoothing: float = 0.0, return_weights: bool = False):
