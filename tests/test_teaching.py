@@ -473,3 +473,21 @@ def test_step_through_transformer():
     latex = " ".join(x.value for x in at.latex)
     assert r"\sqrt{d_k}" in latex and r"\frac{1}{h} \sum_k" in latex
     assert array(chart(at, "step_heads")["data"][0]["z"]).shape[0] == 4
+
+
+def test_luong_to_transformer_bad_input_and_missing_models(tiny_zoo, tmp_path, monkeypatch):
+    """Empty and markup input get the usual messages; without a Transformer or a Luong dot model
+    the page says which section needs what, and shows the rest."""
+    at = open_page("luong_to_transformer", text=DIGITS)
+    at = at.text_area(key="transformer_text").input("   ").run()
+    assert not at.exception and any("empty" in i.value for i in at.info)
+    at = at.text_area(key="transformer_text").input("<b>1 2</b> 3").run()
+    assert not at.exception and not any("empty" in i.value for i in at.info)
+    partial = tmp_path / "checkpoints"
+    partial.mkdir()
+    for name in ("rnnsearch", "luong-dot"):
+        (partial / name).symlink_to(tiny_zoo / name)
+    monkeypatch.setenv("ATTN_EXPLORER_CHECKPOINTS", str(partial))
+    at = open_page("luong_to_transformer", text=DIGITS)
+    assert any("Transformer is not loaded" in i.value for i in at.info)
+    assert chart(at, "tf_heads")  # the Luong sections are still drawn
