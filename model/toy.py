@@ -65,7 +65,11 @@ def toy_vocabulary(folder: str | Path | None = None) -> Vocabulary:
 def tiny_config(vocab: Vocabulary, decoder: str = "rnnsearch", attention: str = "additive", size: int = 32) -> ModelConfig:
     return ModelConfig(decoder=decoder, attention=attention, vocab_size=len(vocab), emb_size=size,
                        enc_hidden=size, dec_hidden=size, attention_size=size, maxout_size=size,
-                       dropout=0.0, local_window=4, layers=2, heads=4, ff_size=2 * size)
+                       dropout=0.0, local_window=4, layers=2, heads=4, ff_size=2 * size,
+                       # two layers: on digit reversal the alignment forms in the last one (its
+                       # heads averaged find the anti-diagonal at seeds 0, 1, 2; the first layer
+                       # 2-4 of 7 positions, and which of them varies with the CPU's rounding)
+                       shown_layer=-1)
 
 
 def train_toy(cfg: ModelConfig, vocab: Vocabulary, task: str = "reverse", steps: int = 300,

@@ -169,7 +169,7 @@ def test_align_scores_every_transformer_head(tiny_zoo, tmp_path):
     layers, n_heads = 2, 4  # model.toy.tiny_config
     assert len(heads["rows"]) == layers * n_heads + layers + 1  # every head, each layer's mean, all
     assert heads["best"]["aer"] == min(r["aer"] for r in heads["rows"])
-    assert heads["shown"]["layer"] == 1 and heads["shown"]["head"] == "mean"  # shown_layer -2 of 2
+    assert heads["shown"]["layer"] == 2 and heads["shown"]["head"] == "mean"  # the toy shows its last layer
     assert heads["shown"]["aer"] == js["aer"]  # the record's attention is that layer's head average
     stored = json.loads((folder / "metrics.json").read_text())["alignment_heads"]
     assert set(stored) == {"written", "as_given"} and stored["written"]["best"]["aer"] <= stored["written"]["shown"]["aer"]

@@ -51,9 +51,9 @@ def test_attention_model_learns_to_reverse(vocab, decoder, attention, lr, steps)
 
 def test_transformer_learns_to_reverse_and_its_shown_layer_aligns(vocab):
     """No recurrence: order comes only from the positional encodings, yet the shown
-    cross-attention layer (heads averaged) finds the anti-diagonal."""
+    cross-attention layer (the toy's last, heads averaged) finds the anti-diagonal."""
     model = train_toy(tiny_config(vocab, "transformer", "scaled-dot"), vocab, "reverse", steps=400, lr=0.003, seed=0)
     model.eval()
     assert token_accuracy(model, vocab) > 0.9
-    assert anti_diagonal_share(model, vocab) >= 5 / 7
+    assert anti_diagonal_share(model, vocab) >= 6 / 7
     assert toy_accuracy(model, vocab, "reverse") > 0.6  # whole sentences (0.78 at this seed)
