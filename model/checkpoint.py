@@ -112,7 +112,7 @@ def load_checkpoint(folder: str | Path, device: str = "cpu",
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     del tensors, expected  # garbage once packed: expected holds the fp32 parameters held in fp16 from here on
     model.to(device).eval()
-    if device == "cpu" and for_decoding and isinstance(model, Seq2Seq):  # packing is for the RNN decoders
+    if device == "cpu" and for_decoding:
         pack_for_decoding(model)
     return model, vocab, cfg
 

@@ -152,7 +152,7 @@ class Transformer(nn.Module):
         self.output_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
         self.output_weight = None if cfg.tie_embeddings else nn.Parameter(torch.randn(cfg.vocab_size, d) * d ** -0.5)
         self.shown = cfg.shown_layer % cfg.layers
-        self.packed_output = None  # the RNN decoders' packing (model/packed.py) does not apply
+        self.packed_output = None  # W_o packed for decoding (model/packed.py), set by pack_for_decoding
         self.fused_step = None
         for emb in (self.src_embed, self.trg_embed):  # N(0, 1/d), times sqrt(d) at the input (§3.4)
             nn.init.normal_(emb.weight, 0.0, d ** -0.5)
@@ -191,6 +191,8 @@ class Transformer(nn.Module):
         return None, memory, {name: empty for n in range(self.cfg.layers) for name in (f"K{n}", f"V{n}")}
 
     def logits(self, features: torch.Tensor) -> torch.Tensor:
+        if self.packed_output is not None and self.packed_output.usable(features):
+            return self.packed_output(features)
         return F.linear(features, self.W_o, self.output_bias)
 
     def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
