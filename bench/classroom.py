@@ -42,7 +42,6 @@ import os
 import platform
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -62,6 +61,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from test_browser import free_port, stop  # noqa: E402 - the browser test's own helpers
 
 # 8-20 words each; none is among the app's examples, so nothing is translated before it is asked
 SENTENCES = [
@@ -268,12 +269,6 @@ async def attend(n: int, lesson: Lesson, port: int, args, think: float, delay: f
         await tab.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def server(port: int | None):
     """The app's server on 127.0.0.1, healthy and past its first (model-loading) page; killed
@@ -305,12 +300,7 @@ def server(port: int | None):
                                + log.read().decode(errors="replace")[-3000:])
         yield proc, port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log.close()
 
 
