@@ -193,6 +193,8 @@ def main(argv=None) -> int:
                                  not args.no_perplexity)
     result["set"] = ("stress:" if args.stress else "") + str(args.data or args.src) + (
         f" (origin {args.origin})" if args.origin else "")
+    # which weights: a run in progress is evaluated again as it learns, so each figure names its step
+    result["steps"] = cfg.get("training", {}).get("steps")
     name = cfg.get("name", Path(args.checkpoint).name)
     set_name = args.set_name or ("stress" if args.stress else "test")
     if args.write_metrics:

@@ -1,6 +1,7 @@
-"""Print the README's results table from the shipped checkpoints' metrics.json and config.json.
+"""Print the README's results table from the shipped checkpoints' metrics.json and config.json,
+or, with --runs, its status table of the broad zoo's training runs (runs/NAME-8k).
 
-    python scripts/results_table.py
+    python scripts/results_table.py [--runs]
 
 Every number comes from a file written by model.train / model.evaluate / model.align.
 """
@@ -72,5 +73,26 @@ def main():
           "(`model.hansards`); *tokens as given*: force-decoded as the gold set spells them (`--as-given`).")
 
 
+def runs_table(root: Path = ROOT / "runs") -> None:
+    """Where each broad-zoo run stands: its train_log.csv's last row, its best dev BLEU, and the
+    newstest2014 score that `model.evaluate --write-metrics` last stored for it."""
+    print("| run | steps | minutes | epochs | best dev BLEU | newstest2014 | machine (last) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name in ZOO:
+        folder = root / f"{name}-8k"
+        if not (folder / "config.json").exists():
+            print(f"| `runs/{name}-8k` | not started | | | | | |")
+            continue
+        t = json.loads((folder / "config.json").read_text()).get("training", {})
+        m = json.loads((folder / "metrics.json").read_text()) if (folder / "metrics.json").exists() else {}
+        machine = t.get("machine", "–").split(",")[0]
+        nt = m.get("newstest2014", {})
+        newstest = (f"{nt['bleu']:.1f}{decoding(m, 'newstest2014')} at step {nt['steps']:,}"
+                    if nt.get("steps") else "–")
+        print(f"| `runs/{name}-8k` | {t.get('total_steps_run', t.get('steps', 0)):,} "
+              f"| {t.get('total_minutes_run', 0):.0f} | {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} "
+              f"| {newstest} | {machine} |")
+
+
 if __name__ == "__main__":
-    main()
+    runs_table() if "--runs" in sys.argv[1:] else main()

@@ -120,6 +120,8 @@ def test_evaluate_json(tiny_checkpoint, toy_split, tmp_path):
     assert js["bleu"] > 50  # the tiny model reverses digits well
     assert sum(b["segments"] for b in js["by_length"]) == 120
     assert js["perplexity"] >= 1.0 and js["seconds"] >= 0
+    trained = json.loads((tiny_checkpoint / "config.json").read_text())["training"]["steps"]
+    assert js["steps"] == trained > 0  # the figure names the weights it was measured on
     table = pd.read_csv(csv)
     assert list(table.columns[:4]) == ["model", "set", "beam", "bucket"] and (table["ci_low"] <= table["bleu"]).all()
 
