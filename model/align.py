@@ -195,7 +195,8 @@ def main(argv=None) -> int:
     if args.write_metrics:
         as_given = score(model, vocab, pairs, hansards=False) if not args.as_given else result
         written = result if not args.as_given else score(model, vocab, pairs, hansards=True)
-        metrics = {"alignment": {**written, "as_given": as_given}}
+        # the step of the weights scored, as model.evaluate records it: runs are scored as they learn
+        metrics = {"alignment": {**written, "as_given": as_given, "steps": cfg.get("training", {}).get("steps")}}
         if heads is not None:
             other = score_heads(model, vocab, pairs, hansards=args.as_given)
             metrics["alignment_heads"] = {"written": other if args.as_given else heads,

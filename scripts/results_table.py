@@ -75,23 +75,25 @@ def main():
 
 def runs_table(root: Path = ROOT / "runs") -> None:
     """Where each broad-zoo run stands: its train_log.csv's last row, its best dev BLEU, and the
-    newstest2014 score that `model.evaluate --write-metrics` last stored for it."""
-    print("| run | steps | minutes | epochs | best dev BLEU | newstest2014 | machine (last) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    newstest2014 score and AER that `model.evaluate` / `model.align --write-metrics` last stored."""
+    print("| run | steps | minutes | epochs | best dev BLEU | newstest2014 | AER / as given | machine (last) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in ZOO:
         folder = root / f"{name}-8k"
         if not (folder / "config.json").exists():
-            print(f"| `runs/{name}-8k` | not started | | | | | |")
+            print(f"| `runs/{name}-8k` | not started | | | | | | |")
             continue
         t = json.loads((folder / "config.json").read_text()).get("training", {})
         m = json.loads((folder / "metrics.json").read_text()) if (folder / "metrics.json").exists() else {}
         machine = t.get("machine", "–").split(",")[0]
+        minutes = t.get("total_minutes_run", t.get("wall_time_minutes", 0))  # the first while it trains
         nt = m.get("newstest2014", {})
         newstest = (f"{nt['bleu']:.1f}{decoding(m, 'newstest2014')} at step {nt['steps']:,}"
                     if nt.get("steps") else "–")
         print(f"| `runs/{name}-8k` | {t.get('total_steps_run', t.get('steps', 0)):,} "
-              f"| {t.get('total_minutes_run', 0):.0f} | {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} "
-              f"| {newstest} | {machine} |")
+              f"| {minutes:.0f} | {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} "
+              f"| {newstest} | {cell(m, 'alignment', 'aer', fmt='{:.3f}')} / "
+              f"{cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} | {machine} |")
 
 
 if __name__ == "__main__":

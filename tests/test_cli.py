@@ -173,7 +173,9 @@ def test_align_scores_every_transformer_head(tiny_zoo, tmp_path):
     assert heads["best"]["aer"] == min(r["aer"] for r in heads["rows"])
     assert heads["shown"]["layer"] == 2 and heads["shown"]["head"] == "mean"  # the toy shows its last layer
     assert heads["shown"]["aer"] == js["aer"]  # the record's attention is that layer's head average
-    stored = json.loads((folder / "metrics.json").read_text())["alignment_heads"]
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["alignment"]["steps"] == json.loads((folder / "config.json").read_text())["training"]["steps"] > 0
+    stored = metrics["alignment_heads"]
     assert set(stored) == {"written", "as_given"} and stored["written"]["best"]["aer"] <= stored["written"]["shown"]["aer"]
 
 
