@@ -85,13 +85,13 @@ def runs_table(root: Path = ROOT / "runs") -> None:
             continue
         t = json.loads((folder / "config.json").read_text()).get("training", {})
         m = json.loads((folder / "metrics.json").read_text()) if (folder / "metrics.json").exists() else {}
-        machine = t.get("machine", "–").split(",")[0]
+        machine = t.get("machine", "–").split(",")[0].replace("(R)", "").replace(" Processor", "")
         minutes = t.get("total_minutes_run", t.get("wall_time_minutes", 0))  # the first while it trains
         nt = m.get("newstest2014", {})
         newstest = (f"{nt['bleu']:.1f}{decoding(m, 'newstest2014')} at step {nt['steps']:,}"
                     if nt.get("steps") else "–")
         print(f"| `runs/{name}-8k` | {t.get('total_steps_run', t.get('steps', 0)):,} "
-              f"| {minutes:.0f} | {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} "
+              f"| {minutes:.0f} | {cell(t, 'epochs', fmt='{:.2f}')} | {cell(t, 'best_dev_bleu')} "
               f"| {newstest} | {cell(m, 'alignment', 'aer', fmt='{:.3f}')} / "
               f"{cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} | {machine} |")
 
