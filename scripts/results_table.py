@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from model.checkpoint import read_metrics  # noqa: E402
 from model.zoo import DISPLAY_NAMES, ZOO  # noqa: E402
 
 
@@ -74,7 +75,7 @@ def main():
 
 
 def runs_table(root: Path = ROOT / "runs") -> None:
-    """Where each broad-zoo run stands: its train_log.csv's last row, its best dev BLEU, and the
+    """Where each broad-zoo run stands: the training facts of its config.json, and the
     newstest2014 score and AER that `model.evaluate` / `model.align --write-metrics` last stored."""
     print("| run | steps | minutes | epochs | best dev BLEU | newstest2014 | AER / as given | machine (last) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -84,7 +85,7 @@ def runs_table(root: Path = ROOT / "runs") -> None:
             print(f"| `runs/{name}-8k` | not started | | | | | | |")
             continue
         t = json.loads((folder / "config.json").read_text()).get("training", {})
-        m = json.loads((folder / "metrics.json").read_text()) if (folder / "metrics.json").exists() else {}
+        m = read_metrics(folder) or {}
         machine = t.get("machine", "–").split(",")[0].replace("(R)", "").replace(" Processor", "")
         minutes = t.get("total_minutes_run", t.get("wall_time_minutes", 0))  # the first while it trains
         nt = m.get("newstest2014", {})
