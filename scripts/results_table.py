@@ -77,23 +77,29 @@ def main():
 def runs_table(root: Path = ROOT / "runs") -> None:
     """Where each broad-zoo run stands: the training facts of its config.json, and the
     newstest2014 score and AER that `model.evaluate` / `model.align --write-metrics` last stored."""
-    print("| run | steps | minutes | epochs | best dev BLEU | newstest2014 | AER / as given | machine (last) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| run | steps | minutes | epochs | best dev BLEU | newstest2014 | `enfr` test | AER / as given "
+          "| machine (last) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+    def scored(m: dict, set_name: str) -> str:  # "14.3 (greedy) at step 9,143": each run is scored at its own step
+        s = m.get(set_name, {})
+        if not s.get("steps"):
+            return "–"
+        beam = "greedy" if s.get("beam") == 1 else f"beam {s.get('beam')}"
+        return f"{s['bleu']:.1f} ({beam}) at step {s['steps']:,}"
+
     for name in ZOO:
         folder = root / f"{name}-8k"
         if not (folder / "config.json").exists():
-            print(f"| `runs/{name}-8k` | not started | | | | | | |")
+            print(f"| `runs/{name}-8k` | not started | | | | | | | |")
             continue
         t = json.loads((folder / "config.json").read_text()).get("training", {})
         m = read_metrics(folder) or {}
         machine = t.get("machine", "–").split(",")[0].replace("(R)", "").replace(" Processor", "")
         minutes = t.get("total_minutes_run", t.get("wall_time_minutes", 0))  # the first while it trains
-        nt = m.get("newstest2014", {})
-        newstest = (f"{nt['bleu']:.1f}{decoding(m, 'newstest2014')} at step {nt['steps']:,}"
-                    if nt.get("steps") else "–")
         print(f"| `runs/{name}-8k` | {t.get('total_steps_run', t.get('steps', 0)):,} "
               f"| {minutes:.0f} | {cell(t, 'epochs', fmt='{:.2f}')} | {cell(t, 'best_dev_bleu')} "
-              f"| {newstest} | {cell(m, 'alignment', 'aer', fmt='{:.3f}')} / "
+              f"| {scored(m, 'newstest2014')} | {scored(m, 'test')} | {cell(m, 'alignment', 'aer', fmt='{:.3f}')} / "
               f"{cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} | {machine} |")
 
 

@@ -290,3 +290,24 @@ def test_init_from_a_global_model_leaves_only_local_p_fresh(tiny_zoo):
     assert all(torch.equal(ours[k], v.float()) for k, v in general.items() if not k.startswith("decoder.attention."))
     with pytest.raises(SystemExit, match="different architecture.*U_o"):
         initialise_from(Seq2Seq(local_cfg), str(tiny_zoo / "rnnsearch"), torch.device("cpu"))
+
+
+def test_runs_table_names_each_score_with_its_decoding_and_step(tmp_path, capsys):
+    """scripts/results_table.py --runs: the README's status table of the broad runs."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from results_table import runs_table
+    run_dir = tmp_path / "rnnsearch-8k"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text(json.dumps({"training": {
+        "steps": 9143, "total_steps_run": 9143, "total_minutes_run": 277.0, "epochs": 2.74,
+        "best_dev_bleu": 28.76, "machine": "AMD EPYC 7B13, 2 cores"}}))
+    (run_dir / "metrics.json").write_text(json.dumps({
+        "newstest2014": {"bleu": 14.32, "beam": 1, "steps": 9143},
+        "test": {"bleu": 44.06, "beam": 5, "steps": 9000},
+        "alignment": {"aer": 0.425, "as_given": {"aer": 0.447}}}))
+    runs_table(tmp_path)
+    rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "14.3 (greedy) at step 9,143" in rows["`runs/rnnsearch-8k`"]
+    assert "44.1 (beam 5) at step 9,000" in rows["`runs/rnnsearch-8k`"]
+    assert "0.425 / 0.447" in rows["`runs/rnnsearch-8k`"]
+    assert "not started" in rows["`runs/luong-dot-8k`"]
