@@ -77,6 +77,9 @@ class TrainConfig:
     vocab: str = "checkpoints/_vocab/spm.model"  # shared SentencePiece model; trained if missing
     warmup_steps: int = 0             # linear learning-rate warm-up over the first steps (the Transformer's)
     init_from: str | None = None      # a checkpoint to warm-start from (see model.train.initialise_from); --init-from overrides
+    # origin -> copies of its pairs in every epoch (e.g. {tatoeba: 3}): mixed fine-tuning (Chu et al. 2017)
+    # leans a broad model back towards one domain without dropping the others; --oversample overrides
+    oversample: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

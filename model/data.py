@@ -74,6 +74,16 @@ def joined_pairs(df: pd.DataFrame, fraction: float, max_pairs: int, max_words: i
     return pd.DataFrame({"en": out_en, "fr": out_fr, "origin": out_origin})
 
 
+def oversampled(df: pd.DataFrame, copies: dict[str, int]) -> pd.DataFrame:
+    """``df`` with the rows of each origin in ``copies`` repeated that many times in all.
+
+    The repeats are appended whole, after the original rows; batching sorts and shuffles
+    anyway, so only the mix of origins per epoch changes.
+    """
+    extra = [df[df["origin"] == origin] for origin, k in copies.items() for _ in range(max(0, int(k) - 1))]
+    return pd.concat([df, *extra], ignore_index=True) if extra else df
+
+
 class Batch:
     """src: B x S (ids + EOS), src_len: B, trg_in: B x T (BOS + ids), trg_out: B x T (ids + EOS)."""
 

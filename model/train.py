@@ -33,7 +33,8 @@ from tqdm import tqdm
 
 from .checkpoint import CheckpointError, load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
 from .config import load_run_config, RunConfig
-from .data import Batch, encode_pairs, joined_pairs, multi_reference, read_split, split_path, token_batches
+from .data import (Batch, encode_pairs, joined_pairs, multi_reference, oversampled, read_split, split_path,
+                   token_batches)
 from .metrics import corpus_bleu
 from .model import Seq2Seq, build_model
 from .search import greedy_batch
@@ -208,6 +209,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--eval-every", type=int, default=None, help="override train.eval_every")
     p.add_argument("--vocab", default=None, help="override train.vocab (a SentencePiece model; trained on --data if missing)")
     p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
+    p.add_argument("--oversample", action="append", default=[], metavar="ORIGIN=K",
+                   help="K copies of ORIGIN's pairs per epoch (repeatable); overrides train.oversample")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -221,6 +224,11 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         run.train.vocab = args.vocab
     if args.vocab_size:
         run.model.vocab_size = args.vocab_size
+    if args.oversample:
+        try:
+            run.train.oversample = {o: int(k) for o, k in (a.split("=", 1) for a in args.oversample)}
+        except ValueError:
+            raise SystemExit(f"--oversample takes ORIGIN=K with a whole K, not {args.oversample}") from None
     return run
 
 
@@ -276,8 +284,10 @@ class Trainer:
         run.model.vocab_size = len(self.vocab)
         train_df = read_split(train_file)
         self.train_df = train_df[train_df["en"].str.split().str.len() <= run.train.max_words].reset_index(drop=True)
-        self.base = encode_pairs(self.vocab, self.train_df)
-        log.info("%s: %d training pairs (≤ %d words), vocabulary %d", run.name, len(self.base[0]), run.train.max_words,
+        # joined pairs are drawn from the corpus as it is; only the fixed pairs are oversampled
+        self.base = encode_pairs(self.vocab, oversampled(self.train_df, run.train.oversample))
+        log.info("%s: %d training pairs (≤ %d words%s), vocabulary %d", run.name, len(self.base[0]),
+                 run.train.max_words, f", oversampled {run.train.oversample}" if run.train.oversample else "",
                  len(self.vocab))
         self.dev = DevSet(self.vocab, dev_file, run.train.dev_sentences) if rank == 0 else None
         self.model = build_model(run.model).to(device)

@@ -220,6 +220,26 @@ def test_train_resume_and_checkpoint(toy_split, tmp_path):
     assert js["source_tokens"][-1] == "</s>"
 
 
+def test_oversample_repeats_one_origins_pairs_and_is_recorded(toy_split, tmp_path):
+    """--oversample ORIGIN=K (mixed fine-tuning): K copies of that origin's pairs per epoch."""
+    from model.data import oversampled
+    df = pd.DataFrame({"en": ["a", "b", "c"], "fr": ["x", "y", "z"], "origin": ["toy-a", "toy-b", "toy-a"]})
+    assert list(oversampled(df, {"toy-a": 3})["en"]) == ["a", "b", "c", "a", "c", "a", "c"]
+    assert oversampled(df, {}) is df and len(oversampled(df, {"toy-b": 1})) == 3
+    cfg = _tiny_config(tmp_path, tmp_path / "spm.model")
+    plain, over = tmp_path / "plain", tmp_path / "over"
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(plain), "--max-steps", "2",
+        "--quiet")
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(over), "--max-steps", "2",
+        "--oversample", "toy-a=3", "--quiet")
+    plain_cfg, over_cfg = (json.loads((d / "config.json").read_text()) for d in (plain, over))
+    assert over_cfg["train"]["oversample"] == {"toy-a": 3} and plain_cfg["train"]["oversample"] == {}
+    assert over_cfg["training"]["train_pairs"] == plain_cfg["training"]["train_pairs"] + 2 * 60
+    bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
+              "--oversample", "toy-a=many", check=False)
+    assert bad.returncode != 0 and "ORIGIN=K" in bad.stderr
+
+
 def test_resume_without_resume_state_continues_the_shipped_checkpoint(toy_split, tmp_path):
     """A fresh clone has no OUT/resume/: --resume then continues the shipped (best-on-dev)
     checkpoint from its own step, epoch, wall time and learning rate, with its weights."""
