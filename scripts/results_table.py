@@ -76,10 +76,10 @@ def main():
 
 def runs_table(root: Path = ROOT / "runs") -> None:
     """Where each broad-zoo run stands: the training facts of its config.json, and the
-    newstest2014 score and AER that `model.evaluate` / `model.align --write-metrics` last stored."""
-    print("| run | steps | minutes | epochs | best dev BLEU | newstest2014 | `enfr` test | AER / as given "
-          "| machine (last) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    newstest2014 and `enfr` test scores and the AER that `model.evaluate` / `model.align
+    --write-metrics` last stored, each at the step of the weights it scored."""
+    print("| run | steps | minutes | best dev BLEU | newstest2014 | `enfr` test | AER / as given |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
 
     def scored(m: dict, set_name: str) -> str:  # "14.3 (greedy) at step 9,143": each run is scored at its own step
         s = m.get(set_name, {})
@@ -91,16 +91,15 @@ def runs_table(root: Path = ROOT / "runs") -> None:
     for name in ZOO:
         folder = root / f"{name}-8k"
         if not (folder / "config.json").exists():
-            print(f"| `runs/{name}-8k` | not started | | | | | | | |")
+            print(f"| `runs/{name}-8k` | not started | | | | | |")
             continue
         t = json.loads((folder / "config.json").read_text()).get("training", {})
         m = read_metrics(folder) or {}
-        machine = t.get("machine", "–").split(",")[0].replace("(R)", "").replace(" Processor", "")
         minutes = t.get("total_minutes_run", t.get("wall_time_minutes", 0))  # the first while it trains
         print(f"| `runs/{name}-8k` | {t.get('total_steps_run', t.get('steps', 0)):,} "
-              f"| {minutes:.0f} | {cell(t, 'epochs', fmt='{:.2f}')} | {cell(t, 'best_dev_bleu')} "
+              f"| {minutes:.0f} | {cell(t, 'best_dev_bleu')} "
               f"| {scored(m, 'newstest2014')} | {scored(m, 'test')} | {cell(m, 'alignment', 'aer', fmt='{:.3f}')} / "
-              f"{cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} | {machine} |")
+              f"{cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} |")
 
 
 if __name__ == "__main__":
