@@ -80,7 +80,7 @@ def oversampled(df: pd.DataFrame, copies: dict[str, int]) -> pd.DataFrame:
     The repeats are appended whole, after the original rows; batching sorts and shuffles
     anyway, so only the mix of origins per epoch changes.
     """
-    extra = [df[df["origin"] == origin] for origin, k in copies.items() for _ in range(max(0, int(k) - 1))]
+    extra = [df[df["origin"] == origin] for origin, k in copies.items() for _ in range(k - 1)]
     return pd.concat([df, *extra], ignore_index=True) if extra else df
 
 

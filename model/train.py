@@ -227,8 +227,10 @@ def run_config(args: argparse.Namespace) -> RunConfig:
     if args.oversample:
         try:
             run.train.oversample = {o: int(k) for o, k in (a.split("=", 1) for a in args.oversample)}
+            if min(run.train.oversample.values()) < 1:
+                raise ValueError
         except ValueError:
-            raise SystemExit(f"--oversample takes ORIGIN=K with a whole K, not {args.oversample}") from None
+            raise SystemExit(f"--oversample takes ORIGIN=K with a whole K ≥ 1, not {args.oversample}") from None
     return run
 
 

@@ -48,7 +48,7 @@ def main():
             print(f"| {DISPLAY_NAMES[name]} | not trained yet |" + " |" * (head.count("|") - 3))
             continue
         cfg = json.loads((folder / "config.json").read_text())
-        m = json.loads((folder / "metrics.json").read_text()) if (folder / "metrics.json").exists() else {}
+        m = read_metrics(folder) or {}
         t = cfg.get("training", {})
         po = m.get("test", {}).get("per_origin", {})
         beam = m.get("test", {}).get("beam", beam)
@@ -74,19 +74,21 @@ def main():
           "(`model.hansards`); *tokens as given*: force-decoded as the gold set spells them (`--as-given`).")
 
 
+def scored(metrics: dict, set_name: str) -> str:
+    """'14.3 (greedy) at step 9,143': a run is scored at its own step, greedy or with a beam."""
+    s = metrics.get(set_name, {})
+    if not s.get("steps"):
+        return "–"
+    decoding = "greedy" if s.get("beam") == 1 else f"beam {s.get('beam')}"
+    return f"{s['bleu']:.1f} ({decoding}) at step {s['steps']:,}"
+
+
 def runs_table(root: Path = ROOT / "runs") -> None:
     """Where each broad-zoo run stands: the training facts of its config.json, and the
     newstest2014 and `enfr` test scores and the AER that `model.evaluate` / `model.align
     --write-metrics` last stored, each at the step of the weights it scored."""
     print("| run | steps | minutes | best dev BLEU | newstest2014 | `enfr` test | AER / as given |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-
-    def scored(m: dict, set_name: str) -> str:  # "14.3 (greedy) at step 9,143": each run is scored at its own step
-        s = m.get(set_name, {})
-        if not s.get("steps"):
-            return "–"
-        beam = "greedy" if s.get("beam") == 1 else f"beam {s.get('beam')}"
-        return f"{s['bleu']:.1f} ({beam}) at step {s['steps']:,}"
 
     for name in ZOO:
         folder = root / f"{name}-8k"
