@@ -110,15 +110,21 @@ def set_query_params(**values) -> None:
 @dataclass(frozen=True)
 class Example:
     """An example sentence: its domain and, where one is published, a human translation that
-    the Translate page shows beside the model's (with their chrF), so a mistranslation shows."""
+    the Translate page shows beside the model's (with their chrF), so a mistranslation shows;
+    ``note`` is what the page says of a sentence the shipped models are known to get wrong."""
     domain: str
     reference: str | None = None
     source: str | None = None  # where the reference comes from
+    note: str | None = None
 
 
 NEWSTEST = "WMT newstest2014, the paper's test set"
 EXAMPLES = {
-    # everyday (Tatoeba); the first is the landing sentence
+    # parliament (Canadian Hansards); the first is the landing sentence
+    "The European Parliament adopted the new economic policy.": Example("Parliament"),
+    "Mr. Speaker, the government must protect the Canadian economy.": Example("Parliament"),
+    "The minister answered the question of the honourable member.": Example("Parliament"),
+    # everyday (Tatoeba)
     "She bought a small red car last year.": Example("Everyday"),
     "I will eat.": Example("Everyday"),
     "Where is the train station?": Example("Everyday"),
@@ -129,9 +135,6 @@ EXAMPLES = {
     "of people watches him.": Example("Image caption, long"),
     "Two black dogs are running through the deep snow in a park near a frozen lake, while a woman "
     "in a blue coat walks slowly behind them with a camera.": Example("Image caption, long"),
-    # parliament (Canadian Hansards)
-    "Mr. Speaker, the government must protect the Canadian economy.": Example("Parliament"),
-    "The minister answered the question of the honourable member.": Example("Parliament"),
     # news (WMT)
     "The company lost 15,237 customers during the fourth quarter.": Example(
         "News", "L'entreprise a perdu 15 237 clients au cours du quatrième trimestre.", NEWSTEST),
@@ -140,7 +143,12 @@ EXAMPLES = {
     # Bahdanau et al. (2014), Figure 3 (a)-(d)
     "The agreement on the European Economic Area was signed in August 1992.": Example(
         "Paper, Fig. 3a", "L'accord sur la zone économique européenne a été signé en août 1992.",
-        "the paper's RNNsearch-50, Figure 3a"),
+        "the paper's RNNsearch-50, Figure 3a",
+        note="None of the shipped models translates *European Economic Area*: the name is rare in their "
+             "training data, and they spell out a non-word for it where the paper's model writes *zone "
+             "économique européenne*. The rest of the sentence comes out right. The same reordering "
+             "(adjective after the noun) is on the landing sentence, *The European Parliament adopted the "
+             "new economic policy.*, which every model translates correctly."),
     "It should be noted that the marine environment is the least known of environments.": Example(
         "Paper, Fig. 3b", "Il faut savoir que le milieu marin est le milieu le moins bien connu.", NEWSTEST),
     "Destruction of the equipment means that Syria can no longer produce new chemical weapons.": Example(
@@ -149,11 +157,11 @@ EXAMPLES = {
     "This will change my future with my family, the man said.": Example(
         "Paper, Fig. 3d", "« Cela va changer mon avenir et celui de ma famille », a déclaré l'homme.", NEWSTEST),
 }
-# The landing sentence: one the default model translates right and that shows reordering
-# (small red car -> petite voiture rouge, last year -> l'année dernière). The paper's own
-# Figure 3a sentence stays in the list, with its reference shown, but is not the landing
-# one while the shipped models garble it ("l'Unomique").
-DEFAULT_SENTENCE = "She bought a small red car last year."
+# The landing sentence: one every shipped model translates right and that shows reordering
+# the way the paper's Figure 3a does (European Parliament -> Parlement européen, economic
+# policy -> politique économique). The paper's own Figure 3a sentence stays in the list with
+# its reference and a note, since the shipped models garble its "European Economic Area".
+DEFAULT_SENTENCE = "The European Parliament adopted the new economic policy."
 SENTENCE = "sentence"  # session key: the current sentence, carried from page to page
 
 

@@ -1,9 +1,12 @@
-"""Print the README's results table from the shipped checkpoints' metrics.json and config.json,
-or, with --runs, its status table of the broad zoo's training runs (runs/NAME-8k).
+"""Print the README's results table from the shipped checkpoints' metrics.json and config.json.
 
-    python scripts/results_table.py [--runs]
+    python scripts/results_table.py [CHECKPOINTS]      (default: checkpoints)
 
-Every number comes from a file written by model.train / model.evaluate / model.align.
+Every number comes from a file written by model.train / model.evaluate / model.align
+(``bash scripts/evaluate_zoo.sh`` writes them all). The per-corpus columns are the broad
+test split's origins (``metrics.json`` → ``broad-test.per_origin``: the `enfr` test split's
+Multi30k and Tatoeba rows plus newstest2014), read from ``test.per_origin`` where a model
+has no broad-test entry.
 """
 import json
 import sys
@@ -14,6 +17,10 @@ sys.path.insert(0, str(ROOT))
 from model.checkpoint import read_metrics  # noqa: E402
 from model.zoo import DISPLAY_NAMES, ZOO  # noqa: E402
 
+HEAD = ("| model | `enfr` test | broad test | Multi30k 2016 | Multi30k 2017 | Tatoeba | newstest2014 | stress "
+        "| AER (Hansards) | AER, tokens as given | params | training data | steps | training (CPU) | best dev BLEU |")
+BLEU_SETS = ("test", "broad-test", "newstest2014", "stress")
+
 
 def cell(d, *keys, fmt="{:.1f}"):
     for k in keys:
@@ -23,86 +30,54 @@ def cell(d, *keys, fmt="{:.1f}"):
     return fmt.format(d) if isinstance(d, (int, float)) else str(d)
 
 
-def decoding(metrics: dict, set_name: str) -> str:
-    """' (greedy)' where a set was decoded otherwise than the table's beam."""
-    beam = metrics.get(set_name, {}).get("beam")
-    test_beam = metrics.get("test", {}).get("beam")
-    return "" if beam is None or beam == test_beam else (" (greedy)" if beam == 1 else f" (beam {beam})")
-
-
 def warm_start(training: dict) -> str:
     """' after NAME' for a model warm-started from another (config.json training.initialised_from)."""
     init = training.get("initialised_from")
     return f" after `{Path(init['checkpoint']).name}`" if init else ""
 
 
-def main():
-    head = ("| model | test BLEU | Multi30k 2016 | Multi30k 2017 | Tatoeba | stress BLEU | newstest2014 | AER (Hansards) "
-            "| AER, tokens as given | perplexity | params | training data | training (CPU) | epochs | best dev BLEU |")
-    print(head)
-    print("|" + "|".join([" --- "] * (head.count("|") - 1)) + "|")
-    beam = None
+def row(name: str, cfg: dict, m: dict) -> str:
+    t = cfg.get("training", {})
+    po = m.get("broad-test", {}).get("per_origin") or m.get("test", {}).get("per_origin", {})
+    done = {"steps": t.get("total_steps_run", t.get("steps")),  # a warm start counts its own run only
+            "minutes": t.get("total_minutes_run", t.get("wall_time_minutes"))}
+    return (f"| {DISPLAY_NAMES.get(name, name)} | {cell(m, 'test', 'bleu')} | {cell(m, 'broad-test', 'bleu')} "
+            f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
+            f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'newstest2014', 'bleu')} | {cell(m, 'stress', 'bleu')} "
+            f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} "
+            f"| {cell(m, 'parameters', fmt='{:,}')} | `{Path(t.get('data', '–')).name}` "
+            f"| {cell(done, 'steps', fmt='{:,}')} | {cell(done, 'minutes', fmt='{:.0f}')} min{warm_start(t)} "
+            f"| {cell(t, 'best_dev_bleu')} |")
+
+
+def decodings(all_metrics: list[dict]) -> str:
+    """'greedy' or 'beam 5', or each set's own where the shipped metrics mix them."""
+    beams = {s: {m[s]["beam"] for m in all_metrics if "beam" in m.get(s, {})} for s in BLEU_SETS}
+    used = set().union(*beams.values())
+    name = {1: "greedy"}
+    if len(used) <= 1:
+        return name.get(next(iter(used), 1), f"beam {next(iter(used), 1)}").capitalize()
+    return "; ".join(f"{s}: " + ", ".join(name.get(b, f"beam {b}") for b in sorted(bs))
+                     for s, bs in beams.items() if bs)
+
+
+def main(root: Path = ROOT / "checkpoints") -> None:
+    print(HEAD)
+    print("|" + "|".join([" --- "] * (HEAD.count("|") - 1)) + "|")
+    shipped = []
     for name in ZOO:
-        folder = ROOT / "checkpoints" / name
+        folder = root / name
         if not (folder / "config.json").exists():
-            print(f"| {DISPLAY_NAMES[name]} | not trained yet |" + " |" * (head.count("|") - 3))
+            print(f"| {DISPLAY_NAMES[name]} | not trained yet |" + " |" * (HEAD.count("|") - 3))
             continue
-        cfg = json.loads((folder / "config.json").read_text())
         m = read_metrics(folder) or {}
-        t = cfg.get("training", {})
-        po = m.get("test", {}).get("per_origin", {})
-        beam = m.get("test", {}).get("beam", beam)
-        print(f"| {DISPLAY_NAMES[name]} | {cell(m, 'test', 'bleu')} "
-              f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
-              f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'stress', 'bleu')} "
-              f"| {cell(m, 'newstest2014', 'bleu')}{decoding(m, 'newstest2014')} "
-              f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} "
-              f"| {cell(m, 'test', 'perplexity', fmt='{:.2f}')} "
-              f"| {cell(m, 'parameters', fmt='{:,}')} | `{Path(t.get('data', '–')).name}` "
-              f"| {t.get('total_minutes_run', t.get('wall_time_minutes', '–'))} min"
-              f"{warm_start(t)} "
-              f"| {t.get('epochs', '–')} | {cell(t, 'best_dev_bleu')} |")
-    sig = None
-    for name in ZOO:
-        p = ROOT / "checkpoints" / name / "metrics.json"
-        if p.exists():
-            sig = json.loads(p.read_text()).get("test", {}).get("signature")
-            if sig:
-                break
-    print(f"\nBeam {beam}; cased sacreBLEU, signature `{sig}`; Tatoeba scored with all its references. "
+        shipped.append(m)
+        print(row(name, json.loads((folder / "config.json").read_text()), m))
+    sig = next((m["test"]["signature"] for m in shipped if m.get("test", {}).get("signature")), None)
+    print(f"\n{decodings(shipped)}; cased sacreBLEU, signature `{sig}`; Tatoeba scored with all its references. "
           "AER: the Hansards gold tokens written back as ordinary text before force-decoding "
           "(`model.hansards`); *tokens as given*: force-decoded as the gold set spells them (`--as-given`).")
 
 
-def scored(metrics: dict, set_name: str) -> str:
-    """'14.3 (greedy) at step 9,143': a run is scored at its own step, greedy or with a beam."""
-    s = metrics.get(set_name, {})
-    if not s.get("steps"):
-        return "–"
-    decoding = "greedy" if s.get("beam") == 1 else f"beam {s.get('beam')}"
-    return f"{s['bleu']:.1f} ({decoding}) at step {s['steps']:,}"
-
-
-def runs_table(root: Path = ROOT / "runs") -> None:
-    """Where each broad-zoo run stands: the training facts of its config.json, and the
-    newstest2014 and `enfr` test scores and the AER that `model.evaluate` / `model.align
-    --write-metrics` last stored, each at the step of the weights it scored."""
-    print("| run | steps | minutes | best dev BLEU | newstest2014 | `enfr` test | AER / as given |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-
-    for name in ZOO:
-        folder = root / f"{name}-8k"
-        if not (folder / "config.json").exists():
-            print(f"| `runs/{name}-8k` | not started | | | | | |")
-            continue
-        t = json.loads((folder / "config.json").read_text()).get("training", {})
-        m = read_metrics(folder) or {}
-        minutes = t.get("total_minutes_run", t.get("wall_time_minutes", 0))  # the first while it trains
-        print(f"| `runs/{name}-8k` | {t.get('total_steps_run', t.get('steps', 0)):,} "
-              f"| {minutes:.0f} | {cell(t, 'best_dev_bleu')} "
-              f"| {scored(m, 'newstest2014')} | {scored(m, 'test')} | {cell(m, 'alignment', 'aer', fmt='{:.3f}')} / "
-              f"{cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} |")
-
-
 if __name__ == "__main__":
-    runs_table() if "--runs" in sys.argv[1:] else main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "checkpoints")

@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# Train the whole zoo on 2 CPU cores, two models at a time with one thread each
-# (two single-threaded processes keep both cores busier than one two-threaded one:
-# the decoder loop's small operations do not split well across threads).
-#   bash scripts/train_zoo.sh [DATA] [MINUTES_A] [MINUTES_B] [MINUTES_C]
-# Each phase is resumable: rerunning continues every model from checkpoints/NAME/resume/.
+# Train (or continue) the shipped zoo: every model on ../shared/data/enfr-broad with the shared
+# 8k vocabulary (checkpoints/_vocab/spm.model), in checkpoints/NAME, two at a time with one
+# thread each (two single-threaded processes keep both cores busier than one two-threaded one:
+# the decoder loop's small operations do not split well across threads), MINUTES each per pair.
+#   bash scripts/train_zoo.sh [MINUTES] [NAME ...]   (default: 60, the whole zoo in pairs)
+# A folder with weights continues them (--resume: its resume/ state if present, else the shipped
+# weights with a fresh optimiser); an empty one starts from scratch. Logs go to logs/NAME.log.
+# DATA=... picks another data folder (e.g. ../shared/data/enfr for the classroom corpora alone).
 set -u
 cd "$(dirname "$0")/.."
-DATA=${1:-../shared/data/enfr}
-A=${2:-50}; B=${3:-38}; C=${4:-35}
+MINUTES=${1:-60}
+shift $(( $# > 0 ? 1 : 0 ))
+NAMES=${*:-rnnsearch luong-dot luong-general luong-concat luong-local rnnenc transformer}
+DATA=${DATA:-../shared/data/enfr-broad}
+VOCAB=checkpoints/_vocab/spm.model
 mkdir -p logs
-pair() {  # pair MINUTES NAME1 NAME2
-  local m=$1; shift
-  for name in "$@"; do
-    python -m model.train --config configs/$name.yaml --data "$DATA" --out checkpoints/$name \
-      --max-minutes "$m" --threads 1 --resume --eval-every 600 --quiet > logs/$name.log 2>&1 &
-  done
-  wait
+train() {  # train NAME: one model, in the background
+  local out=checkpoints/$1 resume=()
+  [ -f "$out/model.safetensors" ] && resume=(--resume)
+  python -m model.train --config "configs/$1.yaml" --data "$DATA" --out "$out" --vocab "$VOCAB" \
+    --threads 1 --eval-every 600 --max-minutes "$MINUTES" "${resume[@]}" --quiet > "logs/$1.log" 2>&1 &
 }
-pair "$A" rnnsearch luong-general
-pair "$B" luong-dot rnnenc
-pair "$C" luong-concat luong-local
-echo "zoo done $(date)" >> logs/zoo.log
+set -- $NAMES
+while [ $# -gt 0 ]; do
+  train "$1"; shift
+  if [ $# -gt 0 ]; then train "$1"; shift; fi
+  wait
+done
+echo "zoo: $NAMES, $MINUTES min each, done $(date)" >> logs/zoo.log

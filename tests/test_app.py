@@ -276,6 +276,10 @@ def test_example_picker_and_unknown_model_in_link(product):
     assert any(t.startswith("**A human translation**") and "zone économique européenne" in t for t in at.markdown.values)
     chrf = sentence_chrf(shown.translation, reference)
     assert any(f"chrF of the model's translation against it: {chrf:.0f} " in t for t in at.caption.values)
+    # a sentence the shipped models are known to garble says so; a sentence without a note does not
+    assert EXAMPLES[example].note in at.info.values
+    run(at.selectbox(key="translate_example").set_value("I will eat."))
+    assert not any("European Economic Area" in t for t in at.info.values)
 
 
 def test_examples_cover_every_domain():

@@ -10,7 +10,7 @@ the test runs that script itself when the browser is missing), driven by Playwri
 
 The same driver makes the README's screenshot from the shipped checkpoints:
 
-    python tests/test_browser.py --checkpoints checkpoints --out docs/screenshot.png --expect red
+    python tests/test_browser.py --checkpoints checkpoints --out docs/screenshot.png --expect policy
 """
 from __future__ import annotations
 
@@ -197,10 +197,11 @@ def test_browser_types_a_sentence_and_sees_the_heatmap(tiny_zoo):
 
 
 def main(argv=None) -> int:
+    sys.path.insert(0, str(ROOT))
+    from app_pages.common import DEFAULT_SENTENCE
     p = argparse.ArgumentParser(description="Screenshot of the Translate page with a typed sentence.")
     p.add_argument("--checkpoints", default=str(ROOT / "checkpoints"))
-    p.add_argument("--sentence", default="She bought a small red car last year.",
-                   help="the app's landing sentence (app_pages/common.py DEFAULT_SENTENCE) by default")
+    p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="default: the app's landing sentence")
     p.add_argument("--expect", default=None, help="a source piece the heatmap must show before the shot "
                                                   "(default: any heatmap other than the first)")
     p.add_argument("--query", default="view=words", help="URL parameters for the page, e.g. view=words&beam=5")

@@ -312,22 +312,35 @@ def test_init_from_a_global_model_leaves_only_local_p_fresh(tiny_zoo):
         initialise_from(Seq2Seq(local_cfg), str(tiny_zoo / "rnnsearch"), torch.device("cpu"))
 
 
-def test_runs_table_names_each_score_with_its_decoding_and_step(tmp_path, capsys):
-    """scripts/results_table.py --runs: the README's status table of the broad runs."""
+def test_results_table_reads_each_models_files(tmp_path, capsys):
+    """scripts/results_table.py: the README's table, one row per zoo model from its config.json
+    and metrics.json; the corpus columns come from the broad test split's origins, a missing
+    model says so, and the decoding line says greedy only when every set was decoded greedily."""
     sys.path.insert(0, str(ROOT / "scripts"))
-    from results_table import runs_table
-    run_dir = tmp_path / "rnnsearch-8k"
+    from results_table import main
+    run_dir = tmp_path / "rnnsearch"
     run_dir.mkdir()
     (run_dir / "config.json").write_text(json.dumps({"training": {
-        "steps": 9143, "total_steps_run": 9143, "total_minutes_run": 277.0, "epochs": 2.74,
-        "best_dev_bleu": 28.76, "machine": "AMD EPYC 7B13, 2 cores"}}))
+        "data": "../shared/data/enfr-broad", "steps": 9143, "total_steps_run": 9143, "total_minutes_run": 277.0,
+        "best_dev_bleu": 28.76}}))
     (run_dir / "metrics.json").write_text(json.dumps({
-        "newstest2014": {"bleu": 14.32, "beam": 1, "steps": 9143},
-        "test": {"bleu": 44.06, "beam": 5, "steps": 9000},
-        "alignment": {"aer": 0.425, "as_given": {"aer": 0.447}}}))
-    runs_table(tmp_path)
-    rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines()[2:]}
-    assert "14.3 (greedy) at step 9,143" in rows["`runs/rnnsearch-8k`"]
-    assert "44.1 (beam 5) at step 9,000" in rows["`runs/rnnsearch-8k`"]
-    assert "0.425 / 0.447" in rows["`runs/rnnsearch-8k`"]
-    assert "not started" in rows["`runs/luong-dot-8k`"]
+        "test": {"bleu": 44.06, "beam": 1, "signature": "nrefs:var|case:mixed",
+                 "per_origin": {"tatoeba": {"bleu": 1.0}}},
+        "broad-test": {"bleu": 30.2, "beam": 1, "per_origin": {"tatoeba": {"bleu": 43.68},
+                                                                "multi30k-test_2017_flickr": {"bleu": 40.13}}},
+        "newstest2014": {"bleu": 14.32, "beam": 1},
+        "alignment": {"aer": 0.425, "as_given": {"aer": 0.447}}, "parameters": 6469184}))
+    main(tmp_path)
+    out = capsys.readouterr().out
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in out.splitlines()[2:]
+            if line.startswith("|")}
+    cells = rows["RNNsearch (Bahdanau, additive)"]
+    assert cells[:7] == ["44.1", "30.2", "–", "40.1", "43.7", "14.3", "–"]
+    assert cells[7:] == ["0.425", "0.447", "6,469,184", "`enfr-broad`", "9,143", "277 min", "28.8"]
+    assert rows["Luong global, dot"][0] == "not trained yet"
+    assert "\nGreedy; cased sacreBLEU, signature `nrefs:var|case:mixed`" in out
+    (run_dir / "metrics.json").write_text(json.dumps({"test": {"bleu": 50.0, "beam": 5},
+                                                      "newstest2014": {"bleu": 14.0, "beam": 1}}))
+    main(tmp_path)
+    assert "test: beam 5; newstest2014: greedy;" in capsys.readouterr().out
+
