@@ -70,6 +70,13 @@ for name, entry in entries.items():
                   help="Alignment Error Rate of attention against gold links; lower is better"
                   if entry.has_attention else "RNNenc has no attention, so no alignment to score")
 
+        tracking = get(metrics, "position_tracking")
+        if tracking:  # local-p: does the window's centre p_i (Luong eq. 9) follow where the model attends?
+            st.markdown(f"**Predicted position p_i against argmax_j α_ij**: mean Spearman ρ "
+                        f"{fmt(tracking.get('spearman'), 3)} over {tracking.get('scored')} greedy translations of "
+                        f"{tracking.get('set')} sources of {'–'.join(map(str, tracking.get('pieces', [])))} pieces "
+                        "(1 = the window moves exactly with the attention's peak).")
+
         left, right = st.columns(2)
         with left:
             st.markdown("**Architecture**")

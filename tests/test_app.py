@@ -122,7 +122,10 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
     (gold / "enfr.gold").write_text("1-3 2-2 3-1\n1-2 2p1\n", encoding="utf-8")
     from model.align import main as align_main
     assert align_main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--write-metrics"]) == 0
-    local = tiny_zoo / "luong-local" / "config.json"  # warm-started, as the shipped local-p model is
+    # local-p's position tracking, measured for real (evaluate --positions), for its Models card
+    assert evaluate_main(["--checkpoint", str(tiny_zoo / "luong-local"), "--data", str(data / "test.tsv"),
+                          "--positions", "--min-pieces", "3", "--write-metrics"]) == 0
+    local = tiny_zoo / "luong-local" / "config.json"  # a warm-started model's card says from what
     config = json.loads(local.read_text())
     config["training"]["initialised_from"] = {"checkpoint": "checkpoints/luong-general",
                                               "fresh": ["decoder.attention.W_p.weight", "decoder.attention.v_p.weight"]}
@@ -488,6 +491,11 @@ def test_models_cards(product):
     assert alignment[0]["tokens as given"][0] == f"{metrics['alignment']['as_given']['aer']:.3f}"
     started = [v for d in at.dataframe for k, v in zip(d.value.iloc[:, 0], d.value.iloc[:, -1]) if k == "started from"]
     assert started == ["checkpoints/luong-general (fresh: decoder.attention.W_p.weight, decoder.attention.v_p.weight)"]
+    tracking = json.loads((product["zoo"] / "luong-local" / "metrics.json").read_text())["position_tracking"]
+    shown = [t for t in at.markdown.values if t.startswith("**Predicted position p_i")]
+    assert shown == [f"**Predicted position p_i against argmax_j α_ij**: mean Spearman ρ {tracking['spearman']:.3f} over "
+                     f"{tracking['scored']} greedy translations of {tracking['set']} sources of 3–40 pieces "
+                     "(1 = the window moves exactly with the attention's peak)."]
 
 
 # -- the layering: viz/ never needs torch, product pages hold no model code ---------------------
