@@ -477,7 +477,7 @@ def test_models_cards(product):
     assert len(overview) == 8 and list(overview["status"]).count("unavailable") == 1
     metrics = json.loads((product["zoo"] / "rnnsearch" / "metrics.json").read_text())
     row = overview[overview["model"] == "RNNsearch (Bahdanau, additive)"].iloc[0]
-    assert row["test BLEU"] == metrics["test"]["bleu"] and row["stress BLEU"] == metrics["stress"]["bleu"]
+    assert row["enfr test BLEU"] == metrics["test"]["bleu"] and row["stress BLEU"] == metrics["stress"]["bleu"]
     assert any("broken" in e and "corrupt" in e for e in at.error.values)
     values = [m.value for m in at.metric]
     assert f"{metrics['test']['bleu']:.2f}" in values
