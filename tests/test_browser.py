@@ -10,7 +10,7 @@ the test runs that script itself when the browser is missing), driven by Playwri
 
 The same driver makes the README's screenshot from the shipped checkpoints:
 
-    python tests/test_browser.py --checkpoints checkpoints --out docs/screenshot.png --expect policy
+    python tests/test_browser.py --checkpoints checkpoints --out docs/screenshot.png --expect policy.
 """
 from __future__ import annotations
 
