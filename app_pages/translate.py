@@ -51,9 +51,9 @@ example = EXAMPLES.get(text.strip())
 if example and example.reference:
     st.markdown(f"**A human translation** ({example.source}): {plain(example.reference)}")
     st.caption(f"chrF of the model's translation against it: {sentence_chrf(record.translation, example.reference):.0f} "
-               "(0–100, character n-grams). Our models read about 5 million words of everyday, caption, parliament "
-               "and news text, the paper's 348 million words of news and debates: on news sentences they may "
-               "well garble what the paper's model got right, and this is where to see it.")
+               "(0–100, character n-grams). Our models read about 8 million words (English and French) of everyday, "
+               "caption, parliament and news text, the paper's 348 million words of news and debates: on news "
+               "sentences they may well garble what the paper's model got right, and this is where to see it.")
 if example and example.note:
     st.info(example.note, icon=":material/report:")
 
