@@ -207,6 +207,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: all cores)")
     p.add_argument("--eval-every", type=int, default=None, help="override train.eval_every")
+    p.add_argument("--lr", type=float, default=None,
+                   help="override train.lr, the starting learning rate (e.g. lower for fine-tuning with --init-from); "
+                        "--resume keeps the run's own")
     p.add_argument("--vocab", default=None, help="override train.vocab (a SentencePiece model; trained on --data if missing)")
     p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
     p.add_argument("--oversample", action="append", default=[], metavar="ORIGIN=K",
@@ -220,6 +223,10 @@ def run_config(args: argparse.Namespace) -> RunConfig:
     run = load_run_config(args.config)
     if args.eval_every:
         run.train.eval_every = args.eval_every
+    if args.lr is not None:
+        if not args.lr > 0:
+            raise SystemExit(f"--lr takes a learning rate > 0, not {args.lr}")
+        run.train.lr = args.lr
     if args.vocab:
         run.train.vocab = args.vocab
     if args.vocab_size:

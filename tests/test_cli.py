@@ -220,8 +220,9 @@ def test_train_resume_and_checkpoint(toy_split, tmp_path):
     assert js["source_tokens"][-1] == "</s>"
 
 
-def test_oversample_repeats_one_origins_pairs_and_is_recorded(toy_split, tmp_path):
-    """--oversample ORIGIN=K (mixed fine-tuning): K copies of that origin's pairs per epoch."""
+def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
+    """--oversample ORIGIN=K (mixed fine-tuning): K copies of that origin's pairs per epoch;
+    --lr: the starting learning rate, recorded with the run."""
     from model.data import oversampled
     df = pd.DataFrame({"en": ["a", "b", "c"], "fr": ["x", "y", "z"], "origin": ["toy-a", "toy-b", "toy-a"]})
     assert list(oversampled(df, {"toy-a": 3})["en"]) == ["a", "b", "c", "a", "c", "a", "c"]
@@ -231,13 +232,17 @@ def test_oversample_repeats_one_origins_pairs_and_is_recorded(toy_split, tmp_pat
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(plain), "--max-steps", "2",
         "--quiet")
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(over), "--max-steps", "2",
-        "--oversample", "toy-a=3", "--quiet")
+        "--oversample", "toy-a=3", "--lr", "0.0003", "--quiet")
     plain_cfg, over_cfg = (json.loads((d / "config.json").read_text()) for d in (plain, over))
     assert over_cfg["train"]["oversample"] == {"toy-a": 3} and plain_cfg["train"]["oversample"] == {}
+    assert over_cfg["train"]["lr"] == 0.0003 and plain_cfg["train"]["lr"] != 0.0003
     assert over_cfg["training"]["train_pairs"] == plain_cfg["training"]["train_pairs"] + 2 * 60
     bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
               "--oversample", "toy-a=many", check=False)
     assert bad.returncode != 0 and "ORIGIN=K" in bad.stderr
+    bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
+              "--lr", "0", check=False)
+    assert bad.returncode != 0 and "--lr takes a learning rate > 0" in bad.stderr
 
 
 def test_resume_without_resume_state_continues_the_shipped_checkpoint(toy_split, tmp_path):
