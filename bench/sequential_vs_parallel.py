@@ -1,7 +1,7 @@
 """Sequential (RNN) against parallel (Transformer): training throughput and decoding latency,
 on the same data, the same vocabulary and one core each.
 
-    python bench/sequential_vs_parallel.py --data ../shared/data/enfr-broad --vocab runs/vocab-8k/spm.model \
+    python bench/sequential_vs_parallel.py --data ../shared/data/enfr-broad --vocab checkpoints/_vocab/spm.model \
         [--steps 30] [--threads 1 2] [--checkpoints checkpoints] [--models rnnsearch transformer]
 
 Training: ``bench/train_speed.py`` for each model's config (target tokens per second over
