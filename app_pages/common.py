@@ -148,7 +148,8 @@ EXAMPLES = {
              "training data, and they spell out a non-word for it where the paper's model writes *zone "
              "économique européenne*. The rest of the sentence comes out right. The same reordering "
              "(adjective after the noun) is on the landing sentence, *The European Parliament adopted the "
-             "new economic policy.*, which every model translates correctly."),
+             "new economic policy.*, which RNNsearch, the global Luong models and the Transformer translate "
+             "correctly."),
     "It should be noted that the marine environment is the least known of environments.": Example(
         "Paper, Fig. 3b", "Il faut savoir que le milieu marin est le milieu le moins bien connu.", NEWSTEST),
     "Destruction of the equipment means that Syria can no longer produce new chemical weapons.": Example(
@@ -157,10 +158,12 @@ EXAMPLES = {
     "This will change my future with my family, the man said.": Example(
         "Paper, Fig. 3d", "« Cela va changer mon avenir et celui de ma famille », a déclaré l'homme.", NEWSTEST),
 }
-# The landing sentence: one every shipped model translates right and that shows reordering
-# the way the paper's Figure 3a does (European Parliament -> Parlement européen, economic
-# policy -> politique économique). The paper's own Figure 3a sentence stays in the list with
-# its reference and a note, since the shipped models garble its "European Economic Area".
+# The landing sentence: one the default model translates right and that shows reordering the
+# way the paper's Figure 3a does (European Parliament -> Parlement européen, economic policy ->
+# politique économique). The global Luong models and the Transformer get it right too; local-p
+# and RNNenc write "L'Union européenne" for the Parliament, which Compare shows. The paper's
+# own Figure 3a sentence stays in the list with its reference and a note, since the shipped
+# models garble its "European Economic Area".
 DEFAULT_SENTENCE = "The European Parliament adopted the new economic policy."
 SENTENCE = "sentence"  # session key: the current sentence, carried from page to page
 
