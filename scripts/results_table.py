@@ -39,7 +39,7 @@ def warm_start(training: dict) -> str:
 def row(name: str, cfg: dict, m: dict) -> str:
     t = cfg.get("training", {})
     po = m.get("broad-test", {}).get("per_origin") or m.get("test", {}).get("per_origin", {})
-    done = {"steps": t.get("total_steps_run", t.get("steps")),  # a warm start counts its own run only
+    done = {"steps": t.get("total_steps_run", t.get("steps")),  # every call's steps, not only the best's
             "minutes": t.get("total_minutes_run", t.get("wall_time_minutes"))}
     return (f"| {DISPLAY_NAMES.get(name, name)} | {cell(m, 'test', 'bleu')} | {cell(m, 'broad-test', 'bleu')} "
             f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
@@ -51,14 +51,14 @@ def row(name: str, cfg: dict, m: dict) -> str:
 
 
 def decodings(all_metrics: list[dict]) -> str:
-    """'greedy' or 'beam 5', or each set's own where the shipped metrics mix them."""
-    beams = {s: {m[s]["beam"] for m in all_metrics if "beam" in m.get(s, {})} for s in BLEU_SETS}
-    used = set().union(*beams.values())
-    name = {1: "greedy"}
-    if len(used) <= 1:
-        return name.get(next(iter(used), 1), f"beam {next(iter(used), 1)}").capitalize()
-    return "; ".join(f"{s}: " + ", ".join(name.get(b, f"beam {b}") for b in sorted(bs))
-                     for s, bs in beams.items() if bs)
+    """'Greedy' or 'Beam 5' when every set was decoded alike, else each set's own decodings."""
+    word = {1: "greedy"}
+    beams = {s: sorted({m[s]["beam"] for m in all_metrics if "beam" in m.get(s, {})}) for s in BLEU_SETS}
+    used = {b for bs in beams.values() for b in bs} or {1}
+    if len(used) == 1:
+        (b,) = used
+        return word.get(b, f"beam {b}").capitalize()
+    return "; ".join(f"{s}: " + ", ".join(word.get(b, f"beam {b}") for b in bs) for s, bs in beams.items() if bs)
 
 
 def main(root: Path = ROOT / "checkpoints") -> None:
