@@ -34,6 +34,21 @@ def fmt(x, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+def stage_kind(stage: dict) -> str:
+    """A training stage (config.json ``training.stages``) named by how it started and what it read."""
+    if not stage.get("initialised_from"):
+        return "from scratch"
+    return "mixed fine-tuning" if stage.get("train", {}).get("oversample") else "fine-tuning"
+
+
+def stage_summary(stage: dict) -> str:
+    """'2,400 steps, 95.0 min, lr 0.00025, dev BLEU 31.20; tatoeba ×3, …' for one training stage."""
+    minutes = stage.get("total_minutes_run", stage.get("wall_time_minutes"))
+    copies = ", ".join(f"{o} ×{k}" for o, k in (stage.get("train", {}).get("oversample") or {}).items())
+    return (f"{stage.get('steps', 0):,} steps, {fmt(minutes, 1)} min, lr {stage.get('train', {}).get('lr')}, "
+            f"dev BLEU {fmt(stage.get('best_dev_bleu'))}" + (f"; {copies}" if copies else ""))
+
+
 def parameters(entry) -> int | None:
     return get(entry.metrics, "parameters") or (entry.model.num_parameters() if entry.available else None)
 
@@ -95,6 +110,8 @@ for name, entry in entries.items():
                 "best dev BLEU": train.get("best_dev_bleu"),
                 "machine": train.get("machine"),
             }
+            for i, stage in enumerate(train.get("stages", []), 1):  # scripts/promote_finetuned.py's record
+                facts[f"stage {i}: {stage_kind(stage)}"] = stage_summary(stage)
             init = train.get("initialised_from")
             if init:  # warm-started (model.train --init-from / train.init_from): say from what
                 facts["started from"] = f"{init.get('checkpoint')} (fresh: {', '.join(init.get('fresh', [])) or 'nothing'})"

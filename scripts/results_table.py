@@ -30,8 +30,14 @@ def cell(d, *keys, fmt="{:.1f}"):
     return fmt.format(d) if isinstance(d, (int, float)) else str(d)
 
 
-def warm_start(training: dict) -> str:
-    """' after NAME' for a model warm-started from another (config.json training.initialised_from)."""
+def history(training: dict) -> str:
+    """How the CPU minutes split over training stages (config.json ``training.stages``, written by
+    scripts/promote_finetuned.py), e.g. ' (277 + 95 mixed)'; or ' after NAME' for a model
+    warm-started from another (``training.initialised_from``)."""
+    stages = training.get("stages") or []
+    if len(stages) > 1:
+        return " (" + " + ".join(f"{s.get('total_minutes_run', s.get('wall_time_minutes', 0)):.0f}"
+                                 + (" mixed" if s.get("train", {}).get("oversample") else "") for s in stages) + ")"
     init = training.get("initialised_from")
     return f" after `{Path(init['checkpoint']).name}`" if init else ""
 
@@ -46,7 +52,7 @@ def row(name: str, cfg: dict, m: dict) -> str:
             f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'newstest2014', 'bleu')} | {cell(m, 'stress', 'bleu')} "
             f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} "
             f"| {cell(m, 'parameters', fmt='{:,}')} | `{Path(t.get('data', '–')).name}` "
-            f"| {cell(done, 'steps', fmt='{:,}')} | {cell(done, 'minutes', fmt='{:.0f}')} min{warm_start(t)} "
+            f"| {cell(done, 'steps', fmt='{:,}')} | {cell(done, 'minutes', fmt='{:.0f}')} min{history(t)} "
             f"| {cell(t, 'best_dev_bleu')} |")
 
 

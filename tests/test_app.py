@@ -130,6 +130,13 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
     config["training"]["initialised_from"] = {"checkpoint": "checkpoints/luong-general",
                                               "fresh": ["decoder.attention.W_p.weight", "decoder.attention.v_p.weight"]}
     local.write_text(json.dumps(config))
+    dot = tiny_zoo / "luong-dot" / "config.json"  # a fine-tuned model's card lists its training stages
+    config = json.loads(dot.read_text())
+    config["training"]["stages"] = [
+        {"steps": 9143, "total_minutes_run": 277.0, "best_dev_bleu": 26.9, "train": {"lr": 0.001}},
+        {"steps": 2400, "total_minutes_run": 95.04, "best_dev_bleu": 28.1, "train": {"lr": 0.00025, "oversample":
+         {"tatoeba": 3, "newstest2012": 2}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []}}]
+    dot.write_text(json.dumps(config))
     monkeypatch_module.setenv("ATTN_EXPLORER_RESULTS", str(results))
     monkeypatch_module.setenv("ATTN_EXPLORER_DATA", str(data))
     common._load_zoo.clear()  # metrics.json is read when the zoo loads
@@ -491,6 +498,11 @@ def test_models_cards(product):
     assert alignment[0]["tokens as given"][0] == f"{metrics['alignment']['as_given']['aer']:.3f}"
     started = [v for d in at.dataframe for k, v in zip(d.value.iloc[:, 0], d.value.iloc[:, -1]) if k == "started from"]
     assert started == ["checkpoints/luong-general (fresh: decoder.attention.W_p.weight, decoder.attention.v_p.weight)"]
+    stages = {k: v for d in at.dataframe for k, v in zip(d.value.iloc[:, 0], d.value.iloc[:, -1])
+              if str(k).startswith("stage ")}
+    assert stages == {"stage 1: from scratch": "9,143 steps, 277.0 min, lr 0.001, dev BLEU 26.90",
+                      "stage 2: mixed fine-tuning": "2,400 steps, 95.0 min, lr 0.00025, dev BLEU 28.10; "
+                                                    "tatoeba ×3, newstest2012 ×2"}
     tracking = json.loads((product["zoo"] / "luong-local" / "metrics.json").read_text())["position_tracking"]
     shown = [t for t in at.markdown.values if t.startswith("**Predicted position p_i")]
     assert shown == [f"**Predicted position p_i against argmax_j α_ij**: mean Spearman ρ {tracking['spearman']:.3f} over "

@@ -1,6 +1,7 @@
 """The command-line entry points, run as a user would (python -m …) on tiny checkpoints and data."""
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import os
@@ -349,3 +350,55 @@ def test_results_table_reads_each_models_files(tmp_path, capsys):
     main(tmp_path)
     assert "test: beam 5; newstest2014: greedy;" in capsys.readouterr().out
 
+
+
+def test_promote_finetuned_keeps_the_weights_whole_history(tmp_path):
+    """scripts/promote_finetuned.py: the fine-tuned weights replace the shipped ones only when
+    their dev BLEU is higher; config.json keeps each stage and adds the counts up, train_log.csv
+    continues where the shipped weights were saved, and the stale metrics.json goes."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from promote_finetuned import promote
+
+    def folder(name, training, train, log_steps, weights):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps({"name": "rnnsearch", "train": train, "training": training}))
+        (d / "train_log.csv").write_text("epoch,steps,dev_bleu,minutes\n" + "".join(
+            f"{s / 100},{s},{s / 10},{s / 10}\n" for s in log_steps))
+        (d / "model.safetensors").write_bytes(weights)
+        (d / "spm.model").write_bytes(b"vocab")
+        return d
+
+    shipped = folder("shipped", {"steps": 100, "total_steps_run": 120, "wall_time_minutes": 10.0,
+                                 "total_minutes_run": 12.0, "target_tokens_seen": 1000, "best_dev_bleu": 20.0},
+                     {"lr": 0.001}, [50, 100, 120], b"old")
+    (shipped / "metrics.json").write_text("{}")
+    worse = folder("worse", {"steps": 30, "wall_time_minutes": 3.0, "target_tokens_seen": 300,
+                             "best_dev_bleu": 19.0}, {"lr": 0.00025}, [30], b"worse")
+    with pytest.raises(SystemExit, match="not above the shipped 20.00"):
+        promote(worse, shipped)
+    assert (shipped / "model.safetensors").read_bytes() == b"old" and (shipped / "metrics.json").exists()
+
+    tuned = folder("tuned", {"steps": 30, "total_steps_run": 40, "wall_time_minutes": 3.0, "total_minutes_run": 4.0,
+                             "target_tokens_seen": 300, "best_dev_bleu": 22.0,
+                             "initialised_from": {"checkpoint": "checkpoints/rnnsearch", "fresh": []}},
+                    {"lr": 0.00025, "oversample": {"tatoeba": 3}}, [30, 40], b"new")
+    merged = promote(tuned, shipped)
+    t = merged["training"]
+    assert (t["steps"], t["wall_time_minutes"], t["target_tokens_seen"]) == (130, 13.0, 1300)
+    assert (t["total_steps_run"], t["total_minutes_run"], t["best_dev_bleu"]) == (160, 16.0, 22.0)
+    assert [s["train"]["lr"] for s in t["stages"]] == [0.001, 0.00025] and "initialised_from" not in t
+    assert merged["train"]["oversample"] == {"tatoeba": 3}
+    assert json.loads((shipped / "config.json").read_text()) == merged
+    assert (shipped / "model.safetensors").read_bytes() == b"new" and not (shipped / "metrics.json").exists()
+    with (shipped / "train_log.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["steps"]) for r in rows] == [50, 100, 130, 140]  # 120 came after the shipped weights
+    assert [float(r["minutes"]) for r in rows[2:]] == [13.0, 14.0]
+
+    again = folder("again", {"steps": 10, "wall_time_minutes": 1.0, "target_tokens_seen": 100,
+                             "best_dev_bleu": 23.0}, {"lr": 0.0001}, [10], b"newer")
+    training = promote(again, shipped)["training"]
+    assert [s["steps"] for s in training["stages"]] == [100, 30, 10]
+    from results_table import history
+    assert history(training) == " (12 + 4 mixed + 1)"  # the README table's CPU-minutes cell

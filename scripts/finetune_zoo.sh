@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Mixed fine-tuning of shipped models (docs/training.md#mixed-fine-tuning): each NAME starts from
+# checkpoints/NAME's weights with a fresh optimiser at --lr 0.00025 and reads enfr-broad with the
+# classroom corpora (Tatoeba, Multi30k) tripled and the WMT news doubled, for MINUTES, one thread,
+# into runs/mixed/NAME. The NAMEs run one after another; start two of these to keep both cores busy.
+#   bash scripts/finetune_zoo.sh MINUTES NAME [NAME ...]
+# runs/mixed/NAME keeps the weights best on dev; scripts/promote_finetuned.py moves them into
+# checkpoints/NAME. A runs/mixed/NAME with resume/ state continues where it stopped.
+set -u
+cd "$(dirname "$0")/.."
+MINUTES=$1; shift
+DATA=${DATA:-../shared/data/enfr-broad}
+OVERSAMPLE=(--oversample tatoeba=3 --oversample multi30k-train=3)
+for news in news-test2008 newssyscomb2009 newstest2009 newstest2010 newstest2011 newstest2012; do
+  OVERSAMPLE+=(--oversample "$news=2")
+done
+mkdir -p logs runs/mixed
+for name in "$@"; do
+  out=runs/mixed/$name start=(--init-from "checkpoints/$name")
+  [ -d "$out/resume" ] && start=(--resume)
+  python -m model.train --config "configs/$name.yaml" --data "$DATA" --out "$out" \
+    --vocab checkpoints/_vocab/spm.model "${start[@]}" "${OVERSAMPLE[@]}" --lr 0.00025 \
+    --threads 1 --eval-every 600 --max-minutes "$MINUTES" --quiet > "logs/mixed-$name.log" 2>&1
+  echo "mixed $name: $MINUTES min, exit $?, $(date)" >> logs/zoo.log
+done
