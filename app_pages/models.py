@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import plain, show_figure, zoo
-from model.checkpoint import TRAIN_LOG
+from model.checkpoint import stage_kind, TRAIN_LOG
 from viz.curves import training_curves_figure
 
 st.title("Models")
@@ -32,13 +32,6 @@ def get(d: dict | None, *keys, default=None):
 
 def fmt(x, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
-
-
-def stage_kind(stage: dict) -> str:
-    """A training stage (config.json ``training.stages``) named by how it started and what it read."""
-    if not stage.get("initialised_from"):
-        return "from scratch"
-    return "mixed fine-tuning" if stage.get("train", {}).get("oversample") else "fine-tuning"
 
 
 def stage_summary(stage: dict) -> str:

@@ -145,6 +145,21 @@ def write_metrics(folder: str | Path, metrics: dict) -> None:
 
 
 # -- resume state: fp32 weights and Adam moments, as safetensors + JSON (never pickle) ---------
+def training_stages(config: dict) -> list[dict]:
+    """Each training run behind a checkpoint's weights, oldest first: ``training.stages`` where
+    runs were chained (scripts/promote_finetuned.py), else the one run's own ``training`` block;
+    every stage carries its ``train`` settings."""
+    training = config.get("training", {})
+    return training.get("stages") or ([{**training, "train": config.get("train", {})}] if training else [])
+
+
+def stage_kind(stage: dict) -> str:
+    """A training stage named by how it started and what it read."""
+    if not stage.get("initialised_from"):
+        return "from scratch"
+    return "mixed fine-tuning" if stage.get("train", {}).get("oversample") else "fine-tuning"
+
+
 def save_resume(folder: str | Path, model: Seq2Seq, optimizer: torch.optim.Optimizer, progress: dict) -> None:
     folder = Path(folder) / "resume"
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """Print the README's results table from the shipped checkpoints' metrics.json and config.json.
 
-    python scripts/results_table.py [CHECKPOINTS]      (default: checkpoints)
+    python scripts/results_table.py [CHECKPOINTS]            (default: checkpoints)
+    python scripts/results_table.py --stages [CHECKPOINTS]   each model's training stages (docs/results.md)
 
 Every number comes from a file written by model.train / model.evaluate / model.align
 (``bash scripts/evaluate_zoo.sh`` writes them all). The per-corpus columns are the broad
@@ -14,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model.checkpoint import read_metrics  # noqa: E402
+from model.checkpoint import read_metrics, stage_kind, training_stages  # noqa: E402
 from model.zoo import DISPLAY_NAMES, ZOO  # noqa: E402
 
 HEAD = ("| model | `enfr` test | broad test | Multi30k 2016 | Multi30k 2017 | Tatoeba | newstest2014 | stress "
@@ -85,5 +86,33 @@ def main(root: Path = ROOT / "checkpoints") -> None:
           "(`model.hansards`); *tokens as given*: force-decoded as the gold set spells them (`--as-given`).")
 
 
+def copies(oversample: dict | None) -> str:
+    """'tatoeba, multi30k-train ×3; 6 corpora ×2': a stage's oversampling, grouped by factor."""
+    by_k: dict[int, list[str]] = {}
+    for origin, k in (oversample or {}).items():
+        by_k.setdefault(k, []).append(origin)
+    return "; ".join((", ".join(o) if len(o) <= 2 else f"{len(o)} corpora") + f" ×{k}"
+                     for k, o in sorted(by_k.items(), reverse=True)) or "–"
+
+
+def stages(root: Path = ROOT / "checkpoints") -> None:
+    """One row per model and training stage (config.json ``training.stages``): steps and epochs
+    to the shipped weights, CPU minutes the stage spent, best dev BLEU."""
+    print("| model | stage | learning rate | oversampled | steps / epochs to the best weights | CPU minutes "
+          "| best dev BLEU |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name in ZOO:
+        path = root / name / "config.json"
+        if path.exists():
+            for i, s in enumerate(training_stages(json.loads(path.read_text())), 1):
+                minutes = s.get("total_minutes_run", s.get("wall_time_minutes"))
+                print(f"| `{name}` | {i}, {stage_kind(s)} | {s['train'].get('lr', '–')} | {copies(s['train'].get('oversample'))} "
+                      f"| {cell(s, 'steps', fmt='{:,}')} / {cell(s, 'epochs', fmt='{:.2f}')} "
+                      f"| {cell({'m': minutes}, 'm', fmt='{:.0f}')} | {cell(s, 'best_dev_bleu')} |")
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "checkpoints")
+    args = sys.argv[1:]
+    show = stages if "--stages" in args else main
+    rest = [a for a in args if a != "--stages"]
+    show(Path(rest[0]) if rest else ROOT / "checkpoints")

@@ -349,6 +349,9 @@ def test_results_table_reads_each_models_files(tmp_path, capsys):
                                                       "newstest2014": {"bleu": 14.0, "beam": 1}}))
     main(tmp_path)
     assert "test: beam 5; newstest2014: greedy;" in capsys.readouterr().out
+    from results_table import stages  # --stages: a model trained in one run is one stage
+    stages(tmp_path)
+    assert "| `rnnsearch` | 1, from scratch | – | – | 9,143 / – | 277 | 28.8 |" in capsys.readouterr().out.splitlines()
 
 
 
@@ -402,3 +405,6 @@ def test_promote_finetuned_keeps_the_weights_whole_history(tmp_path):
     assert [s["steps"] for s in training["stages"]] == [100, 30, 10]
     from results_table import history
     assert history(training) == " (12 + 4 mixed + 1)"  # the README table's CPU-minutes cell
+    from results_table import copies
+    assert copies(training["stages"][1]["train"]["oversample"]) == "tatoeba ×3"
+    assert copies({"a": 2, "b": 3, "c": 2, "d": 2}) == "b ×3; 3 corpora ×2"
