@@ -405,6 +405,13 @@ def test_promote_finetuned_keeps_the_weights_whole_history(tmp_path):
     assert [s["steps"] for s in training["stages"]] == [100, 30, 10]
     from results_table import history
     assert history(training) == " (12 + 4 mixed + 1)"  # the README table's CPU-minutes cell
+    continued = folder("continued", {"steps": 20, "total_steps_run": 25, "wall_time_minutes": 2.0,
+                                     "target_tokens_seen": 200, "best_dev_bleu": 24.0}, {"lr": 0.0001}, [10, 20, 25],
+                       b"newest")  # the last run resumed: its record replaces its own stage
+    training = promote(continued, shipped, continued=True)["training"]
+    assert [s["steps"] for s in training["stages"]] == [100, 30, 20] and training["total_steps_run"] == 185
+    with (shipped / "train_log.csv").open() as f:
+        assert [int(r["steps"]) for r in csv.DictReader(f)] == [50, 100, 130, 140, 150, 155]
     from results_table import copies
     assert copies(training["stages"][1]["train"]["oversample"]) == "tatoeba ×3"
     assert copies({"a": 2, "b": 3, "c": 2, "d": 2}) == "b ×3; 3 corpora ×2"
