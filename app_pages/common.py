@@ -145,11 +145,12 @@ EXAMPLES = {
         "Paper, Fig. 3a", "L'accord sur la zone économique européenne a été signé en août 1992.",
         "the paper's RNNsearch-50, Figure 3a",
         note="None of the shipped models translates *European Economic Area*: the name is rare in their "
-             "training data, and they spell out a non-word for it where the paper's model writes *zone "
-             "économique européenne*. The rest of the sentence comes out right. The same reordering "
-             "(adjective after the noun) is on the landing sentence, *The European Parliament adopted the "
-             "new economic policy.*, which RNNsearch, the global Luong models and the Transformer translate "
-             "correctly."),
+             "training data. Where the paper's model writes *zone économique européenne*, RNNsearch writes "
+             "*l'économie européenne* (the European economy, reordered like the paper's) and gets the rest of "
+             "the sentence right; the others garble the name (*l'Economique européenne*, *la région "
+             "Economique*, *l'Enomique*). The same reordering (adjective after the noun) is on the landing "
+             "sentence, *The European Parliament adopted the new economic policy.*, which RNNsearch, the "
+             "global Luong models and the Transformer translate correctly."),
     "It should be noted that the marine environment is the least known of environments.": Example(
         "Paper, Fig. 3b", "Il faut savoir que le milieu marin est le milieu le moins bien connu.", NEWSTEST),
     "Destruction of the equipment means that Syria can no longer produce new chemical weapons.": Example(
@@ -162,8 +163,8 @@ EXAMPLES = {
 # way the paper's Figure 3a does (European Parliament -> Parlement européen, economic policy ->
 # politique économique). The global Luong models and the Transformer get it right too; local-p
 # and RNNenc write "L'Union européenne" for the Parliament, which Compare shows. The paper's
-# own Figure 3a sentence stays in the list with its reference and a note, since the shipped
-# models garble its "European Economic Area".
+# own Figure 3a sentence stays in the list with its reference and a note, since no shipped
+# model translates its "European Economic Area" (RNNsearch writes "l'économie européenne").
 DEFAULT_SENTENCE = "The European Parliament adopted the new economic policy."
 SENTENCE = "sentence"  # session key: the current sentence, carried from page to page
 
