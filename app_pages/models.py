@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import plain, show_figure, zoo
-from model.checkpoint import stage_kind, TRAIN_LOG
+from model.checkpoint import stage_kind, stage_minutes, TRAIN_LOG
 from viz.curves import training_curves_figure
 
 st.title("Models")
@@ -36,9 +36,8 @@ def fmt(x, digits: int = 2) -> str:
 
 def stage_summary(stage: dict) -> str:
     """'2,400 steps, 95.0 min, lr 0.00025, dev BLEU 31.20; tatoeba ×3, …' for one training stage."""
-    minutes = stage.get("total_minutes_run", stage.get("wall_time_minutes"))
     copies = ", ".join(f"{o} ×{k}" for o, k in (stage.get("train", {}).get("oversample") or {}).items())
-    return (f"{stage.get('steps', 0):,} steps, {fmt(minutes, 1)} min, lr {stage.get('train', {}).get('lr')}, "
+    return (f"{stage.get('steps', 0):,} steps, {fmt(stage_minutes(stage), 1)} min, lr {stage.get('train', {}).get('lr')}, "
             f"dev BLEU {fmt(stage.get('best_dev_bleu'))}" + (f"; {copies}" if copies else ""))
 
 

@@ -144,13 +144,17 @@ def write_metrics(folder: str | Path, metrics: dict) -> None:
     path.write_text(json.dumps(old, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-# -- resume state: fp32 weights and Adam moments, as safetensors + JSON (never pickle) ---------
 def training_stages(config: dict) -> list[dict]:
     """Each training run behind a checkpoint's weights, oldest first: ``training.stages`` where
     runs were chained (scripts/promote_finetuned.py), else the one run's own ``training`` block;
     every stage carries its ``train`` settings."""
     training = config.get("training", {})
     return training.get("stages") or ([{**training, "train": config.get("train", {})}] if training else [])
+
+
+def stage_minutes(stage: dict) -> float | None:
+    """The CPU minutes a stage spent: every evaluation it ran, or its best weights' where it never finished."""
+    return stage.get("total_minutes_run", stage.get("wall_time_minutes"))
 
 
 def stage_kind(stage: dict) -> str:
@@ -160,6 +164,7 @@ def stage_kind(stage: dict) -> str:
     return "mixed fine-tuning" if stage.get("train", {}).get("oversample") else "fine-tuning"
 
 
+# -- resume state: fp32 weights and Adam moments, as safetensors + JSON (never pickle) ---------
 def save_resume(folder: str | Path, model: Seq2Seq, optimizer: torch.optim.Optimizer, progress: dict) -> None:
     folder = Path(folder) / "resume"
     folder.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model.checkpoint import read_metrics, stage_kind, training_stages  # noqa: E402
+from model.checkpoint import read_metrics, stage_kind, stage_minutes, training_stages  # noqa: E402
 from model.zoo import DISPLAY_NAMES, ZOO  # noqa: E402
 
 HEAD = ("| model | `enfr` test | broad test | Multi30k 2016 | Multi30k 2017 | Tatoeba | newstest2014 | stress "
@@ -37,8 +37,8 @@ def history(training: dict) -> str:
     warm-started from another (``training.initialised_from``)."""
     stages = training.get("stages") or []
     if len(stages) > 1:
-        return " (" + " + ".join(f"{s.get('total_minutes_run', s.get('wall_time_minutes', 0)):.0f}"
-                                 + (" mixed" if s.get("train", {}).get("oversample") else "") for s in stages) + ")"
+        return " (" + " + ".join(f"{stage_minutes(s) or 0:.0f}" + (" mixed" if stage_kind(s) == "mixed fine-tuning" else "")
+                                 for s in stages) + ")"
     init = training.get("initialised_from")
     return f" after `{Path(init['checkpoint']).name}`" if init else ""
 
@@ -47,7 +47,7 @@ def row(name: str, cfg: dict, m: dict) -> str:
     t = cfg.get("training", {})
     po = m.get("broad-test", {}).get("per_origin") or m.get("test", {}).get("per_origin", {})
     done = {"steps": t.get("total_steps_run", t.get("steps")),  # every call's steps, not only the best's
-            "minutes": t.get("total_minutes_run", t.get("wall_time_minutes"))}
+            "minutes": stage_minutes(t)}
     return (f"| {DISPLAY_NAMES.get(name, name)} | {cell(m, 'test', 'bleu')} | {cell(m, 'broad-test', 'bleu')} "
             f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
             f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'newstest2014', 'bleu')} | {cell(m, 'stress', 'bleu')} "
@@ -105,10 +105,9 @@ def stages(root: Path = ROOT / "checkpoints") -> None:
         path = root / name / "config.json"
         if path.exists():
             for i, s in enumerate(training_stages(json.loads(path.read_text())), 1):
-                minutes = s.get("total_minutes_run", s.get("wall_time_minutes"))
                 print(f"| `{name}` | {i}, {stage_kind(s)} | {s['train'].get('lr', '–')} | {copies(s['train'].get('oversample'))} "
                       f"| {cell(s, 'steps', fmt='{:,}')} / {cell(s, 'epochs', fmt='{:.2f}')} "
-                      f"| {cell({'m': minutes}, 'm', fmt='{:.0f}')} | {cell(s, 'best_dev_bleu')} |")
+                      f"| {cell({'m': stage_minutes(s)}, 'm', fmt='{:.0f}')} | {cell(s, 'best_dev_bleu')} |")
 
 
 if __name__ == "__main__":
