@@ -210,6 +210,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=None,
                    help="override train.lr, the starting learning rate (e.g. lower for fine-tuning with --init-from); "
                         "--resume keeps the run's own")
+    p.add_argument("--batch-tokens", type=int, default=None,
+                   help="override train.batch_tokens (larger on a GPU, where a step costs about the same for more tokens)")
     p.add_argument("--vocab", default=None, help="override train.vocab (a SentencePiece model; trained on --data if missing)")
     p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
     p.add_argument("--oversample", action="append", default=[], metavar="ORIGIN=K",
@@ -227,6 +229,10 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         if not args.lr > 0:
             raise SystemExit(f"--lr takes a learning rate > 0, not {args.lr}")
         run.train.lr = args.lr
+    if args.batch_tokens is not None:
+        if args.batch_tokens < 1:
+            raise SystemExit(f"--batch-tokens takes a whole number ≥ 1, not {args.batch_tokens}")
+        run.train.batch_tokens = args.batch_tokens
     if args.vocab:
         run.train.vocab = args.vocab
     if args.vocab_size:
@@ -314,7 +320,8 @@ class Trainer:
                              "target_tokens_seen": p.target_tokens, "best_dev_bleu": p.best_dev_bleu,
                              "initialised_from": p.initialised_from,
                              "machine": f"{cpu_name()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch "
-                                        f"thread(s), torch {torch.__version__}, device {self.device}, "
+                                        f"thread(s), torch {torch.__version__}, device {self.device}"
+                                        f"{f' ({torch.cuda.get_device_name(self.device)})' if self.device.type == 'cuda' else ''}, "
                                         f"{self.world} process(es)"}}
 
     def evaluate_and_save(self, train_loss: float, tokens_per_second: float) -> None:
