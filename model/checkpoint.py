@@ -153,15 +153,24 @@ def training_stages(config: dict) -> list[dict]:
 
 
 def stage_minutes(stage: dict) -> float | None:
-    """The CPU minutes a stage spent: every evaluation it ran, or its best weights' where it never finished."""
+    """The wall-clock minutes a stage spent, on a CPU or a GPU (:func:`stage_on_gpu`): every
+    evaluation it ran, or its best weights' where it never finished."""
     return stage.get("total_minutes_run", stage.get("wall_time_minutes"))
 
 
+def stage_on_gpu(stage: dict) -> bool:
+    """Whether a stage trained on a GPU (``model.train --device cuda`` records ``device cuda:N``
+    in its machine): its minutes are not CPU minutes and are counted apart."""
+    return "device cuda" in stage.get("machine", "")
+
+
 def stage_kind(stage: dict) -> str:
-    """A training stage named by how it started and what it read."""
+    """A training stage named by how it started, what it read and where it ran."""
     if not stage.get("initialised_from"):
-        return "from scratch"
-    return "mixed fine-tuning" if stage.get("train", {}).get("oversample") else "fine-tuning"
+        kind = "from scratch"
+    else:
+        kind = "mixed fine-tuning" if stage.get("train", {}).get("oversample") else "fine-tuning"
+    return f"{kind} on a GPU" if stage_on_gpu(stage) else kind
 
 
 # -- resume state: fp32 weights and Adam moments, as safetensors + JSON (never pickle) ---------

@@ -314,14 +314,14 @@ class Trainer:
 
     def checkpoint_config(self) -> dict:
         p = self.progress
+        gpu = f" ({torch.cuda.get_device_name(self.device)})" if self.device.type == "cuda" else ""
         return {"name": self.run.name, "description": self.run.description, "train": asdict(self.run.train),
                 "training": {"data": str(self.args.data), "train_pairs": len(self.base[0]), "steps": p.steps,
                              "epochs": p.epochs, "wall_time_minutes": round(p.train_seconds / 60, 1),
                              "target_tokens_seen": p.target_tokens, "best_dev_bleu": p.best_dev_bleu,
                              "initialised_from": p.initialised_from,
                              "machine": f"{cpu_name()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch "
-                                        f"thread(s), torch {torch.__version__}, device {self.device}"
-                                        f"{f' ({torch.cuda.get_device_name(self.device)})' if self.device.type == 'cuda' else ''}, "
+                                        f"thread(s), torch {torch.__version__}, device {self.device}{gpu}, "
                                         f"{self.world} process(es)"}}
 
     def evaluate_and_save(self, train_loss: float, tokens_per_second: float) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model.checkpoint import read_metrics, stage_kind, stage_minutes, training_stages  # noqa: E402
+from model.checkpoint import read_metrics, stage_kind, stage_minutes, stage_on_gpu, training_stages  # noqa: E402
 from model.zoo import DISPLAY_NAMES, ZOO  # noqa: E402
 
 HEAD = ("| model | `enfr` test | broad test | Multi30k 2016 | Multi30k 2017 | Tatoeba | newstest2014 | stress "
-        "| AER (Hansards) | AER, tokens as given | params | training data | steps | training (CPU) | best dev BLEU |")
+        "| AER (Hansards) | AER, tokens as given | params | training data | steps | training time | best dev BLEU |")
 BLEU_SETS = ("test", "broad-test", "newstest2014", "stress")
 
 
@@ -34,8 +34,9 @@ def cell(d, *keys, fmt="{:.1f}"):
 def history(training: dict) -> str:
     """How the CPU minutes split over training stages (config.json ``training.stages``, written by
     scripts/promote_finetuned.py), e.g. ' (277 + 95 mixed)'; or ' after NAME' for a model
-    warm-started from another (``training.initialised_from``)."""
-    stages = training.get("stages") or []
+    warm-started from another (``training.initialised_from``). GPU stages are left out here: the
+    minutes cell adds them apart (:func:`minutes`)."""
+    stages = [s for s in training.get("stages") or [] if not stage_on_gpu(s)]
     if len(stages) > 1:
         return " (" + " + ".join(f"{stage_minutes(s) or 0:.0f}" + (" mixed" if stage_kind(s) == "mixed fine-tuning" else "")
                                  for s in stages) + ")"
@@ -43,17 +44,29 @@ def history(training: dict) -> str:
     return f" after `{Path(init['checkpoint']).name}`" if init else ""
 
 
+def minutes(training: dict) -> str:
+    """The training-time cell: '277 min', or '402 CPU min (277 + 125 mixed) + 7 GPU min' where a
+    stage ran on a GPU, whose minutes are not CPU minutes and are not added to them."""
+    stages = training.get("stages") or [training]
+    gpu = sum(stage_minutes(s) or 0 for s in stages if stage_on_gpu(s))
+    cpu = sum(stage_minutes(s) or 0 for s in stages if not stage_on_gpu(s))
+    if not any(stage_minutes(s) is not None for s in stages):
+        return "–"
+    if not gpu:
+        return f"{cpu:.0f} min{history(training)}"
+    return f"{cpu:.0f} CPU min{history(training)} + {gpu:.0f} GPU min"
+
+
 def row(name: str, cfg: dict, m: dict) -> str:
     t = cfg.get("training", {})
     po = m.get("broad-test", {}).get("per_origin") or m.get("test", {}).get("per_origin", {})
-    done = {"steps": t.get("total_steps_run", t.get("steps")),  # every call's steps, not only the best's
-            "minutes": stage_minutes(t)}
+    done = {"steps": t.get("total_steps_run", t.get("steps"))}  # every call's steps, not only the best's
     return (f"| {DISPLAY_NAMES.get(name, name)} | {cell(m, 'test', 'bleu')} | {cell(m, 'broad-test', 'bleu')} "
             f"| {cell(po, 'multi30k-test_2016_flickr', 'bleu')} | {cell(po, 'multi30k-test_2017_flickr', 'bleu')} "
             f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'newstest2014', 'bleu')} | {cell(m, 'stress', 'bleu')} "
             f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} "
             f"| {cell(m, 'parameters', fmt='{:,}')} | `{Path(t.get('data', '–')).name}` "
-            f"| {cell(done, 'steps', fmt='{:,}')} | {cell(done, 'minutes', fmt='{:.0f}')} min{history(t)} "
+            f"| {cell(done, 'steps', fmt='{:,}')} | {minutes(t)} "
             f"| {cell(t, 'best_dev_bleu')} |")
 
 
@@ -97,8 +110,8 @@ def copies(oversample: dict | None) -> str:
 
 def stages(root: Path = ROOT / "checkpoints") -> None:
     """One row per model and training stage (config.json ``training.stages``): steps and epochs
-    to the shipped weights, CPU minutes the stage spent, best dev BLEU."""
-    print("| model | stage | learning rate | oversampled | steps / epochs to the best weights | CPU minutes "
+    to the shipped weights, minutes the stage spent (on a GPU where its name says so), best dev BLEU."""
+    print("| model | stage | learning rate | oversampled | steps / epochs to the best weights | minutes "
           "| best dev BLEU |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in ZOO:

@@ -223,7 +223,8 @@ def test_train_resume_and_checkpoint(toy_split, tmp_path):
 
 def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     """--oversample ORIGIN=K (mixed fine-tuning): K copies of that origin's pairs per epoch;
-    --lr: the starting learning rate, recorded with the run."""
+    --lr: the starting learning rate; --batch-tokens: the batch size (larger on a GPU); both
+    recorded with the run."""
     from model.data import oversampled
     df = pd.DataFrame({"en": ["a", "b", "c"], "fr": ["x", "y", "z"], "origin": ["toy-a", "toy-b", "toy-a"]})
     assert list(oversampled(df, {"toy-a": 3})["en"]) == ["a", "b", "c", "a", "c", "a", "c"]
@@ -233,10 +234,12 @@ def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(plain), "--max-steps", "2",
         "--quiet")
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(over), "--max-steps", "2",
-        "--oversample", "toy-a=3", "--lr", "0.0003", "--quiet")
+        "--oversample", "toy-a=3", "--lr", "0.0003", "--batch-tokens", "800", "--quiet")
     plain_cfg, over_cfg = (json.loads((d / "config.json").read_text()) for d in (plain, over))
     assert over_cfg["train"]["oversample"] == {"toy-a": 3} and plain_cfg["train"]["oversample"] == {}
     assert over_cfg["train"]["lr"] == 0.0003 and plain_cfg["train"]["lr"] != 0.0003
+    assert (over_cfg["train"]["batch_tokens"], plain_cfg["train"]["batch_tokens"]) == (800, 200)
+    assert over_cfg["training"]["target_tokens_seen"] > 2 * plain_cfg["training"]["target_tokens_seen"]
     assert over_cfg["training"]["train_pairs"] == plain_cfg["training"]["train_pairs"] + 2 * 60
     bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
               "--oversample", "toy-a=many", check=False)
@@ -244,6 +247,9 @@ def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
               "--lr", "0", check=False)
     assert bad.returncode != 0 and "--lr takes a learning rate > 0" in bad.stderr
+    bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
+              "--batch-tokens", "0", check=False)
+    assert bad.returncode != 0 and "--batch-tokens takes a whole number" in bad.stderr
 
 
 def test_resume_without_resume_state_continues_the_shipped_checkpoint(toy_split, tmp_path):
@@ -405,6 +411,14 @@ def test_promote_finetuned_keeps_the_weights_whole_history(tmp_path):
     assert [s["steps"] for s in training["stages"]] == [100, 30, 10]
     from results_table import history
     assert history(training) == " (12 + 4 mixed + 1)"  # the README table's CPU-minutes cell
+    from results_table import minutes
+    gpu = {**training["stages"][-1], "machine": "Xeon, 16 cores, torch 2.11, device cuda:0 (NVIDIA H200), 1 process(es)",
+           "initialised_from": {"checkpoint": "checkpoints/rnnsearch"}, "train": {"oversample": {"tatoeba": 3}}}
+    with_gpu = {**training, "stages": [*training["stages"], gpu]}
+    assert minutes(training) == "17 min (12 + 4 mixed + 1)"
+    assert minutes(with_gpu) == "17 CPU min (12 + 4 mixed + 1) + 1 GPU min"  # GPU minutes are not added to CPU ones
+    from model.checkpoint import stage_kind
+    assert [stage_kind(s) for s in with_gpu["stages"]][-1] == "mixed fine-tuning on a GPU"
     continued = folder("continued", {"steps": 20, "total_steps_run": 25, "wall_time_minutes": 2.0,
                                      "target_tokens_seen": 200, "best_dev_bleu": 24.0}, {"lr": 0.0001}, [10, 20, 25],
                        b"newest")  # the last run resumed: its record replaces its own stage
