@@ -147,8 +147,8 @@ EXAMPLES = {
         note="None of the shipped models translates *European Economic Area*: the name is rare in their "
              "training data. Where the paper's model writes *zone économique européenne*, RNNsearch writes "
              "*l'économie européenne* (the European economy, reordered like the paper's) and gets the rest of "
-             "the sentence right; the others garble the name (*l'Economique européenne*, *la région "
-             "Economique*, *l'Enomique*). The same reordering (adjective after the noun) is on the landing "
+             "the sentence right; the others garble the name (*l'Economique européenne*, *l'Enomique "
+             "européenne*, *l'Union européenne Economica*). The same reordering (adjective after the noun) is on the landing "
              "sentence, *The European Parliament adopted the new economic policy.*, which RNNsearch, the "
              "global Luong models and the Transformer translate correctly."),
     "It should be noted that the marine environment is the least known of environments.": Example(
