@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import plain, show_figure, zoo
-from model.checkpoint import stage_kind, stage_minutes, TRAIN_LOG
+from model.checkpoint import stage_kind, stage_minutes, TRAIN_LOG, training_minutes
 from viz.curves import training_curves_figure
 
 st.title("Models")
@@ -57,7 +57,9 @@ st.dataframe(pd.DataFrame([{
     "AER": get(e.metrics, "alignment", "aer"),
     "AER, tokens as given": get(e.metrics, "alignment", "as_given", "aer"),
     "training data": get(e.config, "training", "data"),
-    "training (min)": get(e.config, "training", "wall_time_minutes"),
+    # every stage's minutes, CPU and GPU apart: a GPU minute trains about as much as an hour of one core
+    "training, CPU (min)": training_minutes(e.config.get("training") or {})[0],
+    "training, GPU (min)": training_minutes(e.config.get("training") or {})[1] or None,
 } for e in entries.values()]), hide_index=True, width="stretch")
 
 for name, entry in entries.items():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model.checkpoint import read_metrics, stage_kind, stage_minutes, stage_on_gpu, training_stages  # noqa: E402
+from model.checkpoint import read_metrics, stage_kind, stage_minutes, stage_on_gpu, training_minutes, training_stages  # noqa: E402
 from model.zoo import DISPLAY_NAMES, ZOO  # noqa: E402
 
 HEAD = ("| model | `enfr` test | broad test | Multi30k 2016 | Multi30k 2017 | Tatoeba | newstest2014 | stress "
@@ -47,14 +47,12 @@ def history(training: dict) -> str:
 def minutes(training: dict) -> str:
     """The training-time cell: '277 min', or '402 CPU min (277 + 125 mixed) + 7 GPU min' where a
     stage ran on a GPU, whose minutes are not CPU minutes and are not added to them."""
-    stages = training.get("stages") or [training]
-    gpu = sum(stage_minutes(s) or 0 for s in stages if stage_on_gpu(s))
-    cpu = sum(stage_minutes(s) or 0 for s in stages if not stage_on_gpu(s))
-    if not any(stage_minutes(s) is not None for s in stages):
+    cpu, gpu = training_minutes(training)
+    if cpu is None and not gpu:
         return "–"
     if not gpu:
         return f"{cpu:.0f} min{history(training)}"
-    return f"{cpu:.0f} CPU min{history(training)} + {gpu:.0f} GPU min"
+    return f"{cpu or 0:.0f} CPU min{history(training)} + {gpu:.0f} GPU min"
 
 
 def row(name: str, cfg: dict, m: dict) -> str:
