@@ -95,12 +95,14 @@ for name, entry in entries.items():
                          hide_index=True, width="stretch", height="content")
         with right:
             st.markdown("**Training**")
+            cpu_minutes, gpu_minutes = training_minutes(train)
             facts = {
                 "data": train.get("data"),
                 "training pairs": train.get("train_pairs"),
                 "optimiser steps": train.get("steps"),
                 "epochs": train.get("epochs"),
-                "wall time (minutes)": train.get("wall_time_minutes"),
+                "CPU minutes, all stages": cpu_minutes,
+                "GPU minutes, all stages": gpu_minutes or None,
                 "best dev BLEU": train.get("best_dev_bleu"),
                 "machine": train.get("machine"),
             }

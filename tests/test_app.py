@@ -488,6 +488,8 @@ def test_models_cards(product):
     metrics = json.loads((product["zoo"] / "rnnsearch" / "metrics.json").read_text())
     row = overview[overview["model"] == "RNNsearch (Bahdanau, additive)"].iloc[0]
     assert row["enfr test BLEU"] == metrics["test"]["bleu"] and row["stress BLEU"] == metrics["stress"]["bleu"]
+    dot = overview[overview["model"] == "Luong global, dot"].iloc[0]  # CPU and GPU minutes apart, every stage
+    assert (dot["training, CPU (min)"], dot["training, GPU (min)"]) == (277.0 + 95.04, 7.0)
     assert any("broken" in e and "corrupt" in e for e in at.error.values)
     values = [m.value for m in at.metric]
     assert f"{metrics['test']['bleu']:.2f}" in values
