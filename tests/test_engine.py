@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import fields
 import math
+from pathlib import Path
 import shutil
 
 import numpy as np
@@ -543,3 +544,16 @@ def test_transformer_config_is_validated():
         ModelConfig(decoder="transformer", attention="scaled-dot", emb_size=30, heads=4)
     with pytest.raises(ValueError, match="shown_layer"):
         ModelConfig(decoder="transformer", attention="scaled-dot", layers=3, shown_layer=3)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "configs").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_every_shipped_config_builds_its_model(path):
+    """Each configs/NAME.yaml (the zoo's, and rnnsearch-512 of the size measurement) parses,
+    names itself after its file, and builds its model."""
+    from model.config import load_run_config
+    from model.model import build_model
+    run = load_run_config(str(path))
+    assert run.name == path.stem
+    model = build_model(run.model)
+    assert model.num_parameters() > 1_000_000 and run.train.batch_tokens > 0
