@@ -41,6 +41,13 @@ def stage_summary(stage: dict) -> str:
             f"dev BLEU {fmt(stage.get('best_dev_bleu'))}" + (f"; {copies}" if copies else ""))
 
 
+def minutes_columns(config: dict) -> dict:
+    """The overview's training time: every stage's CPU and GPU minutes, apart (a GPU stage's
+    minutes are not CPU minutes)."""
+    cpu, gpu = training_minutes(config)
+    return {"training, CPU (min)": cpu, "training, GPU (min)": gpu or None}
+
+
 def parameters(entry) -> int | None:
     return get(entry.metrics, "parameters") or (entry.model.num_parameters() if entry.available else None)
 
@@ -58,8 +65,7 @@ st.dataframe(pd.DataFrame([{
     "AER, tokens as given": get(e.metrics, "alignment", "as_given", "aer"),
     "training data": get(e.config, "training", "data"),
     # every stage's minutes, CPU and GPU apart: a GPU minute trains about as much as an hour of one core
-    "training, CPU (min)": training_minutes(e.config.get("training") or {})[0],
-    "training, GPU (min)": training_minutes(e.config.get("training") or {})[1] or None,
+    **minutes_columns(e.config or {}),
 } for e in entries.values()]), hide_index=True, width="stretch")
 
 for name, entry in entries.items():
@@ -95,7 +101,7 @@ for name, entry in entries.items():
                          hide_index=True, width="stretch", height="content")
         with right:
             st.markdown("**Training**")
-            cpu_minutes, gpu_minutes = training_minutes(train)
+            cpu_minutes, gpu_minutes = training_minutes(cfg)
             facts = {
                 "data": train.get("data"),
                 "training pairs": train.get("train_pairs"),

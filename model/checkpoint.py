@@ -164,10 +164,10 @@ def stage_on_gpu(stage: dict) -> bool:
     return "device cuda" in stage.get("machine", "")
 
 
-def training_minutes(training: dict) -> tuple[float | None, float]:
-    """(CPU minutes, GPU minutes) that every stage of a config's ``training`` block spent;
-    CPU minutes are None where no stage recorded any."""
-    stages = training.get("stages") or [training]
+def training_minutes(config: dict) -> tuple[float | None, float]:
+    """(CPU minutes, GPU minutes) that every stage behind a checkpoint (:func:`training_stages`)
+    spent; CPU minutes are None where no stage recorded any."""
+    stages = training_stages(config)
     cpu = [stage_minutes(s) for s in stages if not stage_on_gpu(s) and stage_minutes(s) is not None]
     return (sum(cpu) if cpu else None), sum(stage_minutes(s) or 0 for s in stages if stage_on_gpu(s))
 

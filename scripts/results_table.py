@@ -44,10 +44,11 @@ def history(training: dict) -> str:
     return f" after `{Path(init['checkpoint']).name}`" if init else ""
 
 
-def minutes(training: dict) -> str:
+def minutes(cfg: dict) -> str:
     """The training-time cell: '277 min', or '402 CPU min (277 + 125 mixed) + 7 GPU min' where a
     stage ran on a GPU, whose minutes are not CPU minutes and are not added to them."""
-    cpu, gpu = training_minutes(training)
+    cpu, gpu = training_minutes(cfg)
+    training = cfg.get("training", {})
     if cpu is None and not gpu:
         return "–"
     if not gpu:
@@ -64,7 +65,7 @@ def row(name: str, cfg: dict, m: dict) -> str:
             f"| {cell(po, 'tatoeba', 'bleu')} | {cell(m, 'newstest2014', 'bleu')} | {cell(m, 'stress', 'bleu')} "
             f"| {cell(m, 'alignment', 'aer', fmt='{:.3f}')} | {cell(m, 'alignment', 'as_given', 'aer', fmt='{:.3f}')} "
             f"| {cell(m, 'parameters', fmt='{:,}')} | `{Path(t.get('data', '–')).name}` "
-            f"| {cell(done, 'steps', fmt='{:,}')} | {minutes(t)} "
+            f"| {cell(done, 'steps', fmt='{:,}')} | {minutes(cfg)} "
             f"| {cell(t, 'best_dev_bleu')} |")
 
 

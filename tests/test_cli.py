@@ -415,8 +415,8 @@ def test_promote_finetuned_keeps_the_weights_whole_history(tmp_path):
     gpu = {**training["stages"][-1], "machine": "Xeon, 16 cores, torch 2.11, device cuda:0 (NVIDIA H200), 1 process(es)",
            "initialised_from": {"checkpoint": "checkpoints/rnnsearch"}, "train": {"oversample": {"tatoeba": 3}}}
     with_gpu = {**training, "stages": [*training["stages"], gpu]}
-    assert minutes(training) == "17 min (12 + 4 mixed + 1)"
-    assert minutes(with_gpu) == "17 CPU min (12 + 4 mixed + 1) + 1 GPU min"  # GPU minutes are not added to CPU ones
+    assert minutes({"training": training}) == "17 min (12 + 4 mixed + 1)"
+    assert minutes({"training": with_gpu}) == "17 CPU min (12 + 4 mixed + 1) + 1 GPU min"  # GPU minutes are not added to CPU ones
     from model.checkpoint import stage_kind
     assert [stage_kind(s) for s in with_gpu["stages"]][-1] == "mixed fine-tuning on a GPU"
     continued = folder("continued", {"steps": 20, "total_steps_run": 25, "wall_time_minutes": 2.0,
