@@ -189,6 +189,12 @@ class LocalPAttention(AttentionMechanism):
     def compute_proj_keys(self, keys):
         return self.inner.compute_proj_keys(keys)
 
+    def set_half_width(self, D: float) -> None:
+        """Training only (the window warm-up of ``train.window_warmup_steps``): D and σ = D/2.
+
+        A served model is never widened: its D is the config's ``local_window``."""
+        self.D, self.sigma = D, D / 2.0
+
     def predicted_position(self, query, mask):
         """p_i (eq. 9): query (B, H), mask (B, S) -> (B,)."""
         lengths = mask.sum(1).to(query.dtype)  # B

@@ -76,6 +76,11 @@ class TrainConfig:
     seed: int = 1
     vocab: str = "checkpoints/_vocab/spm.model"  # shared SentencePiece model; trained if missing
     warmup_steps: int = 0             # linear learning-rate warm-up over the first steps (the Transformer's)
+    # local-p only: the window's half-width starts at window_warmup_start source pieces and narrows
+    # linearly to the model's D over the first window_warmup_steps steps (0: D from the first step)
+    window_warmup_steps: int = 0
+    window_warmup_start: float = 50.0
+    precision: str = "float32"        # float32 | bfloat16: bf16 autocast for the forward pass (CPUs with AVX-512 BF16, GPUs)
     init_from: str | None = None      # a checkpoint to warm-start from (see model.train.initialise_from); --init-from overrides
     # origin -> copies of its pairs in every epoch (e.g. {tatoeba: 3}): mixed fine-tuning (Chu et al. 2017)
     # leans a broad model back towards one domain without dropping the others; --oversample overrides
@@ -103,5 +108,7 @@ def load_run_config(path: str) -> RunConfig:
         raw = yaml.safe_load(f) or {}
     model = ModelConfig(**_only_known(ModelConfig, raw.get("model", {}), f"{path}: model"))
     train = TrainConfig(**_only_known(TrainConfig, raw.get("train", {}), f"{path}: train"))
+    if train.precision not in ("float32", "bfloat16"):
+        raise ValueError(f"{path}: train.precision must be 'float32' or 'bfloat16', got {train.precision!r}")
     return RunConfig(name=raw.get("name", path), model=model, train=train,
                      description=raw.get("description", ""))

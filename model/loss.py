@@ -63,6 +63,11 @@ def output_cross_entropy(features: torch.Tensor, weight: torch.Tensor, bias: tor
 
     features: B x T x O, target: B x T. Returns (loss, number of target tokens).
     """
-    f = features.reshape(-1, features.size(-1)).contiguous()
+    # under bf16 autocast the features arrive in bf16: the softmax and its gradient p − q stay in
+    # the parameters' own precision (float32), where log-probabilities over 8k pieces are exact
+    f = features.reshape(-1, features.size(-1)).to(bias.dtype).contiguous()
+    weight = weight.to(bias.dtype)
     y = target.reshape(-1)
-    return FusedOutputCrossEntropy.apply(f, weight, bias, y, label_smoothing), int((y != PAD_ID).sum())
+    with torch.autocast(device_type=f.device.type, enabled=False):
+        loss = FusedOutputCrossEntropy.apply(f, weight, bias, y, label_smoothing)
+    return loss, int((y != PAD_ID).sum())

@@ -36,6 +36,7 @@ from .config import load_run_config, RunConfig
 from .data import (Batch, encode_pairs, joined_pairs, multi_reference, oversampled, read_split, split_path,
                    token_batches)
 from .metrics import corpus_bleu
+from .attention import LocalPAttention
 from .model import Seq2Seq, build_model
 from .search import greedy_batch
 from .vocabulary import train_vocabulary, Vocabulary
@@ -222,7 +223,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def run_config(args: argparse.Namespace) -> RunConfig:
     """The YAML config with the command line's overrides."""
-    run = load_run_config(args.config)
+    try:
+        run = load_run_config(args.config)
+    except (OSError, TypeError, ValueError) as e:  # a missing file, an unknown key, a bad value
+        raise SystemExit(f"error: {e}") from None
     if args.eval_every:
         run.train.eval_every = args.eval_every
     if args.lr is not None:
@@ -288,6 +292,19 @@ def restore(args, run: RunConfig, out: Path, model: Seq2Seq, optimizer, device) 
     return progress
 
 
+def window_half_width(D: float, start: float, warmup_steps: int, step: int) -> float:
+    """local-p's half-width at optimiser step ``step`` (0-based) under the window warm-up.
+
+    From ``start`` pieces (wider than most sentences: local-p then attends like global
+    attention, and align learns where to look as fast as Luong ``general`` does) down to D,
+    linearly; D from step ``warmup_steps`` on. Without it align can only learn inside a window
+    centred where p_i starts (mid-sentence), and p_i only moves towards where align looks: the
+    two hold each other still for thousands of steps (docs/results.md, local-p)."""
+    if warmup_steps <= 0 or step >= warmup_steps or start <= D:
+        return D
+    return D + (start - D) * (1 - step / warmup_steps)
+
+
 class Trainer:
     """One training run: the optimiser loop, evaluation on dev, checkpoints and the logs."""
 
@@ -307,6 +324,7 @@ class Trainer:
         self.dev = DevSet(self.vocab, dev_file, run.train.dev_sentences) if rank == 0 else None
         self.model = build_model(run.model).to(device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=run.train.lr)
+        self.local_p = [m for m in self.model.modules() if isinstance(m, LocalPAttention)]
         self.progress = restore(args, run, out, self.model, self.optimizer, device)
         self.train_model = torch.nn.parallel.DistributedDataParallel(self.model) if world > 1 else self.model
         log.info("%s: %.2fM parameters, decoder %s, attention %s", run.name, self.model.num_parameters() / 1e6,
@@ -339,6 +357,8 @@ class Trainer:
                 w.writeheader()
             w.writerow(row)
         log.info("eval %s", json.dumps(row))
+        if self.local_p and self.run.train.window_warmup_steps:
+            log.info("local-p half-width D = %.1f (window warm-up)", self.local_p[0].D)
         if dev_bleu > p.best_dev_bleu:
             p.best_dev_bleu, p.bad_evals = dev_bleu, 0
             save_checkpoint(self.out, self.model, self.vocab, self.checkpoint_config())
@@ -358,7 +378,13 @@ class Trainer:
         if warmup and steps < warmup:  # linear warm-up; the plateau decay takes over after it
             for g in self.optimizer.param_groups:
                 g["lr"] = self.run.train.lr * (steps + 1) / warmup
-        loss, ntok = self.train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, self.run.train.label_smoothing)
+        cfg = self.run.train
+        for attention in self.local_p:  # this process's own modules: nothing served is widened
+            attention.set_half_width(window_half_width(self.run.model.local_window, cfg.window_warmup_start,
+                                                       cfg.window_warmup_steps, steps))
+        # bf16 autocast: matrix products in bfloat16, weights, Adam and the output softmax in float32
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
+            loss, ntok = self.train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, cfg.label_smoothing)
         self.optimizer.zero_grad(set_to_none=True)
         (loss / ntok).backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.run.train.clip_norm)

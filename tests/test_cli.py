@@ -252,6 +252,31 @@ def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     assert bad.returncode != 0 and "--batch-tokens takes a whole number" in bad.stderr
 
 
+def test_train_in_bf16_with_the_local_p_window_warm_up(toy_split, tmp_path):
+    """train.precision and train.window_warmup_steps reach the training loop: the half-width
+    used for step i is start − (start − D)·i/warm-up (logged at each evaluation), the run
+    trains, and both settings are recorded with the checkpoint; a bad precision is refused."""
+    cfg = tmp_path / "local.yaml"
+    cfg.write_text(f"""name: local
+model: {{decoder: luong, attention: local-general, local_window: 10, vocab_size: 300, emb_size: 16,
+         enc_hidden: 16, dec_hidden: 16, attention_size: 16, dropout: 0.0}}
+train: {{batch_tokens: 200, eval_every: 4, dev_sentences: 10, lr: 0.01, joined_fraction: 0.1,
+         window_warmup_steps: 8, window_warmup_start: 30, precision: bfloat16, vocab: {tmp_path / "spm.model"}}}
+""")
+    out = tmp_path / "ck"
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "8",
+        "--quiet")
+    log = (out / "train.log").read_text()
+    assert "half-width D = 22.5" in log and "half-width D = 12.5" in log  # steps 3 and 7 of 8: 30 → 10
+    assert np.isfinite(pd.read_csv(out / "train_log.csv")["train_loss"]).all()
+    train = json.loads((out / "config.json").read_text())["train"]
+    assert (train["precision"], train["window_warmup_steps"], train["window_warmup_start"]) == ("bfloat16", 8, 30)
+    cfg.write_text(cfg.read_text().replace("precision: bfloat16", "precision: fp8"))
+    bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
+              check=False)
+    assert bad.returncode != 0 and "train.precision must be" in bad.stderr
+
+
 def test_resume_without_resume_state_continues_the_shipped_checkpoint(toy_split, tmp_path):
     """A fresh clone has no OUT/resume/: --resume then continues the shipped (best-on-dev)
     checkpoint from its own step, epoch, wall time and learning rate, with its weights."""

@@ -120,6 +120,42 @@ def test_local_p_window(variant):
         assert (mass > 0).all() and (mass < 1).all()
 
 
+def test_window_warm_up_starts_wide_and_narrows_to_D():
+    """train.window_warmup_steps: the half-width falls linearly from the start width to D, and
+    a widened window lets local-p attend where D would cut it off."""
+    from model.train import window_half_width
+    assert [window_half_width(10, 50, 2000, s) for s in (0, 1000, 2000, 9000)] == [50, 30, 10, 10]
+    assert window_half_width(10, 50, 0, 0) == 10 and window_half_width(10, 5, 100, 0) == 10
+    torch.manual_seed(3)
+    att = LocalPAttention(GeneralAttention(4, 4), 4, window=2)
+    q, keys, mask = torch.randn(1, 4), torch.randn(1, 30, 4), torch.ones(1, 30, dtype=torch.bool)
+    narrow = attend(att.score(q, att.compute_proj_keys(keys), mask), keys)[0]
+    att.set_half_width(40)
+    assert (att.D, att.sigma) == (40, 20.0)
+    wide = attend(att.score(q, att.compute_proj_keys(keys), mask), keys)[0]
+    assert int((narrow > 0).sum()) <= 5 and int((wide > 0).sum()) == 30
+
+
+@pytest.mark.parametrize("decoder,attention", [("rnnsearch", "additive"), ("luong", "local-general"),
+                                               ("transformer", "scaled-dot")])
+def test_bf16_autocast_loss_is_the_float32_loss(vocab, decoder, attention):
+    """train.precision bfloat16: the forward pass under bf16 autocast gives the float32 loss to
+    about 1%, the output softmax stays float32, and every gradient reaches the float32 weights."""
+    torch.manual_seed(0)
+    model = build_model(tiny_config(vocab, decoder, attention, size=16)).eval()  # no dropout: one network twice
+    torch.manual_seed(1)
+    src, trg = ([[int(t) for t in torch.randint(4, len(vocab), (n,))] for n in lens] for lens in ((5, 7), (6, 4)))
+    batch = Batch(src, trg)
+    exact, n = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, 0.1)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        approx, n_bf16 = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, 0.1)
+    assert n == n_bf16 and approx.dtype == torch.float32
+    assert math.isclose(float(approx.detach()), float(exact.detach()), rel_tol=0.01)
+    approx.backward()
+    grads = [p.grad for p in model.parameters() if p.requires_grad]
+    assert all(g is not None and g.dtype == torch.float32 and torch.isfinite(g).all() for g in grads)
+
+
 def test_local_p_position_follows_the_alignment():
     """The predicted centre p_i learns to sit where the model attends. A global `general`
     model trained on copying digits is turned into local-p (window D = 3) and trained on:
