@@ -1,6 +1,7 @@
 """Training throughput on the real data: N optimiser steps, target tokens per second.
 
-    python bench/train_speed.py --config configs/rnnsearch.yaml --data ../shared/data/enfr --steps 50
+    python bench/train_speed.py --config configs/rnnsearch.yaml --data ../shared/data/enfr --steps 50 \
+        [--precision float32|bfloat16]
 
 Prints one JSON line. Target tokens exclude padding; the first `--warmup` steps are not
 timed. Batches are the trainer's own (length-bucketed, joined pairs included).
@@ -29,6 +30,8 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--batch-tokens", type=int, default=None)
+    p.add_argument("--precision", choices=["float32", "bfloat16"], default=None,
+                   help="the forward pass's precision, as train.precision (default: the config's)")
     p.add_argument("--vocab", default=None, help="SentencePiece model (default: the config's train.vocab)")
     args = p.parse_args()
     if args.threads:
@@ -38,6 +41,8 @@ def main():
         run.train.batch_tokens = args.batch_tokens
     if args.vocab:
         run.train.vocab = args.vocab
+    if args.precision:
+        run.train.precision = args.precision
     train_file = split_path(args.data, "train")
     vocab = get_vocabulary(run.train.vocab, train_file, run.model.vocab_size)
     run.model.vocab_size = len(vocab)
@@ -54,7 +59,8 @@ def main():
         if step == args.warmup:
             tokens, t0 = 0, time.perf_counter()
         batch = Batch([src[i] for i in b], [trg[i] for i in b])
-        loss, n = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, run.train.label_smoothing)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=run.train.precision == "bfloat16"):
+            loss, n = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, run.train.label_smoothing)
         opt.zero_grad()
         (loss / n).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), run.train.clip_norm)
@@ -63,7 +69,7 @@ def main():
     seconds = time.perf_counter() - t0
     print(json.dumps({"config": args.config, "decoder": run.model.decoder, "attention": run.model.attention,
                       "parameters": sum(p.numel() for p in model.parameters()),
-                      "steps": args.steps, "batch_tokens": run.train.batch_tokens, "threads": torch.get_num_threads(),
+                      "steps": args.steps, "precision": run.train.precision, "batch_tokens": run.train.batch_tokens, "threads": torch.get_num_threads(),
                       "target_tokens": tokens, "seconds": round(seconds, 2),
                       "tokens_per_second": round(tokens / seconds, 1)}))
 

@@ -213,6 +213,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "--resume keeps the run's own")
     p.add_argument("--batch-tokens", type=int, default=None,
                    help="override train.batch_tokens (larger on a GPU, where a step costs about the same for more tokens)")
+    p.add_argument("--precision", choices=["float32", "bfloat16"], default=None,
+                   help="override train.precision: bfloat16 autocasts the forward pass (AVX-512 BF16 CPUs, GPUs)")
     p.add_argument("--vocab", default=None, help="override train.vocab (a SentencePiece model; trained on --data if missing)")
     p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
     p.add_argument("--oversample", action="append", default=[], metavar="ORIGIN=K",
@@ -239,6 +241,8 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         run.train.batch_tokens = args.batch_tokens
     if args.vocab:
         run.train.vocab = args.vocab
+    if args.precision:
+        run.train.precision = args.precision
     if args.vocab_size:
         run.model.vocab_size = args.vocab_size
     if args.oversample:

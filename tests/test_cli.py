@@ -223,8 +223,8 @@ def test_train_resume_and_checkpoint(toy_split, tmp_path):
 
 def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     """--oversample ORIGIN=K (mixed fine-tuning): K copies of that origin's pairs per epoch;
-    --lr: the starting learning rate; --batch-tokens: the batch size (larger on a GPU); both
-    recorded with the run."""
+    --lr: the starting learning rate; --batch-tokens: the batch size (larger on a GPU);
+    --precision: bf16 autocast; all recorded with the run."""
     from model.data import oversampled
     df = pd.DataFrame({"en": ["a", "b", "c"], "fr": ["x", "y", "z"], "origin": ["toy-a", "toy-b", "toy-a"]})
     assert list(oversampled(df, {"toy-a": 3})["en"]) == ["a", "b", "c", "a", "c", "a", "c"]
@@ -234,11 +234,12 @@ def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(plain), "--max-steps", "2",
         "--quiet")
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(over), "--max-steps", "2",
-        "--oversample", "toy-a=3", "--lr", "0.0003", "--batch-tokens", "800", "--quiet")
+        "--oversample", "toy-a=3", "--lr", "0.0003", "--batch-tokens", "800", "--precision", "bfloat16", "--quiet")
     plain_cfg, over_cfg = (json.loads((d / "config.json").read_text()) for d in (plain, over))
     assert over_cfg["train"]["oversample"] == {"toy-a": 3} and plain_cfg["train"]["oversample"] == {}
     assert over_cfg["train"]["lr"] == 0.0003 and plain_cfg["train"]["lr"] != 0.0003
     assert (over_cfg["train"]["batch_tokens"], plain_cfg["train"]["batch_tokens"]) == (800, 200)
+    assert (over_cfg["train"]["precision"], plain_cfg["train"]["precision"]) == ("bfloat16", "float32")
     assert over_cfg["training"]["target_tokens_seen"] > 2 * plain_cfg["training"]["target_tokens_seen"]
     assert over_cfg["training"]["train_pairs"] == plain_cfg["training"]["train_pairs"] + 2 * 60
     bad = run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tmp_path / "bad"),
