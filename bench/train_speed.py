@@ -69,7 +69,8 @@ def main():
     seconds = time.perf_counter() - t0
     print(json.dumps({"config": args.config, "decoder": run.model.decoder, "attention": run.model.attention,
                       "parameters": sum(p.numel() for p in model.parameters()),
-                      "steps": args.steps, "precision": run.train.precision, "batch_tokens": run.train.batch_tokens, "threads": torch.get_num_threads(),
+                      "steps": args.steps, "precision": run.train.precision, "batch_tokens": run.train.batch_tokens,
+                      "threads": torch.get_num_threads(),
                       "target_tokens": tokens, "seconds": round(seconds, 2),
                       "tokens_per_second": round(tokens / seconds, 1)}))
 
