@@ -455,3 +455,16 @@ def test_promote_finetuned_keeps_the_weights_whole_history(tmp_path):
     from results_table import copies
     assert copies(training["stages"][1]["train"]["oversample"]) == "tatoeba ×3"
     assert copies({"a": 2, "b": 3, "c": 2, "d": 2}) == "b ×3; 3 corpora ×2"
+
+
+def test_compare_curves_reads_the_first_stage_step_for_step(tmp_path):
+    """scripts/compare_curves.py: a shipped log's later stages (steps restarting) are left out,
+    and a step a run did not evaluate is a dash."""
+    shipped, run_ = tmp_path / "shipped.csv", tmp_path / "run.csv"
+    pd.DataFrame({"steps": [600, 1200, 300, 600], "dev_bleu": [2.0, 5.5, 9.0, 9.5]}).to_csv(shipped, index=False)
+    pd.DataFrame({"steps": [600, 1800], "dev_bleu": [3.25, 9.8]}).to_csv(run_, index=False)
+    out = run("scripts/compare_curves.py", f"shipped={shipped}", f"new={run_}").stdout.splitlines()
+    assert out[0] == "| steps | shipped | new |"
+    assert out[2:] == ["| 600 | 2.00 | 3.25 |", "| 1,200 | 5.50 | – |", "| 1,800 | – | 9.80 |"]
+    bad = run("scripts/compare_curves.py", "nothing", check=False)
+    assert bad.returncode != 0 and "NAME=PATH" in bad.stderr
