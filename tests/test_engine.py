@@ -585,7 +585,7 @@ def test_transformer_config_is_validated():
 @pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "configs").glob("*.yaml")),
                          ids=lambda p: p.stem)
 def test_every_shipped_config_builds_its_model(path):
-    """Each configs/NAME.yaml (the zoo's, and rnnsearch-512 of the size measurement) parses,
+    """Each configs/NAME.yaml (the zoo's, and those of the measurements in docs/) parses,
     names itself after its file, and builds its model."""
     from model.config import load_run_config
     from model.model import build_model
