@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from model.config import load_run_config  # noqa: E402
 from model.data import Batch, encode_pairs, read_split, split_path  # noqa: E402
 from model.model import build_model  # noqa: E402
-from model.train import epoch_batches, get_vocabulary  # noqa: E402
+from model.config import PRECISIONS  # noqa: E402
+from model.train import epoch_batches, forward_precision, get_vocabulary  # noqa: E402
 
 
 def main():
@@ -30,7 +31,7 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--batch-tokens", type=int, default=None)
-    p.add_argument("--precision", choices=["float32", "bfloat16"], default=None,
+    p.add_argument("--precision", choices=PRECISIONS, default=None,
                    help="the forward pass's precision, as train.precision (default: the config's)")
     p.add_argument("--vocab", default=None, help="SentencePiece model (default: the config's train.vocab)")
     args = p.parse_args()
@@ -59,7 +60,7 @@ def main():
         if step == args.warmup:
             tokens, t0 = 0, time.perf_counter()
         batch = Batch([src[i] for i in b], [trg[i] for i in b])
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=run.train.precision == "bfloat16"):
+        with forward_precision("cpu", run.train.precision):
             loss, n = model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, run.train.label_smoothing)
         opt.zero_grad()
         (loss / n).backward()

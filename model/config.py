@@ -58,6 +58,9 @@ class ModelConfig:
         return self.attention != "none"
 
 
+PRECISIONS = ("float32", "bfloat16")  # train.precision: bfloat16 autocasts the forward pass
+
+
 @dataclass
 class TrainConfig:
     batch_tokens: int = 3000          # max (longest side × sentences) per batch, padding included
@@ -108,7 +111,7 @@ def load_run_config(path: str) -> RunConfig:
         raw = yaml.safe_load(f) or {}
     model = ModelConfig(**_only_known(ModelConfig, raw.get("model", {}), f"{path}: model"))
     train = TrainConfig(**_only_known(TrainConfig, raw.get("train", {}), f"{path}: train"))
-    if train.precision not in ("float32", "bfloat16"):
-        raise ValueError(f"{path}: train.precision must be 'float32' or 'bfloat16', got {train.precision!r}")
+    if train.precision not in PRECISIONS:
+        raise ValueError(f"{path}: train.precision must be one of {PRECISIONS}, got {train.precision!r}")
     return RunConfig(name=raw.get("name", path), model=model, train=train,
                      description=raw.get("description", ""))

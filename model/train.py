@@ -32,11 +32,11 @@ import torch.distributed as dist
 from tqdm import tqdm
 
 from .checkpoint import CheckpointError, load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
-from .config import load_run_config, RunConfig
+from .attention import LocalPAttention
+from .config import load_run_config, PRECISIONS, RunConfig
 from .data import (Batch, encode_pairs, joined_pairs, multi_reference, oversampled, read_split, split_path,
                    token_batches)
 from .metrics import corpus_bleu
-from .attention import LocalPAttention
 from .model import Seq2Seq, build_model
 from .search import greedy_batch
 from .vocabulary import train_vocabulary, Vocabulary
@@ -213,7 +213,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "--resume keeps the run's own")
     p.add_argument("--batch-tokens", type=int, default=None,
                    help="override train.batch_tokens (larger on a GPU, where a step costs about the same for more tokens)")
-    p.add_argument("--precision", choices=["float32", "bfloat16"], default=None,
+    p.add_argument("--precision", choices=PRECISIONS, default=None,
                    help="override train.precision: bfloat16 autocasts the forward pass (AVX-512 BF16 CPUs, GPUs)")
     p.add_argument("--vocab", default=None, help="override train.vocab (a SentencePiece model; trained on --data if missing)")
     p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
@@ -294,6 +294,13 @@ def restore(args, run: RunConfig, out: Path, model: Seq2Seq, optimizer, device) 
     except CheckpointError as e:
         raise SystemExit(f"error: {e}") from None
     return progress
+
+
+def forward_precision(device: torch.device | str, precision: str):
+    """The context a training forward pass runs in: bf16 autocast for ``bfloat16`` (matrix
+    products in bfloat16; weights, Adam and the output softmax stay float32), else none."""
+    device_type = torch.device(device).type
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bfloat16")
 
 
 def window_half_width(D: float, start: float, warmup_steps: int, step: int) -> float:
@@ -378,16 +385,14 @@ class Trainer:
 
     def train_step(self, src, trg, indices) -> tuple[float, int]:
         batch = Batch([src[i] for i in indices], [trg[i] for i in indices]).to(self.device)
-        warmup, steps = self.run.train.warmup_steps, self.progress.steps
-        if warmup and steps < warmup:  # linear warm-up; the plateau decay takes over after it
+        cfg, steps = self.run.train, self.progress.steps
+        if cfg.warmup_steps and steps < cfg.warmup_steps:  # linear warm-up; the plateau decay takes over after it
             for g in self.optimizer.param_groups:
-                g["lr"] = self.run.train.lr * (steps + 1) / warmup
-        cfg = self.run.train
+                g["lr"] = cfg.lr * (steps + 1) / cfg.warmup_steps
         for attention in self.local_p:  # this process's own modules: nothing served is widened
             attention.set_half_width(window_half_width(self.run.model.local_window, cfg.window_warmup_start,
                                                        cfg.window_warmup_steps, steps))
-        # bf16 autocast: matrix products in bfloat16, weights, Adam and the output softmax in float32
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bfloat16"):
+        with forward_precision(self.device, cfg.precision):
             loss, ntok = self.train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, cfg.label_smoothing)
         self.optimizer.zero_grad(set_to_none=True)
         (loss / ntok).backward()
