@@ -337,6 +337,12 @@ class Trainer:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=run.train.lr)
         self.local_p = [m for m in self.model.modules() if isinstance(m, LocalPAttention)]
         self.progress = restore(args, run, out, self.model, self.optimizer, device)
+        # the window warm-up starts local-p from scratch; a warm start's p_i is already trained,
+        # and its step count starting at 0 must not widen the window again
+        self.window_warmup_steps = 0 if self.progress.initialised_from else run.train.window_warmup_steps
+        if self.local_p and run.train.window_warmup_steps and not self.window_warmup_steps:
+            log.info("local-p window warm-up skipped: the run starts from trained weights (D = %g)",
+                     run.model.local_window)
         self.train_model = torch.nn.parallel.DistributedDataParallel(self.model) if world > 1 else self.model
         log.info("%s: %.2fM parameters, decoder %s, attention %s", run.name, self.model.num_parameters() / 1e6,
                  run.model.decoder, run.model.attention)
@@ -368,7 +374,7 @@ class Trainer:
                 w.writeheader()
             w.writerow(row)
         log.info("eval %s", json.dumps(row))
-        if self.local_p and self.run.train.window_warmup_steps:
+        if self.local_p and self.window_warmup_steps:
             log.info("local-p half-width D = %.1f (window warm-up)", self.local_p[0].D)
         if dev_bleu > p.best_dev_bleu:
             p.best_dev_bleu, p.bad_evals = dev_bleu, 0
@@ -391,7 +397,7 @@ class Trainer:
                 g["lr"] = cfg.lr * (steps + 1) / cfg.warmup_steps
         for attention in self.local_p:  # this process's own modules: nothing served is widened
             attention.set_half_width(window_half_width(self.run.model.local_window, cfg.window_warmup_start,
-                                                       cfg.window_warmup_steps, steps))
+                                                       self.window_warmup_steps, steps))
         with forward_precision(self.device, cfg.precision):
             loss, ntok = self.train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, cfg.label_smoothing)
         self.optimizer.zero_grad(set_to_none=True)

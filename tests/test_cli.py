@@ -278,6 +278,27 @@ train: {{batch_tokens: 200, eval_every: 4, dev_sentences: 10, lr: 0.01, joined_f
     assert bad.returncode != 0 and "train.precision must be" in bad.stderr
 
 
+def test_a_warm_started_local_p_run_skips_the_window_warm_up(toy_split, tmp_path):
+    """Mixed fine-tuning (--init-from) counts its steps from 0: with the warm-up in its config
+    it would widen a trained p_i's window again. It keeps D from the first step and says so."""
+    cfg = tmp_path / "local.yaml"
+    cfg.write_text(f"""name: local
+model: {{decoder: luong, attention: local-general, local_window: 10, vocab_size: 300, emb_size: 16,
+         enc_hidden: 16, dec_hidden: 16, attention_size: 16, dropout: 0.0}}
+train: {{batch_tokens: 200, eval_every: 2, dev_sentences: 10, lr: 0.01, joined_fraction: 0.1,
+         window_warmup_steps: 8, window_warmup_start: 30, vocab: {tmp_path / "spm.model"}}}
+""")
+    base = tmp_path / "base"
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(base), "--max-steps", "2",
+        "--quiet")
+    assert "half-width D = 27.5" in (base / "train.log").read_text()  # from scratch the warm-up runs: step 1 of 8, 30 → 10
+    tuned = tmp_path / "tuned"
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(tuned), "--init-from",
+        str(base), "--max-steps", "4", "--quiet")
+    log = (tuned / "train.log").read_text()
+    assert "window warm-up skipped" in log and "half-width D =" not in log
+
+
 def test_resume_without_resume_state_continues_the_shipped_checkpoint(toy_split, tmp_path):
     """A fresh clone has no OUT/resume/: --resume then continues the shipped (best-on-dev)
     checkpoint from its own step, epoch, wall time and learning rate, with its weights."""
