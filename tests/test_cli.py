@@ -253,17 +253,23 @@ def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     assert bad.returncode != 0 and "--batch-tokens takes a whole number" in bad.stderr
 
 
-def test_train_in_bf16_with_the_local_p_window_warm_up(toy_split, tmp_path):
-    """train.precision and train.window_warmup_steps reach the training loop: the half-width
-    used for step i is start − (start − D)·i/warm-up (logged at each evaluation), the run
-    trains, and both settings are recorded with the checkpoint; a bad precision is refused."""
+def _local_p_config(tmp_path, train_extra: str):
+    """A tiny local-p config whose window warms up from 30 pieces to D = 10 over 8 steps."""
     cfg = tmp_path / "local.yaml"
     cfg.write_text(f"""name: local
 model: {{decoder: luong, attention: local-general, local_window: 10, vocab_size: 300, emb_size: 16,
          enc_hidden: 16, dec_hidden: 16, attention_size: 16, dropout: 0.0}}
-train: {{batch_tokens: 200, eval_every: 4, dev_sentences: 10, lr: 0.01, joined_fraction: 0.1,
-         window_warmup_steps: 8, window_warmup_start: 30, precision: bfloat16, vocab: {tmp_path / "spm.model"}}}
+train: {{batch_tokens: 200, dev_sentences: 10, lr: 0.01, joined_fraction: 0.1, {train_extra},
+         window_warmup_steps: 8, window_warmup_start: 30, vocab: {tmp_path / "spm.model"}}}
 """)
+    return cfg
+
+
+def test_train_in_bf16_with_the_local_p_window_warm_up(toy_split, tmp_path):
+    """train.precision and train.window_warmup_steps reach the training loop: the half-width
+    used for step i is start − (start − D)·i/warm-up (logged at each evaluation), the run
+    trains, and both settings are recorded with the checkpoint; a bad precision is refused."""
+    cfg = _local_p_config(tmp_path, "eval_every: 4, precision: bfloat16")
     out = tmp_path / "ck"
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "8",
         "--quiet")
@@ -281,13 +287,7 @@ train: {{batch_tokens: 200, eval_every: 4, dev_sentences: 10, lr: 0.01, joined_f
 def test_a_warm_started_local_p_run_skips_the_window_warm_up(toy_split, tmp_path):
     """Mixed fine-tuning (--init-from) counts its steps from 0: with the warm-up in its config
     it would widen a trained p_i's window again. It keeps D from the first step and says so."""
-    cfg = tmp_path / "local.yaml"
-    cfg.write_text(f"""name: local
-model: {{decoder: luong, attention: local-general, local_window: 10, vocab_size: 300, emb_size: 16,
-         enc_hidden: 16, dec_hidden: 16, attention_size: 16, dropout: 0.0}}
-train: {{batch_tokens: 200, eval_every: 2, dev_sentences: 10, lr: 0.01, joined_fraction: 0.1,
-         window_warmup_steps: 8, window_warmup_start: 30, vocab: {tmp_path / "spm.model"}}}
-""")
+    cfg = _local_p_config(tmp_path, "eval_every: 2")
     base = tmp_path / "base"
     run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(base), "--max-steps", "2",
         "--quiet")
