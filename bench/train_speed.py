@@ -16,10 +16,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from model.config import load_run_config  # noqa: E402
+from model.config import load_run_config, PRECISIONS  # noqa: E402
 from model.data import Batch, encode_pairs, read_split, split_path  # noqa: E402
 from model.model import build_model  # noqa: E402
-from model.config import PRECISIONS  # noqa: E402
 from model.train import epoch_batches, forward_precision, get_vocabulary  # noqa: E402
 
 

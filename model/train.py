@@ -395,9 +395,10 @@ class Trainer:
         if cfg.warmup_steps and steps < cfg.warmup_steps:  # linear warm-up; the plateau decay takes over after it
             for g in self.optimizer.param_groups:
                 g["lr"] = cfg.lr * (steps + 1) / cfg.warmup_steps
-        for attention in self.local_p:  # this process's own modules: nothing served is widened
-            attention.set_half_width(window_half_width(self.run.model.local_window, cfg.window_warmup_start,
-                                                       self.window_warmup_steps, steps))
+        if steps <= self.window_warmup_steps:  # the warm-up's steps, and D once at its end
+            for attention in self.local_p:  # this process's own modules: nothing served is widened
+                attention.set_half_width(window_half_width(self.run.model.local_window, cfg.window_warmup_start,
+                                                           self.window_warmup_steps, steps))
         with forward_precision(self.device, cfg.precision):
             loss, ntok = self.train_model(batch.src, batch.src_len, batch.trg_in, batch.trg_out, cfg.label_smoothing)
         self.optimizer.zero_grad(set_to_none=True)
