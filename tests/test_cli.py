@@ -489,3 +489,21 @@ def test_compare_curves_reads_the_first_stage_step_for_step(tmp_path):
     assert out[2:] == ["| 600 | 2.00 | 3.25 |", "| 1,200 | 5.50 | – |", "| 1,800 | – | 9.80 |"]
     bad = run("scripts/compare_curves.py", "nothing", check=False)
     assert bad.returncode != 0 and "NAME=PATH" in bad.stderr
+
+
+def test_compute_budget_converts_each_stages_tokens_at_the_models_own_speed(tmp_path):
+    """scripts/compute_budget.py: the tokens of every stage (CPU or GPU) add up, and one-core
+    minutes are those tokens over the model's measured throughput in each precision."""
+    stages = [{"target_tokens_seen": 1_200_000, "machine": "AMD EPYC, 2 cores, device cpu"},
+              {"target_tokens_seen": 600_000, "machine": "Intel Xeon, device cuda:0 (NVIDIA H200)"}]
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps({"training": {"stages": stages}}))
+    (tmp_path / "m" / "metrics.json").write_text(json.dumps({"newstest2014": {"bleu": 12.345, "beam": 1}}))
+    speeds = tmp_path / "speeds.csv"
+    pd.DataFrame({"config": ["configs/m.yaml"] * 2, "precision": ["float32", "bfloat16"],
+                  "tokens_per_second": [1000, 2000]}).to_csv(speeds, index=False)
+    out = run("scripts/compute_budget.py", "m", "--checkpoints", str(tmp_path), "--speeds", str(speeds)).stdout
+    assert "| `m` | 1.2M CPU + 0.6M GPU | 1.8M | 30 | 15 | 12.35 |" in out.splitlines()
+    missing = run("scripts/compute_budget.py", "m", "--checkpoints", str(tmp_path),
+                  "--speeds", str(ROOT / "results" / "train_speed.csv"), check=False)
+    assert missing.returncode != 0 and "no training throughput" in missing.stderr
