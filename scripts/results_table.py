@@ -109,7 +109,8 @@ def copies(oversample: dict | None) -> str:
 
 def stages(root: Path = ROOT / "checkpoints") -> None:
     """One row per model and training stage (config.json ``training.stages``): steps and epochs
-    to the shipped weights, minutes the stage spent (on a GPU where its name says so), best dev BLEU."""
+    to the shipped weights, minutes the stage spent (on a GPU where its name says so; in bf16
+    autocast where it says so), best dev BLEU."""
     print("| model | stage | learning rate | oversampled | steps / epochs to the best weights | minutes "
           "| best dev BLEU |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
@@ -117,7 +118,9 @@ def stages(root: Path = ROOT / "checkpoints") -> None:
         path = root / name / "config.json"
         if path.exists():
             for i, s in enumerate(training_stages(json.loads(path.read_text())), 1):
-                print(f"| `{name}` | {i}, {stage_kind(s)} | {s['train'].get('lr', '–')} | {copies(s['train'].get('oversample'))} "
+                bf16 = ", bf16" if s["train"].get("precision") == "bfloat16" else ""
+                print(f"| `{name}` | {i}, {stage_kind(s)}{bf16} | {s['train'].get('lr', '–')} "
+                      f"| {copies(s['train'].get('oversample'))} "
                       f"| {cell(s, 'steps', fmt='{:,}')} / {cell(s, 'epochs', fmt='{:.2f}')} "
                       f"| {cell({'m': stage_minutes(s)}, 'm', fmt='{:.0f}')} | {cell(s, 'best_dev_bleu')} |")
 
