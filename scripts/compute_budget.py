@@ -26,16 +26,13 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model.checkpoint import CONFIG, METRICS, training_stages  # noqa: E402
+from model.checkpoint import CONFIG, METRICS, stage_on_gpu, training_stages  # noqa: E402
 
 
 def stage_tokens(config: dict) -> list[tuple[str, int]]:
     """(device, target tokens to the best weights) for each stage of a shipped config."""
-    out = []
-    for stage in training_stages(config):
-        device = "GPU" if "cuda" in stage.get("machine", "") else "CPU"
-        out.append((device, int(stage.get("target_tokens_seen") or 0)))
-    return out
+    return [("GPU" if stage_on_gpu(s) else "CPU", int(s.get("target_tokens_seen") or 0))
+            for s in training_stages(config)]
 
 
 def budget_rows(checkpoints: Path, names: list[str], speeds: pd.DataFrame) -> list[dict]:
