@@ -26,7 +26,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from model.checkpoint import CONFIG, METRICS, stage_on_gpu, training_stages  # noqa: E402
+from model.checkpoint import CONFIG, read_metrics, stage_on_gpu, training_stages  # noqa: E402
 
 
 def stage_tokens(config: dict) -> list[tuple[str, int]]:
@@ -45,8 +45,7 @@ def budget_rows(checkpoints: Path, names: list[str], speeds: pd.DataFrame) -> li
             raise SystemExit(f"error: no training throughput for configs/{name}.yaml in the speeds file")
         stages = stage_tokens(config)
         tokens = sum(t for _, t in stages)
-        metrics = json.loads((folder / METRICS).read_text()) if (folder / METRICS).exists() else {}
-        news = metrics.get("newstest2014", {})
+        news = (read_metrics(folder) or {}).get("newstest2014", {})
         rows.append({
             "model": name,
             "stages": " + ".join(f"{t / 1e6:.1f}M {d}" for d, t in stages),
