@@ -7,6 +7,7 @@
         metrics.json        written by ``python -m model.evaluate`` (optional)
         train_log.csv       one row per evaluation during training (optional)
         resume/             full-precision weights + optimiser state for --resume (not shipped)
+        snapshots/          fp32 weights of the last evaluations, for averaging (optional, not shipped)
 
 Every failure is a :class:`CheckpointError` naming the file and the problem.
 """
@@ -18,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import safe_open, SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .config import ModelConfig
@@ -27,6 +28,7 @@ from .packed import pack_for_decoding
 from .vocabulary import Vocabulary
 
 WEIGHTS, CONFIG, VOCAB, METRICS, TRAIN_LOG = "model.safetensors", "config.json", "spm.model", "metrics.json", "train_log.csv"
+SNAPSHOTS = "snapshots"
 
 
 class CheckpointError(Exception):
@@ -219,3 +221,46 @@ def load_resume(folder: str | Path, model: Seq2Seq, optimizer: torch.optim.Optim
         g["lr"] = lr
     optimizer.load_state_dict(opt)
     return progress
+
+
+# -- snapshots: the weights at each evaluation, for checkpoint averaging ------------------------
+def save_snapshot(folder: str | Path, model: Seq2Seq, progress: dict, keep: int) -> Path:
+    """This evaluation's fp32 weights as ``OUT/snapshots/step-NNNNNNN.safetensors``, with the
+    run's ``steps``, ``train_seconds``, ``target_tokens`` and ``epochs`` as metadata; only the
+    ``keep`` latest snapshots stay."""
+    folder = Path(folder) / SNAPSHOTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"step-{progress['steps']:07d}.safetensors"
+    tensors = {k: v.detach().float().contiguous().clone() for k, v in model.state_dict().items()}
+    meta = {k: str(progress[k]) for k in ("steps", "train_seconds", "target_tokens") if k in progress}
+    save_file(tensors, str(path.with_suffix(".tmp")), metadata=meta)
+    path.with_suffix(".tmp").replace(path)
+    for old in snapshot_paths(folder.parent)[:-keep]:
+        old.unlink()
+    return path
+
+
+def snapshot_paths(folder: str | Path) -> list[Path]:
+    """A run's snapshots, oldest first."""
+    return sorted((Path(folder) / SNAPSHOTS).glob("step-*.safetensors"))
+
+
+def average_snapshots(paths: list[Path]) -> tuple[dict[str, torch.Tensor], list[dict]]:
+    """The element-wise mean of the snapshots' weights (checkpoint averaging: Vaswani et al. 2017
+    §6.1 average their last 5 checkpoints; Junczys-Dowmunt et al. 2016) and each one's metadata.
+    Late in a run the weights wander around one minimum with the optimiser's noise; their mean
+    sits nearer it than any one of them. Returns ({name: mean tensor}, [metadata per snapshot])."""
+    if not paths:
+        raise CheckpointError("no snapshots to average (train with --keep-snapshots N)")
+    total, metas = None, []
+    for path in paths:
+        try:
+            with safe_open(str(path), "pt") as f:
+                tensors, meta = {k: f.get_tensor(k) for k in f.keys()}, f.metadata() or {}
+        except (SafetensorError, OSError, ValueError) as e:
+            raise CheckpointError(f"{path}: unreadable snapshot ({e})") from None
+        if total is not None and set(tensors) != set(total):
+            raise CheckpointError(f"{path}: holds other tensors than {paths[0].name}")
+        total = tensors if total is None else {k: total[k] + tensors[k] for k in total}
+        metas.append(meta)
+    return {k: v / len(paths) for k, v in total.items()}, metas

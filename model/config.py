@@ -88,6 +88,9 @@ class TrainConfig:
     # origin -> copies of its pairs in every epoch (e.g. {tatoeba: 3}): mixed fine-tuning (Chu et al. 2017)
     # leans a broad model back towards one domain without dropping the others; --oversample overrides
     oversample: dict[str, int] = field(default_factory=dict)
+    # weights of the last keep_snapshots evaluations kept in OUT/snapshots/ for checkpoint averaging
+    # (scripts/average_checkpoints.py; Vaswani et al. 2017 §6.1); 0 keeps none; --keep-snapshots overrides
+    keep_snapshots: int = 0
 
 
 @dataclass

@@ -31,7 +31,8 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from .checkpoint import CheckpointError, load_checkpoint, load_resume, save_checkpoint, save_resume, TRAIN_LOG, WEIGHTS
+from .checkpoint import (CheckpointError, load_checkpoint, load_resume, save_checkpoint, save_resume, save_snapshot,
+                         TRAIN_LOG, WEIGHTS)
 from .attention import LocalPAttention
 from .config import load_run_config, PRECISIONS, RunConfig
 from .data import (Batch, encode_pairs, joined_pairs, multi_reference, oversampled, read_split, split_path,
@@ -219,6 +220,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--vocab-size", type=int, default=None, help="pieces of a vocabulary trained here (default: model.vocab_size)")
     p.add_argument("--oversample", action="append", default=[], metavar="ORIGIN=K",
                    help="K copies of ORIGIN's pairs per epoch (repeatable); overrides train.oversample")
+    p.add_argument("--keep-snapshots", type=int, default=None, metavar="N",
+                   help="keep the weights of the last N evaluations in OUT/snapshots/ for "
+                        "scripts/average_checkpoints.py; overrides train.keep_snapshots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -245,6 +249,10 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         run.train.precision = args.precision
     if args.vocab_size:
         run.model.vocab_size = args.vocab_size
+    if args.keep_snapshots is not None:
+        if args.keep_snapshots < 0:
+            raise SystemExit(f"--keep-snapshots takes a whole number ≥ 0, not {args.keep_snapshots}")
+        run.train.keep_snapshots = args.keep_snapshots
     if args.oversample:
         try:
             run.train.oversample = {o: int(k) for o, k in (a.split("=", 1) for a in args.oversample)}
@@ -388,6 +396,8 @@ class Trainer:
                 p.bad_evals = 0
                 log.info("dev BLEU did not improve: lr -> %g", optimizer.param_groups[0]["lr"])
         save_resume(self.out, self.model, optimizer, asdict(p))
+        if self.run.train.keep_snapshots:
+            save_snapshot(self.out, self.model, asdict(p), self.run.train.keep_snapshots)
 
     def train_step(self, src, trg, indices) -> tuple[float, int]:
         batch = Batch([src[i] for i in indices], [trg[i] for i in indices]).to(self.device)

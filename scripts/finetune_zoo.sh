@@ -8,14 +8,16 @@
 # checkpoints/NAME. A runs/mixed/NAME with resume/ state continues where it stopped.
 # On a GPU: DEVICE=cuda, with BATCH_TOKENS and LR for its larger batches (docs/training.md#on-a-gpu);
 # EVAL_EVERY and THREADS likewise override the CPU defaults (600 steps, one thread); PRECISION=bfloat16
-# trains in bf16 autocast (docs/results.md: per step as float32, faster on CPUs with bf16 units).
+# trains in bf16 autocast (docs/results.md: per step as float32, faster on CPUs with bf16 units);
+# KEEP_SNAPSHOTS=N keeps the last N evaluations' weights for scripts/average_checkpoints.py.
 set -u
 cd "$(dirname "$0")/.."
 MINUTES=$1; shift
 DATA=${DATA:-../shared/data/enfr-broad}
 DEVICE=${DEVICE:-cpu} LR=${LR:-0.00025} EVAL_EVERY=${EVAL_EVERY:-600} THREADS=${THREADS:-1}
-BATCH=() PREC=()
+BATCH=() PREC=() SNAP=()
 [ -n "${PRECISION:-}" ] && PREC=(--precision "$PRECISION")
+[ -n "${KEEP_SNAPSHOTS:-}" ] && SNAP=(--keep-snapshots "$KEEP_SNAPSHOTS")
 [ -n "${BATCH_TOKENS:-}" ] && BATCH=(--batch-tokens "$BATCH_TOKENS")
 OVERSAMPLE=(--oversample tatoeba=3 --oversample multi30k-train=3)
 for news in news-test2008 newssyscomb2009 newstest2009 newstest2010 newstest2011 newstest2012; do
@@ -26,7 +28,7 @@ for name in "$@"; do
   out=runs/mixed/$name start=(--init-from "checkpoints/$name")
   [ -d "$out/resume" ] && start=(--resume)
   python -m model.train --config "configs/$name.yaml" --data "$DATA" --out "$out" \
-    --vocab checkpoints/_vocab/spm.model "${start[@]}" "${OVERSAMPLE[@]}" --lr "$LR" "${BATCH[@]}" "${PREC[@]}" \
+    --vocab checkpoints/_vocab/spm.model "${start[@]}" "${OVERSAMPLE[@]}" --lr "$LR" "${BATCH[@]}" "${PREC[@]}" "${SNAP[@]}" \
     --device "$DEVICE" --threads "$THREADS" --eval-every "$EVAL_EVERY" --max-minutes "$MINUTES" --quiet \
     > "logs/mixed-$name.log" 2>&1
   echo "mixed $name: $MINUTES min on $DEVICE, exit $?, $(date)" >> logs/zoo.log

@@ -221,6 +221,36 @@ def test_train_resume_and_checkpoint(toy_split, tmp_path):
     assert js["source_tokens"][-1] == "</s>"
 
 
+def test_snapshots_average_into_a_checkpoint_chosen_on_dev(toy_split, tmp_path):
+    """--keep-snapshots N keeps the fp32 weights of the last N evaluations; average_checkpoints.py
+    writes their mean (the count chosen on dev BLEU) as a checkpoint folder that loads, translates
+    and records what it averaged; a run without snapshots gets a message, not a traceback."""
+    cfg = _tiny_config(tmp_path, tmp_path / "spm.model")
+    out = tmp_path / "ck"
+    run("-m", "model.train", "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "12",
+        "--keep-snapshots", "2", "--quiet")
+    from model.checkpoint import snapshot_paths
+    from safetensors.torch import load_file
+    assert [p.name for p in snapshot_paths(out)] == ["step-0000008.safetensors", "step-0000012.safetensors"]
+    run("scripts/average_checkpoints.py", str(out), "--last", "1", "2", "--out", str(tmp_path / "avg"),
+        "--data", str(toy_split))
+    config = json.loads((tmp_path / "avg" / "config.json").read_text())
+    averaged = config["training"]["averaged"]
+    assert set(averaged["dev_bleu_by_count"]) == {"1", "2"} and config["training"]["steps"] == 12
+    chosen = averaged["snapshots_at_steps"]
+    assert chosen in ([12], [8, 12]) and config["training"]["best_dev_bleu"] == pytest.approx(
+        max(averaged["dev_bleu_by_count"].values()), abs=0.01)
+    snaps = [load_file(str(p))["encoder.embed.weight"] for p in snapshot_paths(out)]
+    assert not np.allclose(snaps[0], snaps[1])  # two different points of the run
+    mean = sum(snaps[-len(chosen):]) / len(chosen)
+    shipped = load_file(str(tmp_path / "avg" / "model.safetensors"))["encoder.embed.weight"]
+    assert shipped.dtype.itemsize == 2 and np.allclose(shipped.float(), mean, atol=1e-3)
+    js = json.loads(run("-m", "model.translate", "--checkpoint", str(tmp_path / "avg"), "--json", "1 2").stdout)
+    assert js["source_tokens"][-1] == "</s>"
+    bare = run("scripts/average_checkpoints.py", str(tmp_path / "avg"), "--data", str(toy_split), check=False)
+    assert bare.returncode != 0 and "no snapshots to average" in bare.stderr
+
+
 def test_oversample_and_lr_are_recorded(toy_split, tmp_path):
     """--oversample ORIGIN=K (mixed fine-tuning): K copies of that origin's pairs per epoch;
     --lr: the starting learning rate; --batch-tokens: the batch size (larger on a GPU);
