@@ -35,10 +35,13 @@ def fmt(x, digits: int = 2) -> str:
 
 
 def stage_summary(stage: dict) -> str:
-    """'2,400 steps, 95.0 min, lr 0.00025, dev BLEU 31.20; tatoeba ×3, …' for one training stage."""
+    """'2,400 steps, 95.0 min, lr 0.00025, dev BLEU 31.20; tatoeba ×3, …' for one training stage, and
+    '; the mean of its last 4 evaluations' where its weights are averaged (scripts/average_checkpoints.py)."""
     copies = ", ".join(f"{o} ×{k}" for o, k in (stage.get("train", {}).get("oversample") or {}).items())
+    averaged = len((stage.get("averaged") or {}).get("snapshots_at_steps") or [])
     return (f"{stage.get('steps', 0):,} steps, {fmt(stage_minutes(stage), 1)} min, lr {stage.get('train', {}).get('lr')}, "
-            f"dev BLEU {fmt(stage.get('best_dev_bleu'))}" + (f"; {copies}" if copies else ""))
+            f"dev BLEU {fmt(stage.get('best_dev_bleu'))}" + (f"; {copies}" if copies else "")
+            + (f"; the mean of its last {averaged} evaluations" if averaged > 1 else ""))
 
 
 def minutes_columns(config: dict) -> dict:

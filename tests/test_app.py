@@ -135,7 +135,8 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
     config["training"]["stages"] = [
         {"steps": 9143, "total_minutes_run": 277.0, "best_dev_bleu": 26.9, "train": {"lr": 0.001}},
         {"steps": 2400, "total_minutes_run": 95.04, "best_dev_bleu": 28.1, "train": {"lr": 0.00025, "oversample":
-         {"tatoeba": 3, "newstest2012": 2}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []}},
+         {"tatoeba": 3, "newstest2012": 2}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []},
+         "averaged": {"snapshots_at_steps": [1800, 2400], "dev_bleu_by_count": {"2": 28.1}}},
         {"steps": 3638, "total_minutes_run": 7.0, "best_dev_bleu": 30.7, "train": {"lr": 0.0005, "oversample":
          {"tatoeba": 3}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []},
          "machine": "Xeon, 16 cores, 2 torch thread(s), torch 2.11.0+cu130, device cuda:0 (NVIDIA H200), 1 process(es)"}]
@@ -507,7 +508,7 @@ def test_models_cards(product):
               if str(k).startswith("stage ")}
     assert stages == {"stage 1: from scratch": "9,143 steps, 277.0 min, lr 0.001, dev BLEU 26.90",
                       "stage 2: mixed fine-tuning": "2,400 steps, 95.0 min, lr 0.00025, dev BLEU 28.10; "
-                                                    "tatoeba ×3, newstest2012 ×2",
+                                                    "tatoeba ×3, newstest2012 ×2; the mean of its last 2 evaluations",
                       "stage 3: mixed fine-tuning on a GPU": "3,638 steps, 7.0 min, lr 0.0005, dev BLEU 30.70; tatoeba ×3"}
     tracking = json.loads((product["zoo"] / "luong-local" / "metrics.json").read_text())["position_tracking"]
     shown = [t for t in at.markdown.values if t.startswith("**Predicted position p_i")]
