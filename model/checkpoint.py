@@ -226,8 +226,8 @@ def load_resume(folder: str | Path, model: Seq2Seq, optimizer: torch.optim.Optim
 # -- snapshots: the weights at each evaluation, for checkpoint averaging ------------------------
 def save_snapshot(folder: str | Path, model: Seq2Seq, progress: dict, keep: int) -> Path:
     """This evaluation's fp32 weights as ``OUT/snapshots/step-NNNNNNN.safetensors``, with the
-    run's ``steps``, ``train_seconds``, ``target_tokens`` and ``epochs`` as metadata; only the
-    ``keep`` latest snapshots stay."""
+    run's ``steps``, ``train_seconds`` and ``target_tokens`` as metadata; only the ``keep``
+    latest snapshots stay."""
     folder = Path(folder) / SNAPSHOTS
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"step-{progress['steps']:07d}.safetensors"
@@ -248,8 +248,9 @@ def snapshot_paths(folder: str | Path) -> list[Path]:
 def average_snapshots(paths: list[Path]) -> tuple[dict[str, torch.Tensor], list[dict]]:
     """The element-wise mean of the snapshots' weights (checkpoint averaging: Vaswani et al. 2017
     §6.1 average their last 5 checkpoints; Junczys-Dowmunt et al. 2016) and each one's metadata.
-    Late in a run the weights wander around one minimum with the optimiser's noise; their mean
-    sits nearer it than any one of them. Returns ({name: mean tensor}, [metadata per snapshot])."""
+    Late in a run the weights wander around one minimum with the optimiser's noise, and their
+    mean can sit nearer it than any one of them; whether it does is measured on dev
+    (scripts/average_checkpoints.py). Returns ({name: mean tensor}, [metadata per snapshot])."""
     if not paths:
         raise CheckpointError("no snapshots to average (train with --keep-snapshots N)")
     total, metas = None, []
