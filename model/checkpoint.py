@@ -228,14 +228,13 @@ def save_snapshot(folder: str | Path, model: Seq2Seq, progress: dict, keep: int)
     """This evaluation's fp32 weights as ``OUT/snapshots/step-NNNNNNN.safetensors``, with the
     run's ``steps``, ``train_seconds`` and ``target_tokens`` as metadata; only the ``keep``
     latest snapshots stay."""
-    folder = Path(folder) / SNAPSHOTS
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"step-{progress['steps']:07d}.safetensors"
+    (Path(folder) / SNAPSHOTS).mkdir(parents=True, exist_ok=True)
+    path = Path(folder) / SNAPSHOTS / f"step-{progress['steps']:07d}.safetensors"
     tensors = {k: v.detach().float().contiguous().clone() for k, v in model.state_dict().items()}
     meta = {k: str(progress[k]) for k in ("steps", "train_seconds", "target_tokens") if k in progress}
     save_file(tensors, str(path.with_suffix(".tmp")), metadata=meta)
     path.with_suffix(".tmp").replace(path)
-    for old in snapshot_paths(folder.parent)[:-keep]:
+    for old in snapshot_paths(folder)[:-keep]:
         old.unlink()
     return path
 

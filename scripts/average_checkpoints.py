@@ -27,26 +27,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
-from model.checkpoint import (average_snapshots, CheckpointError, read_config, save_checkpoint,  # noqa: E402
-                              snapshot_paths, TRAIN_LOG, VOCAB)
-from model.config import ModelConfig  # noqa: E402
+from model.checkpoint import (average_snapshots, CheckpointError, load_checkpoint, save_checkpoint,  # noqa: E402
+                              snapshot_paths, TRAIN_LOG)
 from model.data import split_path  # noqa: E402
-from model.model import build_model  # noqa: E402
 from model.train import DevSet  # noqa: E402
-from model.vocabulary import Vocabulary  # noqa: E402
 
 
 def average(run: Path, counts: list[int], out: Path, data: str | None = None) -> dict:
     """Average the newest ``count`` snapshots of ``run`` for each count, keep the best on dev in
     ``out``; returns the ``training.averaged`` record."""
-    cfg = read_config(run)
     paths = snapshot_paths(run)
     counts = sorted({min(c, len(paths)) for c in counts if c > 0})
     if not paths or not counts:
         raise CheckpointError(f"{run}: no snapshots to average (train with --keep-snapshots N)")
-    vocab = Vocabulary(run / VOCAB)
+    model, vocab, cfg = load_checkpoint(run, for_decoding=False)  # the run's model; its weights are replaced
     dev = DevSet(vocab, split_path(data or cfg["training"]["data"], "dev"), cfg["train"]["dev_sentences"])
-    model = build_model(ModelConfig(**cfg["model"]))
     scores, best = {}, None
     for count in counts:
         weights, metas = average_snapshots(paths[-count:])
