@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 
 # One intra-op thread per decoding, set before anything imports torch: the small products of
 # a decoder step do not split well across threads, and the server runs several decodings side
-# by side instead (ATTN_EXPLORER_DECODERS, app_pages/server_limits.py). Pages never change it.
+# by side instead (ATTN_EXPLORER_DECODERS, server/limits.py). Pages never change it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import streamlit as st  # noqa: E402
@@ -29,8 +29,8 @@ import streamlit as st  # noqa: E402
 def warm_up() -> None:
     """Load what the first page needs into this process's caches. Failures are only logged:
     the page loads (and reports) the same things itself. The page waits for each stage
-    (``app_pages.loading.warm_up``) rather than doing the same work alongside."""
-    from app_pages.loading import warm_up as state
+    (``server.loading.warm_up``) rather than doing the same work alongside."""
+    from server.loading import warm_up as state
     # the shared cache is filled from a thread with no browser session: Streamlit would log a
     # "missing ScriptRunContext" warning for that, which is expected here
     context_log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
@@ -65,7 +65,7 @@ def warm_up() -> None:
 async def lifespan(_app):
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: what a hung page waits on
         faulthandler.register(signal.SIGUSR1, all_threads=True)
-    from app_pages.loading import warm_up as state
+    from server.loading import warm_up as state
     state.started = True
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     yield

@@ -6,7 +6,7 @@ Tests drive this file with Streamlit's AppTest.
 """
 import streamlit as st
 
-from app_pages.loading import models_loaded, warm_up  # torch-free: see below
+from server.loading import models_loaded, warm_up  # torch-free: see below
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
 
@@ -38,7 +38,7 @@ if not models_loaded.is_set() or warm_up.pending:
     # measures the cold start; docs/performance.md). The
     # wait ends here, before the page runs, so the chart is gone whatever the page does (a
     # page may st.stop() early). Each step first waits for the warm-up thread to have done
-    # it (app_pages/loading.py: never import or load alongside it).
+    # it (server/loading.py: never import or load alongside it).
     loading = st.empty()
     warm_up.wait(warm_up.figures_ready)
     from viz.figure import placeholder

@@ -6,13 +6,13 @@ test segments joined; ``model.evaluate.stress_set``). The numbers are read from
 ``results/bleu_by_length.csv``, which ships with the checkpoints, so the page opens at
 once. Visitors only read: recomputing decodes the test data for minutes on the server's
 cores and overwrites the shipped file, so the button works only on a server started by its
-owner with ``ATTN_EXPLORER_ADMIN=1`` (``app_pages/settings.py``); everyone else sees the
+owner with ``ATTN_EXPLORER_ADMIN=1`` (``server/settings.py``); everyone else sees the
 command that does the same.
 """
 import pandas as pd
 import streamlit as st
 
-from app_pages import settings
+from server import settings
 from app_pages.common import available_models, show_figure, show_unavailable, zoo
 from model.data import multi_reference, read_split, split_path
 from model.evaluate import evaluate, stress_set

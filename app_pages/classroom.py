@@ -9,7 +9,7 @@ from urllib.parse import quote, urlsplit
 import pandas as pd
 import streamlit as st
 
-from app_pages import settings
+from server import settings
 from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, show_figure
 from viz.classroom import load_curve_figure
 

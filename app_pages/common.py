@@ -8,9 +8,9 @@ import streamlit as st
 
 from model.search import DecodingRecord, InputError, MAX_BEAM, translate
 from model.zoo import load_zoo, ZooEntry
-from app_pages import settings
-from app_pages.loading import models_loaded
-from app_pages.server_limits import decoding_slot
+from server import settings
+from server.loading import models_loaded
+from server.limits import decoding_slot
 
 ROOT = settings.ROOT
 DEFAULT_MODEL = "rnnsearch"  # the paper's model: what a page shows when the link names none

@@ -8,16 +8,16 @@ Bahdanau and Luong side by side, with loss, attention entropy and diagonality pe
 
 Training is the one thing on the server a visitor can start that takes seconds of CPU, so
 at most ``settings.live_trainings()`` run at once, server-wide; the others wait their turn,
-see their place in the queue, and can cancel (``app_pages/server_limits.py``).
+see their place in the queue, and can cancel (``server/limits.py``).
 """
 import time
 
 import numpy as np
 import streamlit as st
 
-from app_pages import settings
+from server import settings
 from app_pages.common import query_param, set_query_params
-from app_pages.server_limits import training_queue
+from server.limits import training_queue
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
 from viz.teaching import emergence_animation, emergence_curves, highlighted_heatmap

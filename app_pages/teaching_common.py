@@ -7,8 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages import settings
-from app_pages.server_limits import decoding_slot
+from server import settings
+from server.limits import decoding_slot
 from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, query_param,
                               sentence_input, set_query_params, zoo)
 from model.align import forced_alignment, ForcedAlignment

@@ -189,7 +189,7 @@ def test_link_opens_translate_with_heatmap_drawn(product):
 def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
     """While the models load, explorer.py shows an empty chart (so the browser starts
     Plotly early); the finished page holds only its own figures."""
-    from app_pages.loading import models_loaded
+    from server.loading import models_loaded
     models_loaded.clear()
     at = translate_app("I will eat.")
     assert models_loaded.is_set()
@@ -201,12 +201,12 @@ def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
 
 def test_first_visit_waits_for_the_server_warm_up(product, monkeypatch):
     """The first page does nothing alongside app.py's warm-up thread: it translates its own
-    sentence only once the warm-up's translation is done (app_pages/loading.py)."""
+    sentence only once the warm-up's translation is done (server/loading.py)."""
     import threading
     import time
     import app as server
     from app_pages import common
-    from app_pages.loading import models_loaded, warm_up
+    from server.loading import models_loaded, warm_up
     spans, real = {}, common.translate
 
     def traced(model, vocab, text, **kw):
@@ -555,10 +555,11 @@ def _imports(path) -> set[str]:
 
 PAGE_FILES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
 VIZ_FILES = sorted(p.name for p in (ROOT / "viz").glob("*.py"))
-SHARED_RESOURCES = {"common.py", "server_limits.py", "emerge.py"}  # the zoo, the server's limits, the toy vocabulary
+SERVER_FILES = sorted(f"../server/{p.name}" for p in (ROOT / "server").glob("*.py") if p.name != "__init__.py")
+SHARED_RESOURCES = {"common.py", "../server/limits.py", "emerge.py"}  # the zoo, the server's limits, the toy vocabulary
 
 
-@pytest.mark.parametrize("page_file", PAGE_FILES + ["../explorer.py", "../app.py"])
+@pytest.mark.parametrize("page_file", PAGE_FILES + SERVER_FILES + ["../explorer.py", "../app.py"])
 def test_pages_only_wire(page_file):
     """Pages wire model/ to viz/: no torch of their own, no process-wide settings, and
     shared resources only where the server owns them."""

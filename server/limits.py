@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from app_pages import settings
+from server import settings
 
 
 class TrainingQueue:
