@@ -154,7 +154,7 @@ def position_tracking_score(model: Seq2Seq, vocab: Vocabulary, sources: list[str
 
     def mean(rhos):  # a one-step or constant translation has no ρ
         scored = [r for r in rhos if r == r]
-        return round(float(sum(scored) / max(1, len(scored))), 3), len(scored)
+        return round(float(sum(scored) / max(1, len(scored))), 3) + 0.0, len(scored)  # + 0.0: no "-0.0"
 
     (spearman_align, scored), (chance_align, _), (spearman_weights, _) = mean(along), mean(chance), mean(shown)
     share = np.concatenate(shares) if shares else np.ones(1)

@@ -100,6 +100,33 @@ def local_p_steps(model: Seq2Seq, source_ids: list[int], query_states: np.ndarra
 
 
 @dataclass
+class MemoryBridge:
+    """What a Luong model's scores are made of (``LuongDecoder``): h̄_j = W_m h_j, a learned
+    ``rows`` x ``cols`` matrix (``parameters`` numbers, no bias) whose output is both the keys
+    and the values; ``score``: the inner score (dot, general, concat), ``score_parameters``:
+    the numbers the score itself learns on top of W_m (W_a; for concat W_a, U_a, b_a and
+    v_a), local-p's W_p and v_p not counted."""
+    rows: int
+    cols: int
+    parameters: int
+    score: str
+    score_parameters: int
+
+
+def memory_bridge(model: Seq2Seq) -> MemoryBridge | None:
+    """The memory bridge of a Luong model; None for every other model."""
+    decoder = getattr(model, "decoder", None)
+    if model.cfg.decoder != "luong" or decoder is None:
+        return None
+    attention = decoder.attention
+    inner = attention.inner if isinstance(attention, LocalPAttention) else attention
+    rows, cols = decoder.W_m.weight.shape
+    return MemoryBridge(rows=rows, cols=cols, parameters=decoder.W_m.weight.numel(),
+                        score=model.cfg.attention.removeprefix("local-"),
+                        score_parameters=sum(p.numel() for p in inner.parameters()))
+
+
+@dataclass
 class Hypothesis:
     """One finished hypothesis of a beam-search tree: the path from the root to ``node``."""
     node: int
