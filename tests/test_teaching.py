@@ -20,7 +20,7 @@ from conftest import ROOT
 from model.attention import AdditiveAttention, DotAttention
 from model.checkpoint import load_checkpoint
 from model.align import forced_alignment
-from model.internals import annotation_values, beam_hypotheses
+from model.internals import annotation_values, beam_hypotheses, local_p_steps
 from model.search import beam_search, forced, greedy, prepare_source
 from model.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
 
@@ -179,9 +179,21 @@ def test_step_through_equations_follow_the_mechanisms_order(name):
         assert latex.index(r"\mathrm{GRU}") < latex.index(r"s_i^\top W_a \bar h_j") < latex.index(r"\tilde h_i = ")
 
 
-def test_step_through_local_and_rnnenc():
+def test_step_through_local_and_rnnenc(tiny):
     at = open_page("step_through", text=DIGITS, model="luong-local")
     assert any("p_i" in x.value for x in at.latex)
+    # a sentence wider than the window: the step's two forms of local-p, side by side, are the model's
+    text = "1 2 3 4 5 6 7 8 9"
+    at = open_page("step_through", text=text, model="luong-local")
+    model, vocab = tiny["luong-local"]
+    src = prepare_source(vocab, text)
+    steps = local_p_steps(model, src.ids, greedy(model, vocab, src).query_states)
+    bars = [t for t in chart(at, "step_local_forms")["data"] if t["type"] == "bar"]
+    assert [t["name"].split(" (")[0] for t in bars] == ["shipped", "Luong eq. 10"]
+    assert np.allclose(array(bars[0]["y"]), steps.shipped_weights[0], atol=1e-6)
+    assert np.allclose(array(bars[1]["y"]), steps.luong_weights[0], atol=1e-6)
+    caption = next(c.value for c in at.caption if c.value.startswith("The same energies"))
+    assert f"Window masses: {steps.shipped_mass[0]:.4f} shipped, {steps.luong_mass[0]:.4f} Luong's" in caption
     at = open_page("step_through", text=DIGITS, model="rnnenc")
     assert any("no attention" in i.value for i in at.info)
 
