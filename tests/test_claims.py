@@ -214,6 +214,7 @@ def test_rnnenc_reads_one_fixed_context(tiny):
     says("app_pages/step_through.py", r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
          "The fixed c is the same at every step")
     says("app_pages/compare.py", "It is a stronger baseline than Cho et al.'s")
+    says("app_pages/bleu_length.py", "a stronger baseline than the paper's RNNencdec")
     model, source, rec = record(tiny, "rnnenc")
     enc = encoded(model, source)
     assert model.encoder.rnn.bidirectional
