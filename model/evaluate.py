@@ -10,7 +10,8 @@ Rows of a TSV with the same English side are one segment with several references
 the same file (:func:`stress_set`). ``--origin`` keeps the rows of one corpus of a mixed
 split. ``--write-metrics`` stores the result in the checkpoint's metrics.json under the
 set's name (``--set``; default ``test``, or ``stress``); ``--length-csv`` appends the
-by-length table to a CSV.
+by-length table to a CSV. ``--positions`` (local-p) measures how well the predicted position
+p_i follows the alignment before the Gaussian, with its chance level (:func:`position_tracking_score`).
 """
 from __future__ import annotations
 
@@ -132,8 +133,8 @@ def position_tracking_score(model: Seq2Seq, vocab: Vocabulary, sources: list[str
     the weights shown, which is partly circular: α already holds the Gaussian centred on p_i
     and is zero outside the window. ``window_share``: the share of align's mass (softmax over
     the whole sentence) inside the window, mean and minimum over the steps and the share of
-    steps where it is under 0.9: where it is 1,
-    the shipped form of local-p and Luong's eq. 10 (align over the window only) coincide.
+    steps where it is under 0.9: where it is 1, the shipped form of local-p and Luong's
+    eq. 10 (align over the window only) coincide.
     """
     from .analysis import position_tracking, shuffled_position_tracking
     from .internals import local_p_steps
