@@ -121,13 +121,23 @@ class Replica:
                 [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                  "--server.port", str(self.port), "--server.address", "127.0.0.1",
                  "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
                 start_new_session=True)  # its own process group: stopped whole, never by a stray Ctrl-C
         self.started_at = time.monotonic()
 
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the launcher dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG), so no replica or proxy outlives the command that started it."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: Ctrl-C and stop() still end everything
+        pass
 
 
 def stop_process(proc: subprocess.Popen | None, grace: float = 10.0) -> None:
@@ -172,6 +182,7 @@ class Lecture:
     proxy: subprocess.Popen | None = field(default=None, init=False)
     stats_port: int = field(default=0, init=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)  # a restart and stop() never overlap
 
     def start(self) -> None:
         binary = haproxy_binary()
@@ -201,7 +212,7 @@ class Lecture:
             raise RuntimeError(f"haproxy refused {config}:\n{check.stdout}{check.stderr}")
         with open(self.workdir / "haproxy.log", "ab") as log:
             self.proxy = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
+                                          preexec_fn=_die_with_parent, start_new_session=True)
         time.sleep(0.3)
         if self.proxy.poll() is not None:
             self.stop()
@@ -211,6 +222,10 @@ class Lecture:
     def watch_once(self) -> None:
         """Restart every local replica that has exited (not while stopping). A replica that
         dies within 30 s of its start waits 2, 4, 8 … (at most 60) seconds before the next try."""
+        with self._lock:
+            self._restart_exited()
+
+    def _restart_exited(self) -> None:
         for replica in self.local:
             if self._stopping.is_set() or replica.alive or replica.proc is None:
                 continue
@@ -282,6 +297,7 @@ class Lecture:
     def stop(self) -> None:
         """Stop the proxy first (no new student reaches a replica that is going), then every replica."""
         self._stopping.set()
-        stop_process(self.proxy, grace=5)
-        for replica in self.local:
-            stop_process(replica.proc)
+        with self._lock:
+            stop_process(self.proxy, grace=5)
+            for replica in self.local:
+                stop_process(replica.proc)

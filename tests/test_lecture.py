@@ -100,8 +100,12 @@ def hall(tiny_zoo, tmp_path_factory):
         hall.read_until("ready:", 180)
         yield hall
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:  # a failed test: stop it as Ctrl-C does, by force if need be
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _open(base: str, cookie: str = "") -> bench.Tab:
@@ -173,6 +177,24 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return False
+
+
+def test_a_killed_launcher_takes_its_replicas_and_proxy_with_it(tiny_zoo, tmp_path):
+    """Even SIGKILL (no Ctrl-C handler runs) leaves nothing behind: the children die with it."""
+    port = bench.free_port()
+    env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(tiny_zoo), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--replicas", "1", "--port", str(port),
+                             "--address", "127.0.0.1", "--workdir", str(tmp_path)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    hall = Hall(proc, port, tmp_path)
+    hall.read_until("r1: 127.0.0.1", 60)
+    children = [pid for _, pid in hall.replicas.values()] + [hall.proxy_pid]
+    proc.kill()
+    proc.wait(10)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() and not _zombie(pid) for pid in children):
+        time.sleep(0.25)
+    assert not [pid for pid in children if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
 
 
 def test_without_haproxy_the_launcher_says_how_to_install_it(monkeypatch, capsys):
