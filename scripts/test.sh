@@ -2,12 +2,13 @@
 # The README's test command: install everything the tests need, then run them.
 #   bash scripts/test.sh [pytest args]
 # Installs the Python requirements (torch pinned to the CPU build), Debian's chromium for
-# the real-browser test, then lints (ruff, pyproject.toml) and runs the whole suite. CI
+# the real-browser test and haproxy for the lecture setup's test, then lints (ruff, pyproject.toml) and runs the whole suite. CI
 # (.ci/run) calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q -r requirements-dev.txt
 bash scripts/setup_browser.sh
+bash scripts/setup_haproxy.sh
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 ruff check .
 python -m pytest -q -p no:cacheprovider --durations=10 "$@"
