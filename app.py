@@ -23,6 +23,23 @@ from contextlib import asynccontextmanager
 # by side instead (ATTN_EXPLORER_DECODERS, server/limits.py). Pages never change it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+
+def limit_malloc_arenas() -> None:
+    """Cap glibc's malloc arenas (``server.settings.malloc_arenas``) before the server starts
+    its threads; a no-op off glibc."""
+    from server.settings import malloc_arenas
+    arenas = malloc_arenas()
+    if not arenas:
+        return
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").mallopt(-8, arenas)  # -8 = M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass
+
+
+limit_malloc_arenas()
+
 import streamlit as st  # noqa: E402
 
 

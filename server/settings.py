@@ -10,6 +10,7 @@ ATTN_EXPLORER_GOLD            ../shared/data/hansards-align  the Hansards gold w
 ATTN_EXPLORER_ADMIN           off     1: the owner's server; the BLEU page may recompute and write results
 ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
 ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
+ATTN_EXPLORER_MALLOC_ARENAS   2       glibc malloc arenas of the server process (0: glibc's default, 8 per core)
 """
 from __future__ import annotations
 
@@ -59,3 +60,14 @@ def live_trainings() -> int:
 
 def decoders() -> int:
     return _count("ATTN_EXPLORER_DECODERS", 2)
+
+
+def malloc_arenas() -> int:
+    """Streamlit runs every rerun on a new thread, and glibc gives threads their own malloc
+    arenas (up to 8 per core): in a 30-minute classroom soak the server held 9 arenas and its
+    memory crept up by about 90 MB after the caches had filled (docs/performance.md). Two
+    arenas keep that memory reusable. 0 leaves glibc's default."""
+    try:
+        return max(0, int(os.environ.get("ATTN_EXPLORER_MALLOC_ARENAS", 2)))
+    except ValueError:
+        return 2
