@@ -9,7 +9,9 @@ only the teacher may make also passes the key to the store, which checks it agai
 """
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import json
+import time
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
@@ -20,7 +22,8 @@ CLASS = "class_code"          # the joined class's code
 FOLLOW = "class_follow"       # the "Follow the teacher" toggle
 KEY = "class_teacher_key"     # the teacher's key, once the store accepted it
 SESSION = "class_session"     # this browser session's anonymous id
-APPLIED = "class_applied"     # the last (page, params) taken from the teacher
+APPLIED = "class_applied"     # the last [page, params] taken from the teacher
+SENT = "sent"                 # in a link the follow opened: this page is the teacher's last send
 REVEALED = "class_revealed"   # the exercise the teacher revealed
 FOLLOW_EVERY = 1.0            # seconds between two looks at the teacher's state
 KEPT = "class_"               # session keys that survive following the teacher to a new page
@@ -38,6 +41,14 @@ def joined_class() -> str:
         code = normalise_code(st.query_params.get("class"))
         st.session_state[CLASS] = code
         st.session_state[FOLLOW] = bool(code)  # opened from the class link: following
+        if code and st.query_params.get(SENT):  # opened by following: this is the teacher's page already
+            try:
+                state = class_store().follow(code)
+                if state is not None:
+                    st.session_state[APPLIED] = [state.page, state.params]
+                    st.session_state[REVEALED] = state.revealed
+            except StoreUnavailable:
+                pass
     return st.session_state[CLASS]
 
 
@@ -130,7 +141,7 @@ def class_sidebar(pages: dict, current: str) -> None:
                 st.warning("That is not the teacher key." if wrong is True else f"Cannot check the key: {wrong}")
     if code and st.session_state.get(FOLLOW) and not teacher_key():
         with st.sidebar:
-            _follow(pages, code)
+            _follow(pages, code, current)
 
 
 def _teacher_panel(code: str, current: str) -> None:
@@ -158,9 +169,11 @@ def _teacher_panel(code: str, current: str) -> None:
         st.warning(error)
 
 
-def _follow(pages: dict, code: str) -> None:
-    """Every FOLLOW_EVERY seconds: one read of the teacher's state; a new page or link is
-    taken as if this session had opened the teacher's link, a reveal reruns the page."""
+def _follow(pages: dict, code: str, current: str) -> None:
+    """Every FOLLOW_EVERY seconds: one read of the teacher's state. A page the teacher sent is
+    opened as its link (``sent_link``), exactly as if the student had clicked it: a fresh page,
+    every widget as the link sets it (a page switch inside the session would keep the widgets'
+    values in the browser); a reveal reruns the page."""
     @st.fragment(run_every=FOLLOW_EVERY)
     def follow():
         try:
@@ -171,18 +184,30 @@ def _follow(pages: dict, code: str) -> None:
         if state is None or not state.open:
             st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
             return
-        st.caption(f"Following class **{code}**.")
-        sent = (state.page, state.params)
+        sent = [state.page, state.params]
         if state.page is not None and st.session_state.get(APPLIED) != sent and state.page in pages:
             st.session_state[APPLIED] = sent
-            st.session_state[REVEALED] = state.revealed
-            for key in [k for k in st.session_state if not str(k).startswith(KEPT)]:
-                del st.session_state[key]  # the page starts afresh from the teacher's link
-            st.switch_page(pages[state.page], query_params={**state.params, "class": code})
+            link = sent_link(st.context.url or "", current, state.page, {**state.params, "class": code, SENT: "1"})
+            st.caption("Opening the teacher's page…")
+            st.html(f"<script>window.location.replace({_js_string(link)});</script>", unsafe_allow_javascript=True)
+            return
+        st.caption(f"Following class **{code}** (looked at {time.strftime('%H:%M:%S')}).")
         if st.session_state.get(REVEALED) != state.revealed:
             st.session_state[REVEALED] = state.revealed
             st.rerun(scope="app")
     follow()
+
+
+def sent_link(here: str, current: str, page: str, params: dict) -> str:
+    """The address of ``page`` with ``params``, beside ``here`` (the address of page ``current``),
+    so it works behind a proxy's path prefix too."""
+    path = urlsplit(here).path or "/"
+    base = path[: len(path) - len(current)] if current and path.endswith(current) else path
+    return base.rstrip("/") + "/" + page + "?" + urlencode(params)
+
+
+def _js_string(text: str) -> str:
+    return json.dumps(text).replace("<", "\\u003c")  # never closes the <script> it sits in
 
 
 def revealed_to_class(exercise: str) -> bool:
