@@ -15,6 +15,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from app_pages.common import set_query_params
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
                                 StoreUnavailable)
 
@@ -37,8 +38,9 @@ def session_id() -> str:
 
 def joined_class() -> str:
     """The class this session answers in ("" for none): first from the link's ``?class=``."""
-    if CLASS not in st.session_state:
-        code = normalise_code(st.query_params.get("class"))
+    in_link = normalise_code(st.query_params.get("class"))
+    if CLASS not in st.session_state or (in_link and in_link != st.session_state[CLASS]):
+        code = in_link  # a link naming a class joins it
         st.session_state[CLASS] = code
         st.session_state[FOLLOW] = bool(code)  # opened from the class link: following
         if code and st.query_params.get(SENT):  # opened by following: this is the teacher's page already
@@ -111,6 +113,15 @@ def _send(page_path: str) -> None:
         st.session_state["class_error"] = str(e)
 
 
+def _join() -> None:
+    typed = st.session_state.get("class_code_box", "")
+    code = st.session_state[CLASS] = normalise_code(typed)
+    st.session_state[FOLLOW] = bool(code)
+    st.session_state["class_code_bad"] = bool(typed.strip()) and not code
+    st.session_state.pop(APPLIED, None)
+    set_query_params(**{"class": code or None})
+
+
 def _refollow() -> None:
     st.session_state.pop(APPLIED, None)  # coming back: take the teacher's page again
 
@@ -122,13 +133,13 @@ def class_sidebar(pages: dict, current: str) -> None:
         if teacher_key():
             _teacher_panel(code, current)
         else:
-            typed = st.text_input("Class code", value=code, key="class_code_box", max_chars=12,
-                                  placeholder="e.g. K7PQ2M", help="The code the teacher shows. Answers are counted "
-                                  "anonymously; nobody else sees yours.")
-            if normalise_code(typed) != code:
-                code = st.session_state[CLASS] = normalise_code(typed)
-                if typed.strip() and not code:
-                    st.warning("A class code is 6 letters and digits.")
+            if normalise_code(st.session_state.get("class_code_box")) != code:
+                st.session_state["class_code_box"] = code  # joined by a link: the box says so
+            st.text_input("Class code", key="class_code_box", max_chars=12, on_change=_join,
+                          placeholder="e.g. K7PQ2M", help="The code the teacher shows. Answers are counted "
+                          "anonymously; nobody else sees yours.")
+            if st.session_state.pop("class_code_bad", False):
+                st.warning("A class code is 6 letters and digits.")
             if code:
                 st.toggle("Follow the teacher", key=FOLLOW, on_change=_refollow,
                           help="Show what the teacher sends to the class; turn off to explore alone.")
