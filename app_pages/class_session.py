@@ -10,7 +10,6 @@ only the teacher may make also passes the key to the store, which checks it agai
 from __future__ import annotations
 
 import json
-import time
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
@@ -93,6 +92,7 @@ def _open_class() -> None:
     try:
         info = class_store().open_class(teacher_key())
         st.session_state[CLASS], st.session_state[FOLLOW] = info.code, False
+        set_query_params(**{"class": info.code})  # else an older class in the link would be joined again
     except (StoreUnavailable, NotTeacher) as e:
         st.session_state["class_error"] = str(e)
 
@@ -105,7 +105,7 @@ def _close_class() -> None:
 
 
 def _send(page_path: str) -> None:
-    params = {k: v for k, v in st.query_params.to_dict().items() if k != "class"}
+    params = {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)}
     try:
         class_store().send(teacher_key(), st.session_state[CLASS], page_path, params)
         st.session_state["class_sent"] = True
@@ -202,7 +202,7 @@ def _follow(pages: dict, code: str, current: str) -> None:
             st.caption("Opening the teacher's page…")
             st.html(f"<script>window.location.replace({_js_string(link)});</script>", unsafe_allow_javascript=True)
             return
-        st.caption(f"Following class **{code}** (looked at {time.strftime('%H:%M:%S')}).")
+        st.caption(f"Following class **{code}**: the teacher's pages open here.")
         if st.session_state.get(REVEALED) != state.revealed:
             st.session_state[REVEALED] = state.revealed
             st.rerun(scope="app")

@@ -171,13 +171,17 @@ class ClassStore:
         self.url = url
         self.hours = hours
         self._given_key = teacher_key
-        self.engine = engine_for(url)
+        self._broken: str | None = None  # why the URL gives no engine (a typo, a missing driver)
+        try:
+            self.engine = engine_for(url)
+        except (SQLAlchemyError, ImportError, ValueError) as e:
+            self.engine, self._broken = None, f"ATTN_EXPLORER_CLASS_DB is not usable ({type(e).__name__}: {e})"
         self._schema_ready = False
         self._schema_lock = threading.Lock()
 
     @property
     def kind(self) -> str:
-        return self.engine.dialect.name  # "sqlite" or "postgresql"
+        return self.engine.dialect.name if self.engine is not None else "none"  # "sqlite" or "postgresql"
 
     # -- plumbing -------------------------------------------------------------------------------
     def _ensure_schema(self) -> None:
@@ -195,6 +199,8 @@ class ClassStore:
     def _connect(self, write: bool = False):
         """A transaction (BEGIN IMMEDIATE on SQLite when ``write``); StoreUnavailable when the
         database cannot be reached."""
+        if self.engine is None:
+            raise StoreUnavailable(self._broken)
         try:
             self._ensure_schema()
             conn = self.engine.connect()

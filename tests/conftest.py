@@ -30,7 +30,8 @@ TINY_ZOO = {
 @pytest.fixture(scope="session")
 def tiny_zoo(tmp_path_factory) -> Path:
     """A checkpoints/ folder with every zoo model trained tiny on digit reversal
-    (plus one deliberately broken folder, ``broken``), and the app pointed at it."""
+    (plus one deliberately broken folder, ``broken``), and the app pointed at it (and at a
+    class store in a temporary folder)."""
     root = tmp_path_factory.mktemp("checkpoints")
     for name, (decoder, attention) in TINY_ZOO.items():
         make_tiny_checkpoint(root / name, decoder, attention, steps=120)
@@ -38,6 +39,8 @@ def tiny_zoo(tmp_path_factory) -> Path:
     shutil.copytree(root / "rnnsearch", broken)
     (broken / "model.safetensors").write_bytes((broken / "model.safetensors").read_bytes()[:1000])
     os.environ["ATTN_EXPLORER_CHECKPOINTS"] = str(root)
+    # the class store of the app under test (and of its real servers): a file of the suite's own
+    os.environ["ATTN_EXPLORER_CLASS_DIR"] = str(tmp_path_factory.mktemp("classes"))
     return root
 
 

@@ -159,6 +159,8 @@ def test_a_store_that_is_down_says_so(tmp_path):
         down.submit("ABCDEF", "align:1", new_session_id(), {}, None)
     with pytest.raises(StoreUnavailable):
         down.follow("ABCDEF")
+    with pytest.raises(StoreUnavailable, match="ATTN_EXPLORER_CLASS_DB"):
+        ClassStore("nosuchdb://x/y", teacher_key=KEY).submit("ABCDEF", "align:1", new_session_id(), {}, None)
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     with pytest.raises(StoreUnavailable):
