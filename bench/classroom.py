@@ -30,8 +30,8 @@ sentence, or close the socket right after asking for a rerun (then open the link
   store does not hold afterwards (the teacher's summary counts the store's rows).
 - ``follow_*``: after the lesson, ``--followers`` sessions (default: ``--sessions``) open the
   class link and follow the teacher, polling as the browser's fragment timer does; the bench
-  then sends a Step through page (a sentence, a model, step 3) to the class through the
-  store, as the teacher's *Send to class* does. Per follower: the time from the send until the
+  opens a Step through page (a sentence, a model, step 3) as the teacher's screen, then sends
+  it to the class through the store, as the teacher's *Send to class* does. Per follower: the time from the send until the
   teacher's page, opened as the follow fragment asks, has finished drawing and shows that
   sentence at that step (``follow_p95_ms``; ``follow_errors``: a follower that never got it
   within 10 s, or got another page).
@@ -400,7 +400,8 @@ FOLLOWED = ("step-through", SENTENCES[0], "rnnsearch", 3)  # what the teacher se
 
 
 async def follow_the_teacher(port: int, args, store, key: str, code: str, n: int) -> dict:
-    """``n`` sessions open the class link and follow; the teacher sends FOLLOWED; per follower,
+    """``n`` sessions open the class link and follow; the teacher, whose own screen shows the
+    page (so its decoding is in the shared cache, as in a lesson), sends FOLLOWED; per follower,
     the milliseconds from the send until the teacher's page has drawn, showing that sentence at
     that step. Each follower polls as the browser does: its fragment's rerun every interval."""
     page, sentence, model, step = FOLLOWED
@@ -431,15 +432,18 @@ async def follow_the_teacher(port: int, args, store, key: str, code: str, n: int
                 return
 
     tasks = [asyncio.create_task(follow(i, tab)) for i, tab in enumerate(tabs)]
+    teacher = Tab(port, args.timeout)  # the teacher's own screen shows the page before sending it
     try:
-        await asyncio.sleep(2.0 + 3.0)  # everyone in, and polling
+        await asyncio.sleep(2.0 + 1.0)  # everyone in, and polling
+        await teacher.do(("open", page, urlencode({"text": sentence, "model": model, "step": step})))
+        await asyncio.sleep(2.0)
         sent_at[0] = time.perf_counter()
         store.send(key, code, page, {"text": sentence, "model": model, "step": str(step)})
         await asyncio.wait(tasks, timeout=10.0)
     finally:
         for t in tasks:
             t.cancel()
-        for tab in tabs:
+        for tab in tabs + [teacher]:
             await tab.close()
     times = [ms for ms, error in got.values() if error is None]
     errors = n - len(times)
