@@ -115,6 +115,10 @@ def alignment_page():
 
 
 # -- compute one step by hand ------------------------------------------------------------------------
+SCORE_LATEX = {"dot": r"e_j = s^\top h_j", "general": r"e_j = s^\top W_a h_j",
+               "additive": r"e_j = v_a^\top \tanh\left(W_a s + U_a h_j\right)"}
+
+
 def numbers(label: str, n: int, key: str) -> list:
     st.markdown(label)
     cells = st.columns(n)
@@ -126,8 +130,9 @@ def step_page():
     ex = step_exercise(seed)
     n, h = ex.words, ex.inputs.annotations.shape[1]
     words = [f"h{j + 1}" for j in range(n)]
-    st.markdown(f"**Score: {SCORES[ex.score]}**. The keys h_j are also the values (as in the RNN models: the "
-                "annotations are scored and averaged).")
+    st.markdown(f"**Score: {SCORES[ex.score].split(':')[0]}**. The keys $h_j$ are also the values (as in the RNN "
+                "models: the annotations are scored and averaged).")
+    st.latex(SCORE_LATEX[ex.score])
     st.latex(r"s = " + shaped(latex_matrix(ex.inputs.decoder_state, digits=1), 1, h) + r",\qquad H = "
              + shaped(latex_matrix(ex.inputs.annotations, words, digits=1), n, h))
     if ex.score == "general":
@@ -138,7 +143,7 @@ def step_page():
                  + shaped(latex_matrix(ex.inputs.W, split_after=h, digits=1), 2 * h, a)
                  + r",\qquad v_a = " + shaped(latex_matrix(ex.inputs.v, digits=1), a, 1))
     st.caption(f"Enter every number to two decimals: each is accepted within ±{TOLERANCE}. "
-               r"α_j = exp(e_j) / Σ_k exp(e_k); c = Σ_j α_j h_j.")
+               r"$\alpha_j = \exp(e_j) / \sum_k \exp(e_k)$, $c = \sum_j \alpha_j h_j$.")
     e = numbers("**Energies** e_j", n, "e")
     alpha = numbers("**Weights** α_j", n, "α")
     c = numbers("**Context** c", h, "c")
