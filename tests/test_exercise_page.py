@@ -211,3 +211,27 @@ def test_a_store_that_is_down_leaves_the_exercise_working(monkeypatch, tiny_zoo)
     check(at, f"step:{seed}")
     assert at.error and "Not yet" in at.error[0].value  # the exercise still answers
     assert any("The class is unavailable" in i.value for i in at.info)
+
+
+def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
+    """Three students' links (through the page) become the class heatmap: the share of students
+    per link, beside the model's α and the gold."""
+    import json
+    code = store.open_class(KEY).code
+    seed = 1  # Where is the train station ? -> Où est la gare ?
+    pair = alignment_exercise(seed, read_gold(gold()))
+    for links in (set(pair.sure), set(pair.sure), {(0, 0)}):
+        at = open_exercise(ex="align", seed=str(seed), **{"class": code})
+        mark(at, seed, links)
+        check(at, f"align:{seed}")
+        assert "Counted in class" in texts(at)
+    teacher = open_exercise(ex="align", seed=str(seed), **{"class": code})
+    teacher.text_input(key="class_key_box").set_value(KEY)
+    teacher.button(key="class_sign_in").click().run()
+    assert metric(teacher, "Students who answered") == "3" and metric(teacher, "Right").startswith("2 ")
+    z = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"][0]["z"]
+    from test_teaching import array
+    shares = array(z)
+    assert shares[0, 0] == 1.0 and shares[3, 4] == pytest.approx(2 / 3) and shares[1, 0] == 0.0
+    assert teacher.get_by_key("ex_class_model") is not None
+    assert "Most common mistake" in texts(teacher)
