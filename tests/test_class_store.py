@@ -169,3 +169,38 @@ def test_a_store_that_is_down_says_so(tmp_path):
 
 def test_class_codes_as_typed():
     assert normalise_code(" abc-234 ") == "ABC234" and normalise_code("ABC23") == "" and normalise_code("ABC10O") == ""
+
+
+WRITER = """
+import sys, threading
+sys.path.insert(0, {root!r})
+from server.class_store import ClassStore, new_session_id
+store = ClassStore({url!r}, teacher_key={key!r})
+errors = []
+def student():
+    session = new_session_id()
+    for n in range(10):
+        try:
+            store.submit({code!r}, f"which:{{n}}", session, {{"label": "dot"}}, False)
+        except Exception as e:
+            errors.append(repr(e))
+threads = [threading.Thread(target=student) for _ in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(len(errors), errors[:3])
+"""
+
+
+def test_two_server_processes_share_one_sqlite_file(tmp_path):
+    """The lecture setup: separate processes (as behind HAProxy), 8 threads each, one file."""
+    import subprocess
+    import sys
+    from conftest import ROOT
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    store = ClassStore(url, teacher_key=KEY)
+    code = store.open_class(KEY).code
+    script = WRITER.format(root=str(ROOT), url=url, key=KEY, code=code)
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert outputs == ["0 []", "0 []"] and len(store.summary(KEY, code)) == 2 * 8 * 10
+    store.engine.dispose()
