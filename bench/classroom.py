@@ -570,7 +570,7 @@ def main(argv=None) -> int:
 
     answered = sum(1 for _, _, kind, _, _, error in out if kind == "answer" and not error)
     result = {"bench": "classroom", "sessions": n, **summary(out, lessons, ref, say), "answers": answered,
-              "answers_stored": stored, "lost_answers": max(0, answered - stored), **follow}
+              "answers_stored": stored, "lost_answers": max(0, answered - stored), "class_store": store.kind, **follow}
     result.update(rss_mb=round(rss, 1), **cpu, faulty_sessions=len(faulty_at), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, host=host(), started=started,
                   commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
