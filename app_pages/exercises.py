@@ -130,8 +130,8 @@ def step_page():
     ex = step_exercise(seed)
     n, h = ex.words, ex.inputs.annotations.shape[1]
     words = [f"h{j + 1}" for j in range(n)]
-    st.markdown(f"**Score: {SCORES[ex.score].split(':')[0]}**. The keys $h_j$ are also the values (as in the RNN "
-                "models: the annotations are scored and averaged).")
+    st.markdown(f"**Score: {SCORES[ex.score].split(':')[0]}**. The keys $h_j$ are also the values, as in the RNN "
+                "models, where the same annotation vectors are scored and averaged.")
     st.latex(SCORE_LATEX[ex.score])
     st.latex(r"s = " + shaped(latex_matrix(ex.inputs.decoder_state, digits=1), 1, h) + r",\qquad H = "
              + shaped(latex_matrix(ex.inputs.annotations, words, digits=1), n, h))

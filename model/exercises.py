@@ -119,8 +119,8 @@ SCORES = {
 
 @dataclass
 class StepExercise:
-    """A query s (hidden,), keys = values h_j (words x hidden) as in the RNN models (the
-    annotations are both what is scored and what is averaged), and the score's parameters:
+    """A query s (hidden,), keys = values h_j (words x hidden) as in the RNN models (the same
+    annotation vectors, h_j or the Luong models' h̄_j = W_m h_j, are scored and averaged), and the score's parameters:
     W_g (hidden x hidden) for general; the worked example's W, v for additive."""
     score: str
     inputs: WorkedInputs
@@ -187,20 +187,24 @@ MECHANISMS = {  # the zoo's models with attention, named as a student would choo
     "luong-local": "local-p (Luong)",
     "transformer": "a Transformer layer (heads averaged)",
 }
-TELLS = {
-    "luong-local": "**local-p** attends only inside a window of 2D+1 source positions around a centre p_i it "
-                   "predicts at each step (Luong eq. 9–10), and weighs that window with a Gaussian: every cell "
-                   "outside the window is exactly 0, so a row is a short band and long sentences show white corners.",
+TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = W_m h_j (model/decoders.py)
+    "luong-local": "**local-p** predicts a centre p_i at each step (Luong eq. 9) and weighs the positions around it with "
+                   "a Gaussian over a window of 2D+1 positions (eq. 10, D = 10 in the shipped model): the heatmap shows "
+                   "the weights renormalised over that window, so every cell outside it is exactly 0, and a long "
+                   "sentence shows white corners.",
     "rnnsearch": "**RNNsearch** (additive) scores with a small tanh network, v_a^T tanh(W_a s_{i−1} + U_a h_j), and "
                  "reads s_{i−1}, the state *before* the word is written (Bahdanau eq. 6): row i is the attention used "
-                 "to choose word i. Like every global model, it spreads weight over the whole row.",
-    "luong-dot": "**dot** is global (every source word gets some weight) and has no parameters in its score: "
-                 "e_ij = s_i^T h_j reads s_i, the state *after* the decoder's step. From a heatmap alone it is hard to "
-                 "tell from general and concat; what differs is how the energies are computed.",
-    "luong-general": "**general** is global and scores s_i^T W_a h_j: a learned matrix between the state after the "
-                     "decoder's step and each annotation. One heatmap rarely tells it from dot or concat.",
-    "luong-concat": "**concat** is global and scores v_a^T tanh(W_a [s_i ; h_j]), an additive network like "
-                    "Bahdanau's but on s_i, the state after the step. One heatmap rarely tells it from dot or general.",
+                 "to choose word i. Like every global model, it gives every source word some weight.",
+    "luong-dot": "**dot** is global (every source word gets some weight) and scores e_ij = s_i^T h̄_j with s_i, the "
+                 "state *after* the decoder's step (Luong eq. 8). In our Luong models h̄_j = W_m h_j, a learned "
+                 "matrix that maps the bidirectional annotations to the decoder's size, so dot too learns its score "
+                 "through W_m. From a heatmap alone it is hard to tell from general and concat.",
+    "luong-general": "**general** is global and scores s_i^T W_a h̄_j (Luong eq. 8), with h̄_j = W_m h_j in our models: "
+                     "the same family of scores as our dot, with W_a's extra parameters. One heatmap rarely tells it "
+                     "from dot or concat.",
+    "luong-concat": "**concat** is global and scores v_a^T tanh(W_a [s_i ; h̄_j]) (Luong eq. 8): Bahdanau's additive "
+                    "score up to a bias, but on s_i, the state after the step. One heatmap rarely tells it from dot "
+                    "or general.",
     "transformer": "**A Transformer layer** has several heads with their own projections; the app shows the "
                    "layer's heads averaged, and each target position attends from its own query "
                    "(q_i = W^Q s_i, scaled by 1/√d_k, Vaswani eq. 1), with no recurrent state carrying the position.",
