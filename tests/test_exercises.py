@@ -94,3 +94,19 @@ def test_class_summary_counts_last_answers():
     assert align.marks == {(0, 0): 2, (1, 1): 1} and align.most_common_mistake == ("missed Où–Where", 1)
     m = marks_matrix(align.marks, align.students, english=3, french=2)
     assert m.shape == (2, 3) and m[0, 0] == 1.0 and m[1, 1] == 0.5
+
+
+def test_local_p_tell_is_true_of_the_model(tiny_zoo):
+    """TELLS["luong-local"] says every cell outside the window is exactly 0 in the heatmap:
+    the record's weights (what the heatmap draws) on the tiny local-p, over a sentence wider
+    than its window."""
+    from model.checkpoint import load_checkpoint
+    from model.exercises import TELLS
+    from model.search import greedy, prepare_source
+    assert "every cell outside it is exactly 0" in TELLS["luong-local"]
+    model, vocab, _ = load_checkpoint(tiny_zoo / "luong-local")
+    rec = greedy(model, vocab, prepare_source(vocab, "1 2 3 4 5 6 7 8 9 1 2 3"))
+    D = model.cfg.local_window
+    distance = np.abs(np.arange(rec.weights.shape[1])[None, :] - rec.positions[:, None])
+    assert (distance > D).any(), "the sentence must be wider than the window"
+    assert (rec.weights[distance > D] == 0).all() and np.allclose(rec.weights.sum(1), 1)
