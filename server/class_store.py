@@ -192,8 +192,10 @@ class ClassStore:
                 return
             try:
                 metadata.create_all(self.engine)
-            except (IntegrityError, sa.exc.ProgrammingError):
-                metadata.create_all(self.engine)  # another process created them alongside
+            except SQLAlchemyError as e:
+                if "already exists" not in str(e) and not isinstance(e, IntegrityError):
+                    raise  # the database is unreachable: no second wait
+                metadata.create_all(self.engine)  # another process created them alongside: look again
             self._schema_ready = True
 
     def _connect(self, write: bool = False):
