@@ -85,4 +85,20 @@ async def lifespan(_app):
     yield
 
 
-app = st.App("explorer.py", lifespan=lifespan)
+async def ready(_request):
+    """``/_attn/ready``: 200 once the warm-up thread has loaded the models, 503 before. A proxy in
+    front of several servers (``server/lecture.py``) sends no student to a server still loading."""
+    from starlette.responses import PlainTextResponse
+    from server.loading import warm_up as state
+    if state.finished.is_set():
+        return PlainTextResponse("ready")
+    return PlainTextResponse("loading the models", status_code=503)
+
+
+def _routes():
+    from starlette.routing import Route
+    from server.loading import READY_PATH
+    return [Route(READY_PATH, ready, methods=["GET", "HEAD"])]
+
+
+app = st.App("explorer.py", lifespan=lifespan, routes=_routes())

@@ -15,7 +15,7 @@ from viz.classroom import load_curve_figure
 
 BENCHMARKS = settings.results() / "benchmarks.jsonl"
 P95_BUDGET_MS = 1000  # what a class should feel: a click answered within a second
-SHOWN = ["sessions", "think_s", "interactions", "p50_ms", "p95_ms", "max_ms", "errors", "mismatches", "rss_mb",
+SHOWN = ["replicas", "sessions", "think_s", "interactions", "p50_ms", "p95_ms", "max_ms", "errors", "mismatches", "rss_mb",
          "commit"]
 
 st.title("Run it for a class")
@@ -61,11 +61,27 @@ st.markdown(
     f"- **Live training** (*Watch attention emerge*): at most **{settings.live_trainings()}** at once "
     "(`ATTN_EXPLORER_LIVE_TRAININGS`); other students see their place in the queue and can cancel.")
 
-st.subheader("5. How many students, measured")
+st.subheader("5. A lecture: one process per core")
+st.markdown("One server process runs its Python on one core at a time, which holds a class of about 30. For a "
+            "lecture, run one process per core behind HAProxy (`sudo apt-get install haproxy`); students open "
+            "the same address as before:")
+st.code("python scripts/serve.py --replicas 2 --port 8501", language="bash")
+st.markdown("HAProxy gives each browser a cookie naming its process, so it keeps reaching the process that holds "
+            "its session (students behind one network address are still spread out), sends no one to a process "
+            "still loading its models, and takes a process that dies out within seconds; the command restarts "
+            "it, and its students' pages come back on another process from their links. **More machines**: "
+            "start `streamlit run app.py --server.address 0.0.0.0` on each, with the same "
+            "`STREAMLIT_SERVER_COOKIE_SECRET` as the command's, and add `--backend HOST:8501` for each. Ctrl-C "
+            "stops everything the command started.")
+
+st.subheader("6. How many students, measured")
 runs = pd.DataFrame()
 if BENCHMARKS.exists():
     runs = pd.read_json(BENCHMARKS, lines=True)
     runs = runs[runs["bench"] == "classroom"] if "bench" in runs else pd.DataFrame()
+    if "killed_replica" in runs:  # a fault test's deliberate errors are not a class size's curve
+        runs = runs[runs["killed_replica"].isna()]
+    runs = runs.assign(replicas=runs["replicas"].fillna(1) if "replicas" in runs else 1)
 if runs.empty:
     st.info(f"No load test recorded yet in `{BENCHMARKS}`. Run `python bench/classroom.py --sessions 30 "
             f"--append {BENCHMARKS.relative_to(settings.ROOT) if BENCHMARKS.is_relative_to(settings.ROOT) else BENCHMARKS}`.",
@@ -73,7 +89,8 @@ if runs.empty:
     st.stop()
 if "think_s" not in runs:
     runs = runs.assign(think_s=float("nan"))
-latest = runs.drop_duplicates(["sessions", "think_s"], keep="last").sort_values(["sessions", "think_s"])
+latest = runs.drop_duplicates(["replicas", "sessions", "think_s"], keep="last").sort_values(
+    ["replicas", "sessions", "think_s"])
 # the curve: the think time measured at the most class sizes; the table has every run
 think = latest["think_s"].mode().iloc[0] if latest["think_s"].notna().any() else None
 curve = latest[latest["think_s"] == think] if think is not None else latest
@@ -92,7 +109,8 @@ if within.empty:
 else:
     best = within.sort_values(["sessions", "think_s"], ascending=[True, False]).iloc[-1]
     pace = f", {best['think_s']:g} s of thinking between clicks" if best["think_s"] == best["think_s"] else ""
-    st.markdown(f"**Measured: {int(best['sessions'])} students at once**{pace}, with 95% of clicks answered "
+    setup = "one process" if best["replicas"] == 1 else f"{best['replicas']:g} processes behind HAProxy"
+    st.markdown(f"**Measured: {int(best['sessions'])} students at once** on {setup}{pace}, with 95% of clicks answered "
                 f"within {best['p95_ms'] / 1000:.2f} s, no errors and every page identical to a one-student run "
                 f"(server memory {best['rss_mb']:.0f} MB).")
 st.caption("Host: " + str(latest["host"].iloc[-1] if "host" in latest else "not recorded")

@@ -167,14 +167,20 @@ They differ in three places.
 
 | | RNNsearch (Bahdanau et al. 2014) | Luong et al. 2015 (global) |
 |---|---|---|
-| **score** $e_{ij}$ | *additive*: $v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$, a one-layer network | *multiplicative*: dot $s_i^\top \bar h_j$, general $s_i^\top W_a \bar h_j$; concat $v_a^\top \tanh(W_a[s_i; \bar h_j])$ is additive in form |
+| **score** $e_{ij}$ | *additive*: $v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$, a one-layer network | *multiplicative*: dot $s_i^\top \bar h_j$, general $s_i^\top W_a \bar h_j$; concat $v_a^\top \tanh(W_a[s_i; \bar h_j])$ is the additive score up to a bias (ours: $U_a$'s $b_a$, in both) |
 | **query** | the previous state $s_{i-1}$, *before* the RNN step | the current state $s_i$, *after* the RNN step |
 | **where $c_i$ goes** | into the RNN input, $s_i = \mathrm{GRU}(s_{i-1}, [E y_{i-1}; c_i])$, and the deep output | into the output layer, $\tilde h_i = \tanh(W_c[c_i; s_i])$, $p(y_i) = \mathrm{softmax}(W_s \tilde h_i)$; $\tilde h_{i-1}$ is fed to the next RNN input (input feeding) |
 
 So RNNsearch decides where to look *before* it knows which word it is writing, from what it has written so
 far; Luong's decoder first updates its state with the previous word and then looks, so its attention is
-about the word it is writing now. In our Luong models $\bar h_j = W_m h_j$ maps the annotations to the
-decoder's size so that the dot score is defined. RNNenc has no score at all: one fixed vector
+about the word it is writing now.
+
+In our Luong models $\bar h_j = W_m h_j$, a **learned** matrix $W_m$ (512 → 256 in the shipped models, no bias),
+maps the bidirectional annotations to the decoder's size so that the dot score is defined, and its output is both
+the keys and the values. So our dot scores $s_i^\top W_m h_j$: it learns its score through $W_m$, and general,
+$s_i^\top W_a W_m h_j$, is the same function class for the score (with $W_a$'s 65,536 more parameters, which let the
+keys differ from the values). RNNenc has no score at all: one fixed vector
 $c = [\overrightarrow{h}_S; \overleftarrow{h}_1]$ is read at every step, which is why its translations of long
-sentences suffer (the paper's Figure 2, on the *BLEU vs length* page).
+sentences suffer (the paper's Figure 2, on the *BLEU vs length* page). It is a stronger baseline than Cho et al.'s
+RNN Encoder–Decoder, whose encoder reads forwards only: ours is the attention models' bidirectional GRU.
 """)

@@ -73,8 +73,9 @@ def luong_step() -> None:
         st.latex(r"c_i = \sum_j \alpha_{ij} \bar h_j")
         gap = float(np.abs(step.energies - record.energies[k]).max())
         st.caption(f"Luong et al. 2015, eq. 8 (dot) and eq. 7. "
-                   f"$s_{{{i}}}$ is the decoder state after its RNN step, $\\bar h_j$ the {len(src)} source "
-                   f"annotations, all d = {step.d} wide. Recomputed here from those vectors, $e_{{{i}j}}$ differs "
+                   f"$s_{{{i}}}$ is the decoder state after its RNN step, $\\bar h_j = W_m h_j$ the {len(src)} source "
+                   f"annotations mapped by the learned memory bridge $W_m$ (so the score is $s_i^\\top W_m h_j$), all "
+                   f"d = {step.d} wide. Recomputed here from those vectors, $e_{{{i}j}}$ differs "
                    f"from the decoder's own by at most {gap:.1e}.")
     with right:
         st.plotly_chart(source_bars(step.weights, src, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app_pages.common import plain, show_figure, zoo
 from model.checkpoint import stage_kind, stage_minutes, TRAIN_LOG, training_minutes
+from model.internals import memory_bridge, MemoryBridge
 from viz.curves import training_curves_figure
 
 st.title("Models")
@@ -51,6 +52,49 @@ def minutes_columns(config: dict) -> dict:
     return {"training, CPU (min)": cpu, "training, GPU (min)": gpu or None}
 
 
+SCORES = {  # what each Luong score computes on the bridged annotations h̄_j = W_m h_j (model/attention.py)
+    "dot": "dot scores e_ij = s_iᵀ h̄_j = s_iᵀ W_m h_j: a learned bilinear score, not a parameter-free one",
+    "general": "general scores e_ij = s_iᵀ W_a h̄_j = s_iᵀ W_a W_m h_j: for the score the same function class as "
+               "dot's s_iᵀ W_m h_j, with W_a's {extra:,} more parameters, which let the keys differ from the values",
+    "concat": "concat scores e_ij = v_aᵀ tanh(W_a [s_i ; h̄_j] + b_a) ({extra:,} parameters): Bahdanau's additive "
+              "score in form, with U_a's bias b_a, which neither paper writes",
+}
+
+
+def bridge_text(bridge: MemoryBridge) -> str:
+    """The memory bridge of a Luong card, and what its score therefore computes."""
+    return (f"**Memory bridge W_m**: h̄_j = W_m h_j, a learned {bridge.rows} × {bridge.cols} matrix "
+            f"({bridge.parameters:,} parameters, no bias) that maps the {bridge.cols}-wide bidirectional annotations "
+            f"to the decoder's {bridge.rows} and makes both the keys and the values. So "
+            + SCORES[bridge.score].format(extra=bridge.score_parameters) + ".")
+
+
+def tracking_text(tracking: dict) -> str:
+    """Local-p's position tracking (``model.evaluate --positions``), each figure with what it measures."""
+    where = (f"over {tracking.get('scored')} greedy translations of {tracking.get('set')} sources of "
+             f"{'–'.join(map(str, tracking.get('pieces', [])))} pieces")
+    if "spearman_align" not in tracking:  # metrics written before the alignment before the Gaussian was measured
+        return (f"**Predicted position p_i against argmax_j α_ij**: mean Spearman ρ {fmt(tracking.get('spearman'), 3)} "
+                f"{where}. Partly circular: α already holds the Gaussian centred on p_i and is zero outside the window.")
+    share = tracking.get("window_share") or {}
+    return (f"**Predicted position p_i against the alignment before the Gaussian** (argmax_j e_ij of the inner score): "
+            f"mean Spearman ρ {fmt(tracking['spearman_align'], 3)}, against {fmt(tracking.get('chance_align'), 3)} with "
+            f"p_i shuffled within each sentence (chance), {where}. Against argmax_j α_ij, the weights shown, ρ is "
+            f"{fmt(tracking.get('spearman_weights'), 3)}, partly circular: α already holds the Gaussian centred on p_i "
+            "and is zero outside the window. ρ = 1 would mean p_i rises and falls in the same order as the alignment's "
+            "peak, not that the window sits on it." + (window_share_text(share) if "mean" in share else ""))
+
+
+def window_share_text(share: dict) -> str:
+    """How much of align's mass (softmax over the whole sentence) the window keeps: where all of
+    it, the shipped form of local-p and Luong's eq. 10 (softmax over the window) coincide."""
+    under = share.get("steps_under_0.9")
+    return (f" The window keeps {100 * share['mean']:.1f}% of align's mass (softmax over the whole sentence) on "
+            "average" + (f", under 90% on {100 * under:.1f}% of steps" if under is not None else "")
+            + ": where it keeps all of it, the shipped form and Luong's eq. 10 (softmax over the window only) give "
+            "the same context (the Step through page shows both for a step).")
+
+
 def parameters(entry) -> int | None:
     return get(entry.metrics, "parameters") or (entry.model.num_parameters() if entry.available else None)
 
@@ -90,12 +134,12 @@ for name, entry in entries.items():
                   help="Alignment Error Rate of attention against gold links; lower is better"
                   if entry.has_attention else "RNNenc has no attention, so no alignment to score")
 
+        bridge = memory_bridge(entry.model)
+        if bridge:  # Luong: what W_m is, and so what the score computes
+            st.markdown(bridge_text(bridge))
         tracking = get(metrics, "position_tracking")
         if tracking:  # local-p: does the window's centre p_i (Luong eq. 9) follow where the model attends?
-            st.markdown(f"**Predicted position p_i against argmax_j α_ij**: mean Spearman ρ "
-                        f"{fmt(tracking.get('spearman'), 3)} over {tracking.get('scored')} greedy translations of "
-                        f"{tracking.get('set')} sources of {'–'.join(map(str, tracking.get('pieces', [])))} pieces "
-                        "(1 = the window moves exactly with the attention's peak).")
+            st.markdown(tracking_text(tracking))
 
         left, right = st.columns(2)
         with left:

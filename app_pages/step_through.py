@@ -17,18 +17,31 @@ import streamlit as st
 
 from app_pages.common import plain
 from model.analysis import entropy
-from app_pages.teaching_common import (cached_greedy, cached_values, keep_in_url, pick_model, sentence_input,
-                                       source_or_stop, step_in_range)
-from viz.teaching import context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
+from app_pages.teaching_common import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url,
+                                       pick_model, sentence_input, source_or_stop, step_in_range)
+from viz.teaching import context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars, vector_strip
 from viz.transformer import head_rows
 
 STEP = "step_i"  # session key of the slider: target step i, 1-based as in the papers
 
-LUONG_SCORES = {  # Luong et al. 2015, eq. 8, as in model/attention.py and model/decoders.py
-    "dot": r"e_{ij} = s_i^\top \bar h_j",
-    "general": r"e_{ij} = s_i^\top W_a \bar h_j",
-    "concat": r"e_{ij} = v_a^\top \tanh\left(W_a [s_i ; \bar h_j]\right)",
+LUONG_SCORES = {  # Luong et al. 2015, eq. 8, as model/attention.py computes them (concat with U_a's bias b_a)
+    "dot": r"e_{ij} = s_i^\top \bar h_j = s_i^\top W_m h_j",
+    "general": r"e_{ij} = s_i^\top W_a \bar h_j = s_i^\top W_a W_m h_j",
+    "concat": r"e_{ij} = v_a^\top \tanh\left(W_a [s_i ; \bar h_j] + b_a\right)",
 }
+BAHDANAU_SCORE = r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j + b_a\right)"  # eq. 6, A.1.2, with U_a's bias
+MEMORY_BRIDGE = ("$\\bar h_j = W_m h_j$: a learned {rows} × {cols} matrix (no bias) maps the {cols}-wide annotations to the "
+                 "decoder's {rows}, and its output is both the keys and the values (Luong et al. score the encoder's states "
+                 "directly: there they are as wide as the decoder's).")
+DEEP_OUTPUT = ("The deep output reads $s_i$, the state after the step, as eq. 4's $g(y_{i-1}, s_i, c_i)$ does; "
+               "Appendix A.2.2 writes $U_o s_{i-1}$ there.")
+BIAS_NOTE = " $b_a$ is $U_a$'s bias, which the paper's equation leaves out."
+RNNENC_SOURCE = ("after Cho et al. 2014, with the attention models' bidirectional encoder and "
+                 "$c = [\\overrightarrow{h}_{T_x} ; \\overleftarrow{h}_1]$: a stronger baseline than theirs, whose "
+                 "encoder reads forwards only")
+LOCAL_P_FORM = ("Here align is the inner score's softmax over the **whole sentence**, then the Gaussian within the "
+                "window; Luong's eq. 10 takes the softmax over the window's 2D + 1 positions only. Both give these "
+                "renormalised weights; they differ in the window mass and the context, shown side by side below.")
 
 st.title("Step through")
 st.caption("Walk the decoder one French token at a time. For the current step every number below is the real "
@@ -69,8 +82,19 @@ def norm(v) -> str:
     return f"{float(np.linalg.norm(v)):.3f}"
 
 
+def recomputation_gap(energies) -> str:
+    """How far the energies scored again from the record's query state are from the decoder's own."""
+    again = cached_energies(name, text)
+    if again is None:
+        return ""
+    same = np.isfinite(energies) == np.isfinite(again[k])
+    gap = float(np.abs(np.where(np.isfinite(energies), energies - np.nan_to_num(again[k]), 0.0)).max())
+    return (f" Scored again here from the query state by the model's own attention module, $e_{{{i}j}}$ differs "
+            f"from the decoder's by at most {gap:.1e}." if same.all() else "")
+
+
 def score_weights_context(query: str, score_title: str, score_latex: list[str], weights_title: str,
-                          context_title: str, context_latex: list[str], value: str):
+                          context_title: str, context_latex: list[str], value: str, note: str = ""):
     """The three sections every attention model shares (score, weights, context), in its own words."""
     energies, weights = record.energies[k], record.weights[k]
     top = int(np.argmax(weights))
@@ -78,7 +102,8 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
     with equation(score_title, score_latex,
                   f"One energy per source token, from ${query}$ and that token's ${value}$: here "
                   f"$e_{{{i}j}}$ runs from {finite.min():.3f} to {finite.max():.3f}."
-                  + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")):
+                  + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
+                  + recomputation_gap(energies) + note):
         label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
         st.plotly_chart(source_bars(energies, record.source_tokens, label, highlight=top), key="step_energies")
     with equation(weights_title, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
@@ -104,10 +129,10 @@ def vector_section(title: str, latex: str | list[str], vector, label: str, note:
         st.plotly_chart(vector_strip(vector, label), key=key)
 
 
-def output_section(title: str, latex: list[str]):
+def output_section(title: str, latex: list[str], note: str = ""):
     with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
                                 f"emits the first, `{record.target_tokens[k]}` "
-                                f"($p$ = {np.exp(record.token_logprobs[k]):.3f})."):
+                                f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
         st.plotly_chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
                         key="step_topk")
 
@@ -130,7 +155,7 @@ def glance() -> None:
                                                 title=f"α_ij: row {i} is the step explained"), key="step_heatmap")
         else:
             st.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
-                    "(Cho et al. 2014).", icon=":material/block:")
+                    f"({RNNENC_SOURCE}).", icon=":material/block:")
     with c_glance:
         st.markdown(f"#### Step {i} at a glance")
         lines = [f"- emits $y_{{{i}}}$ = `{record.target_tokens[k]}`, $p$ = {np.exp(record.token_logprobs[k]):.3f}"]
@@ -148,7 +173,7 @@ def glance() -> None:
             "luong": "(Luong et al. 2015, §3): the RNN step comes *first*; attention reads the *current* state.  \n"
                      "RNN step $s_i$ → score($s_i$, $\\bar h_j$) → weights → context $c_i$ → attentional state "
                      "$\\tilde h_i$ → output",
-            "rnnenc": "(Cho et al. 2014): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
+            "rnnenc": f"({RNNENC_SOURCE}): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
             "transformer": "(Vaswani et al. 2017): no recurrence; every layer attends to the target so far, then "
                            "to the source.  \nself-attention → query → scaled dot-product scores, per head → "
                            "weights → heads joined → next layer → output",
@@ -161,14 +186,14 @@ def sections() -> None:
     if cfg.decoder == "rnnsearch":
         vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
                        f"The state after step {i - 1} ($s_0$ comes from the encoder).", "step_query")
-        score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)",
-                              [r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right)"],
-                              "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j")
+        score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)", [BAHDANAU_SCORE],
+                              "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j",
+                              note=BIAS_NOTE)
         vector_section("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
                        record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "step_state")
-        output_section("⑤ Output (A.2.2, deep output)",
+        output_section("⑤ Output (eq. 4; deep output, A.2.2)",
                        [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
-                        r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+                        r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"], DEEP_OUTPUT)
     elif cfg.decoder == "luong":
         local = cfg.attention.startswith("local-")
         inner = cfg.attention[len("local-"):] if local else cfg.attention
@@ -181,17 +206,22 @@ def sections() -> None:
                 r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
             st.caption(f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
                        f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
-                       "of it get weight. The weights shown are eq. 10's, renormalised to sum to 1 (the Gaussian added "
-                       "to the energies in log space); "
+                       "of it get weight. The weights shown are the Gaussian-weighted align renormalised to sum to 1 "
+                       "(the Gaussian added to the energies in log space); "
                        + ("the context is their sum times the window mass $m_i$, the share of the inner score's "
-                          "attention that the Gaussian window keeps (model/attention.py, LocalPAttention)."
-                          if cfg.local_p == "eq10" else
+                          "attention that the Gaussian window keeps (model/attention.py, LocalPAttention). "
+                          + LOCAL_P_FORM if cfg.local_p == "eq10" else
                           "this checkpoint was trained with that renormalised form, so its context is their plain sum."))
         else:
             score_title, score_latex = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]]
+        bridge = entry.model.decoder.W_m.weight.shape
         score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
                               [r"c_i = m_i \sum_j \alpha_{ij} \bar h_j" if local and cfg.local_p == "eq10"
-                               else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j")
+                               else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j",
+                              note=" " + MEMORY_BRIDGE.format(rows=bridge[0], cols=bridge[1])
+                              + (BIAS_NOTE if inner == "concat" else ""))
+        if local and cfg.local_p == "eq10":
+            local_p_two_forms()
         if record.attentional is not None:
             vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
                            record.attentional[k], f"h̃_{i}",
@@ -230,6 +260,30 @@ def sections() -> None:
                        "step_state")
         output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
                                     r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+
+
+def local_p_two_forms() -> None:
+    """This step's local-p in the shipped form and in Luong's eq. 10, from the same e_ij and p_i."""
+    steps = cached_local_p(name, text)
+    if steps is None:
+        return
+    shipped, luong = steps.shipped_context[k], steps.luong_context[k]
+    gap = float(np.abs(shipped - record.contexts[k]).max())
+    change = float(np.linalg.norm(shipped - luong) / max(np.linalg.norm(luong), 1e-12))
+    share = float(steps.shipped_mass[k] / steps.luong_mass[k])
+    with equation("Local-p in two forms (eq. 10)",
+                  [r"a_i(j) = \mathrm{align}(s_i, \bar h_j)\, \exp\!\left(-\frac{(j - p_i)^2}{2\sigma^2}\right)",
+                   r"\text{shipped: } \mathrm{align} = \mathrm{softmax}_{k \in 1..S}(e_{ik})",
+                   r"\text{Luong: } \mathrm{align} = \mathrm{softmax}_{k \in [p_i - D,\, p_i + D]}(e_{ik})",
+                   r"c_i = \sum_j a_i(j)\, \bar h_j"],
+                  f"The same energies $e_{{{i}j}}$ and centre $p_{{{i}}}$, normalised two ways. Window masses: "
+                  f"{steps.shipped_mass[k]:.4f} shipped, {steps.luong_mass[k]:.4f} Luong's; the window holds "
+                  f"{share:.2%} of the whole-sentence align, so the contexts differ by {change:.1%} (relative). "
+                  f"They coincide when align puts all its mass inside the window. The shipped context is the "
+                  f"decoder's own $c_{{{i}}}$ (largest difference {gap:.1e})."):
+        st.plotly_chart(local_p_forms({"shipped (softmax over the sentence)": (steps.shipped_weights[k], shipped),
+                                       "Luong eq. 10 (softmax over the window)": (steps.luong_weights[k], luong)},
+                                      record.source_tokens), key="step_local_forms")
 
 
 @st.fragment

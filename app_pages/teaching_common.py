@@ -12,7 +12,7 @@ from server.limits import decoding_slot
 from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, query_param,
                               sentence_input, set_query_params, zoo)
 from model.align import forced_alignment, ForcedAlignment, read_gold
-from model.internals import annotation_values
+from model.internals import annotation_values, local_p_steps, LocalPSteps, recomputed_energies
 from model.search import beam_search, DecodingRecord, forced, greedy, prepare_source, PreparedSource
 from model.zoo import ZooEntry
 
@@ -80,6 +80,18 @@ def cached_values(model_name: str, text: str):
     return _values(checkpoints_root(), model_name, text)
 
 
+def cached_energies(model_name: str, text: str):
+    """e_ij scored again from the greedy record's query states by the model's own attention
+    (T x S numpy; None for RNNenc and the Transformer)."""
+    return _energies(checkpoints_root(), model_name, text)
+
+
+def cached_local_p(model_name: str, text: str) -> LocalPSteps | None:
+    """The greedy record's local-p steps before the Gaussian and in both forms (None for
+    every other model)."""
+    return _local_p(checkpoints_root(), model_name, text)
+
+
 def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
     """Beam search with its tree, for any k ≥ 1 (k = 1 is greedy, drawn as a one-branch tree).
     For k > 1 it is Translate's own beam record, from the same cache."""
@@ -122,6 +134,22 @@ def _values(root: str, model_name: str, text: str):
         return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
 
 
+@st.cache_data(show_spinner=False, max_entries=128)
+def _energies(root: str, model_name: str, text: str):
+    entry = zoo(root)[model_name]
+    record = cached_translate(model_name, text, 1)
+    with decoding_slot():
+        return recomputed_energies(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def _local_p(root: str, model_name: str, text: str) -> LocalPSteps | None:
+    entry = zoo(root)[model_name]
+    record = cached_translate(model_name, text, 1)
+    with decoding_slot():
+        return local_p_steps(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
@@ -138,4 +166,5 @@ def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], fren
 
 
 __all__ = ["gold_folder", "gold_pairs", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",
-           "cached_values", "cached_beam", "cached_forced_alignment", "cached_forced", "step_in_range"]
+           "cached_values", "cached_energies", "cached_local_p", "cached_beam", "cached_forced_alignment",
+           "cached_forced", "step_in_range"]

@@ -60,7 +60,8 @@ if example and example.note:
 st.subheader("Alignment")
 if not record.has_attention:
     st.info("RNNenc has no attention: the encoder squeezes the whole sentence into one fixed vector c, and the "
-            "decoder reads that same c at every step (Cho et al. 2014). There is no α to draw; compare its "
+            "decoder reads that same c at every step (after Cho et al. 2014; ours reads the sentence both ways, "
+            "a stronger baseline than theirs). There is no α to draw; compare its "
             "translation with an attention model's on the Compare page.", icon=":material/block:")
 else:
     if view == "words":

@@ -112,7 +112,8 @@ with tab_add:
 with tab_dot:
     st.latex(r"e_{ij} = s_i^\top h_j \qquad \text{(Luong eq. 8, dot)}")
     st.caption("The same inputs, scored by a plain dot product: no weights to learn, no tanh. (Luong's decoder "
-               "scores the state *after* its RNN step; here both scores read the same vector, to compare them.)")
+               "scores the state *after* its RNN step; here both scores read the same vector, to compare them. "
+               "The shipped luong-dot scores s_iᵀ W_m h_j, with a learned W_m: see the Compare page.)")
     show("**1. Energies**: each annotation dotted with the state",
          r"e = H\, s_{i-1} = " + shaped(latex_matrix(inputs.annotations, WORDS), N, H)
          + shaped(latex_matrix(inputs.decoder_state.reshape(-1, 1)), H, 1)
@@ -127,7 +128,9 @@ with tab_compare:
                     key="we_weights")
     st.dataframe(pd.DataFrame(cost(N, H, A)).set_index("score"), key="we_cost")
     st.caption("Additive attention learns 2·4·3 + 3 = 27 numbers and pays a small network per word; the dot "
-               "product learns none and costs 4 multiplications per word, but needs s and h_j of the same size "
-               "and can only measure their similarity, not learn what to look for. The real RNNsearch "
-               "computes U_a h_j once per sentence (model/attention.py, compute_proj_keys), so each decoder step "
-               "only pays for W_a s_{i−1}, the tanh and v_a.")
+               "product on its own learns none and costs 4 multiplications per word, but needs s and h_j of the "
+               "same size and can only measure their similarity. The shipped luong-dot is not parameter-free: its "
+               "annotations (512 wide) first pass through a learned W_m to the decoder's 256, so it scores "
+               "s_iᵀ W_m h_j and learns what to look for through W_m. The real RNNsearch computes U_a h_j "
+               "(plus a bias this example leaves out) once per sentence (model/attention.py, compute_proj_keys), "
+               "so each decoder step only pays for W_a s_{i−1}, the tanh and v_a.")

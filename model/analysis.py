@@ -111,7 +111,21 @@ def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def position_tracking(positions: np.ndarray, weights: np.ndarray) -> float:
-    """How well local-p's predicted centres p_i follow the alignment: Spearman's ρ between
-    p_i and argmax_j α_ij over the target steps (the final </s> step excluded)."""
+    """How well local-p's predicted centres p_i follow an alignment: Spearman's ρ between
+    p_i and argmax_j of row i of ``weights`` over the target steps (the final </s> step
+    excluded). ``weights`` may be any T x S scores whose row maxima are the alignment: α_ij,
+    or the inner score's energies e_ij before the Gaussian (the same argmax as their softmax)."""
     steps = max(1, len(positions) - 1)
     return rank_correlation(positions[:steps], weights[:steps].argmax(1))
+
+
+def shuffled_position_tracking(positions: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
+                               rounds: int = 20) -> float:
+    """The chance level of :func:`position_tracking`: its ρ with the p_i of the sentence
+    shuffled (the same positions in a random order), the mean of ``rounds`` shuffles
+    (NaN if none has a ρ)."""
+    steps = max(1, len(positions) - 1)
+    argmax = weights[:steps].argmax(1)
+    rhos = [rank_correlation(rng.permutation(positions[:steps]), argmax) for _ in range(rounds)]
+    rhos = [r for r in rhos if r == r]
+    return float(np.mean(rhos)) if rhos else float("nan")

@@ -29,6 +29,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .config import check_half_width
+
 
 class AttentionMechanism(nn.Module):
     """Base class: ``score(query (B,Hq), proj_keys (B,S,K), mask (B,S)) -> energies (B,S)``."""
@@ -47,9 +49,11 @@ class AdditiveAttention(AttentionMechanism):
         e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)
 
     ``U_a h_j`` does not depend on i, so it is computed once per sentence
-    (``compute_proj_keys``). Luong's ``concat`` score, v_a^T tanh(W_a [s_i ; h_j]), is the
-    same function (split W_a into its s and h blocks), so :class:`LuongDecoder` uses this
-    class for ``concat`` with s_i as the query.
+    (``compute_proj_keys``). ``U_a`` carries a bias b_a that neither paper writes: the code
+    computes v_a^T tanh(W_a s_{i-1} + U_a h_j + b_a). Luong's ``concat`` score,
+    v_a^T tanh(W_a [s_i ; h̄_j]), is the same function up to that bias (split W_a into its s
+    and h blocks: W_a [s ; h] = W_a^s s + W_a^h h), so :class:`LuongDecoder` uses this class
+    for ``concat``, with s_i as the query and h̄_j = W_m h_j as the keys.
 
     Shapes: query (B, Hq), keys (B, S, Hk), energies (B, S); alignment size A.
     """
@@ -75,11 +79,14 @@ class AdditiveAttention(AttentionMechanism):
 
 
 class DotAttention(AttentionMechanism):
-    """Luong et al. 2015, eq. 8, ``dot``: e_ij = s_i^T h_j (no parameters).
+    """Luong et al. 2015, eq. 8, ``dot``: e_ij = s_i^T h̄_j (the score itself has no parameters).
 
     Our annotations are 2H wide (bi-GRU) and s_i is H wide, so the Luong decoder first maps
-    every annotation through one linear "memory bridge" (2H -> H, see ``LuongDecoder``)
-    shared by all its scores; ``dot`` is then well defined on the bridged annotations.
+    every annotation through one learned linear "memory bridge", h̄_j = W_m h_j (2H -> H, see
+    ``LuongDecoder``), whose output is both the keys and the values. The shipped ``dot``
+    therefore scores e_ij = s_i^T (W_m h_j), a learned bilinear form, and ``general``
+    (s_i^T W_a W_m h_j) is the same function class for the score with H x H more parameters;
+    what W_a adds is keys that differ from the values.
     """
 
     def score(self, query, proj_keys, mask):
@@ -88,9 +95,10 @@ class DotAttention(AttentionMechanism):
 
 
 class GeneralAttention(AttentionMechanism):
-    """Luong et al. 2015, eq. 8, ``general``: e_ij = s_i^T W_a h_j.
+    """Luong et al. 2015, eq. 8, ``general``: e_ij = s_i^T W_a h̄_j.
 
-    W_a h_j is computed once per sentence, leaving a dot product per step.
+    W_a h̄_j is computed once per sentence, leaving a dot product per step. In the Luong
+    decoder h̄_j = W_m h_j, so the score is s_i^T W_a W_m h_j (see :class:`DotAttention`).
     """
 
     def __init__(self, query_size: int, key_size: int):
@@ -135,12 +143,63 @@ class LocalScore(NamedTuple):
     """What one local-p step computes (all per call, nothing kept on the module).
 
     energies: e'_ij, B x S (−inf outside the window); position: p_i, B;
-    window_mass: Σ_j align(s_i, h̄_j) · exp(−(j − p_i)²/2σ²) over the window, B (≤ 1);
-    None for the ``renormalised`` variant, whose context is the plain Σ_j α_ij h̄_j.
+    window_mass: m_i = Σ_j align(s_i, h̄_j) · exp(−(j − p_i)²/2σ²) over the window, B (≤ 1),
+    align the softmax over the whole sentence; None for the ``renormalised`` variant, whose
+    context is the plain Σ_j α_ij h̄_j.
     """
     energies: torch.Tensor
     position: torch.Tensor
     window_mass: torch.Tensor | None
+
+
+def window(position: torch.Tensor, mask: torch.Tensor, D: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Local-p's window around p_i: the Gaussian's log, −(j − p_i)²/(2σ²) with σ = D/2, and
+    which positions lie outside [p_i − D, p_i + D]. position (B,), mask (B, S) -> (B, S), (B, S).
+
+    With D ≥ 1 (:func:`check_half_width`) the window always holds the source position
+    nearest p_i, so a row is never all −inf."""
+    positions = torch.arange(mask.size(1), device=position.device, dtype=position.dtype).unsqueeze(0)  # 1 x S
+    distance = positions - position.unsqueeze(1)  # B x S
+    sigma = D / 2.0
+    return -distance.pow(2) / (2 * sigma ** 2), distance.abs() > D
+
+
+class LocalPForms(NamedTuple):
+    """One local-p step in two forms, from the same energies e_ij and the same p_i.
+
+    ``shipped``: align is the softmax over the **whole sentence**, then the Gaussian within
+    the window, a_i(j) = softmax_{k = 1..S}(e_ik)_j · G_ij: what :class:`LocalPAttention`
+    (variant ``eq10``) trains and decodes with. ``luong``: Luong et al. 2015's eq. 10 with
+    a_t ∈ R^{2D+1}, align the softmax over the **window's positions** only,
+    a_i(j) = softmax_{k ∈ window}(e_ik)_j · G_ij. Both vanish outside the window and are
+    proportional inside it, so their renormalised rows (the α_ij every figure shows) coincide;
+    they differ in their sums, the window masses, and so in the contexts c_i = Σ_j a_i(j) h̄_j,
+    unless the window covers the whole sentence.
+
+    *_weights: a_i(j), B x S; *_mass: Σ_j a_i(j), B; *_context: Σ_j a_i(j) h̄_j, B x Hv.
+    """
+    shipped_weights: torch.Tensor
+    shipped_mass: torch.Tensor
+    shipped_context: torch.Tensor
+    luong_weights: torch.Tensor
+    luong_mass: torch.Tensor
+    luong_context: torch.Tensor
+
+
+def local_p_forms(inner_energies: torch.Tensor, position: torch.Tensor, mask: torch.Tensor, D: float,
+                  values: torch.Tensor) -> LocalPForms:
+    """Both forms of local-p (:class:`LocalPForms`) from the inner score's energies e_ij
+    (B, S; −inf on padding), the positions p_i (B,), the mask (B, S), the half-width D and
+    the values h̄_j (B, S, Hv)."""
+    log_gauss, outside = window(position, mask, D)
+
+    def form(log_align):
+        weights = torch.exp(log_align + log_gauss).masked_fill(outside | ~mask, 0.0)  # a_i(j): B x S
+        return weights, weights.sum(-1), torch.bmm(weights.unsqueeze(1), values).squeeze(1)
+
+    shipped = form(torch.log_softmax(inner_energies, -1))  # align over the whole sentence (eq. 7)
+    luong = form(torch.log_softmax(inner_energies.masked_fill(outside, float("-inf")), -1))  # over the window (eq. 10)
+    return LocalPForms(*shipped, *luong)
 
 
 class LocalPAttention(AttentionMechanism):
@@ -150,15 +209,26 @@ class LocalPAttention(AttentionMechanism):
         a_i(j) = align(s_i, h̄_j) · exp(−(j − p_i)²/(2σ²)),  σ = D/2,  j ∈ [p_i − D, p_i + D]   (eq. 10)
         c_i = Σ_j a_i(j) h̄_j
 
-    with align the inner score's softmax over the whole sentence (eq. 7). S is each sentence's own
-    (unpadded) length; positions are 0-based, so p_i = (S−1) · sigmoid(…) ∈ [0, S−1].
+    S is each sentence's own (unpadded) length; positions are 0-based, so
+    p_i = (S−1) · sigmoid(…) ∈ [0, S−1].
 
-    The weights a_i(j) of eq. 10 do not sum to 1; their sum, the *window mass* m_i, is
-    what teaches W_p and v_p: it is largest when the Gaussian sits on the inner score's
-    mass, so ∂m_i/∂p_i pulls p_i towards where the model attends. The record and every
-    figure show the weights renormalised, α_ij = a_i(j) / m_i (rows sum to 1, as for
-    every other mechanism), i.e. the softmax of e'_ij = e_ij − (j − p_i)²/(2σ²); and the
-    context is computed as c_i = m_i · Σ_j α_ij h̄_j, which equals eq. 10's sum.
+    **Where the ``eq10`` variant departs from the paper.** In Luong's eq. 10 a_t ∈ R^{2D+1}:
+    align is the inner score's softmax over the window's 2D + 1 positions. Here align is the
+    softmax over the **whole sentence** (eq. 7), and the Gaussian is applied inside the
+    window. Inside the window the two are proportional, so the renormalised weights below are
+    the same; but their sums differ whenever the window does not cover the sentence, and so
+    do the contexts. :func:`local_p_forms` computes both from the same e_ij and p_i, and the
+    Step through page shows them side by side. The shipped ``luong-local`` was trained, and
+    decodes, with the whole-sentence form.
+
+    The weights a_i(j) do not sum to 1; their sum, the *window mass* m_i, is align's share
+    inside the window times the Gaussian, and it is what teaches W_p and v_p: it is largest
+    when the Gaussian sits on the inner score's mass, so ∂m_i/∂p_i pulls p_i towards where
+    the model attends (with the paper's window-only softmax, attention outside the window
+    would not lower m_i). The record and every figure show the weights renormalised,
+    α_ij = a_i(j) / m_i (rows sum to 1, as for every other mechanism), i.e. the softmax over
+    the window of e'_ij = e_ij − (j − p_i)²/(2σ²); and the context is computed as
+    c_i = m_i · Σ_j α_ij h̄_j, which equals Σ_j a_i(j) h̄_j.
 
     Why the mass matters: with the Gaussian only renormalised into the softmax, the
     gradient reaching p_i is Cov_α(∂L/∂α_ij, j)/σ², near zero whenever α_i is peaked, and
@@ -166,8 +236,8 @@ class LocalPAttention(AttentionMechanism):
     the alignment: it drifted into the sigmoid's flat tail (shipped model: logits −5 to −7,
     p_i ≈ 0 on every step) and its window never moved.
 
-    ``variant="renormalised"`` keeps the Gaussian inside the softmax only (no m_i, align
-    over the window alone), for checkpoints trained that way; it is not for new training.
+    ``variant="renormalised"`` keeps the Gaussian inside the softmax only (no m_i), for
+    checkpoints trained that way; it is not for new training.
 
     Modules are shared by every caller at once (the app serves a class from one process):
     :meth:`locate` returns p_i and m_i with the energies instead of storing them.
@@ -181,8 +251,7 @@ class LocalPAttention(AttentionMechanism):
             raise ValueError(f"local-p variant must be one of {self.VARIANTS}, got {variant!r}")
         self.inner = inner
         self.variant = variant
-        self.D = window
-        self.sigma = window / 2.0
+        self.set_half_width(window)
         self.W_p = nn.Linear(query_size, query_size, bias=False)
         self.v_p = nn.Linear(query_size, 1, bias=False)
 
@@ -192,7 +261,9 @@ class LocalPAttention(AttentionMechanism):
     def set_half_width(self, D: float) -> None:
         """Training only (the window warm-up of ``train.window_warmup_steps``): D and σ = D/2.
 
-        A served model is never widened: its D is the config's ``local_window``."""
+        A served model is never widened: its D is the config's ``local_window``. D below 1
+        is refused: below 0.5 a row can have no position inside the window (NaN weights)."""
+        check_half_width(D)
         self.D, self.sigma = D, D / 2.0
 
     def predicted_position(self, query, mask):
@@ -203,12 +274,9 @@ class LocalPAttention(AttentionMechanism):
     def locate(self, query, proj_keys, mask) -> LocalScore:
         """Energies e'_ij, position p_i and window mass m_i of one step."""
         p = self.predicted_position(query, mask)  # B
-        positions = torch.arange(mask.size(1), device=query.device, dtype=query.dtype).unsqueeze(0)  # 1 x S
-        distance = positions - p.unsqueeze(1)  # B x S
-        # the window always holds the source position nearest p_i, so a row is never all −inf
-        outside = distance.abs() > self.D
+        log_gauss, outside = window(p, mask, self.D)  # B x S each
         inner = self.inner.score(query, proj_keys, mask)  # align's energies, over the whole sentence (eq. 7)
-        energies = (inner - distance.pow(2) / (2 * self.sigma ** 2)).masked_fill(outside, float("-inf"))
+        energies = (inner + log_gauss).masked_fill(outside, float("-inf"))
         if self.variant == "renormalised":  # the Gaussian only reweights inside the window: no mass
             return LocalScore(energies, p, None)
         window_mass = torch.exp(torch.logsumexp(energies, -1) - torch.logsumexp(inner, -1))  # m_i ∈ (0, 1]

@@ -12,6 +12,13 @@ ATTENTION_KINDS = ("additive", "dot", "general", "concat", "local-general", "loc
                    "scaled-dot")
 
 
+def check_half_width(D: float) -> None:
+    """Refuse a local-p half-width below 1, naming it: a window narrower than that can hold
+    no source position at all (below 0.5), and its weights are NaN."""
+    if not D >= 1:
+        raise ValueError(f"local-p half-width D (local_window) must be at least 1 source position, got {D!r}")
+
+
 @dataclass
 class ModelConfig:
     decoder: str = "rnnsearch"        # rnnsearch (Bahdanau) | luong | rnnenc (no attention)
@@ -23,9 +30,11 @@ class ModelConfig:
     attention_size: int = 256         # A: hidden units of the additive alignment model
     maxout_size: int = 256            # l: deep-output size after maxout (Bahdanau A.2.2)
     dropout: float = 0.2              # on embeddings and before the output layer
-    local_window: int = 10            # D for local-p attention (Luong §3.2)
-    local_p: str = "eq10"             # eq10: Luong's eq. 10 as written; renormalised: the Gaussian in the
-                                      # softmax only, for checkpoints trained so (see LocalPAttention)
+    local_window: int = 10            # D, local-p's half-width (Luong §3.2), at least 1
+    local_p: str = "eq10"             # eq10: eq. 10's Gaussian-weighted align with the context scaled by the
+                                      # window mass, align normalised over the whole sentence (Luong's over the
+                                      # window's 2D+1 positions); renormalised: the Gaussian in the softmax
+                                      # only, for checkpoints trained so (see LocalPAttention)
     tie_embeddings: bool = True       # output layer W_o shares the target embedding matrix
     # Transformer only (decoder "transformer", attention "scaled-dot"; d_model = emb_size)
     layers: int = 3                   # N: encoder layers, and as many decoder layers
@@ -43,6 +52,7 @@ class ModelConfig:
             raise ValueError("rnnenc goes with attention 'none', and only it")
         if self.local_p not in ("eq10", "renormalised"):
             raise ValueError(f"local_p must be 'eq10' or 'renormalised', got {self.local_p!r}")
+        check_half_width(self.local_window)
         if (self.decoder == "transformer") != (self.attention == "scaled-dot"):
             raise ValueError("transformer goes with attention 'scaled-dot', and only it")
         if self.decoder == "transformer":

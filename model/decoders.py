@@ -54,7 +54,11 @@ class Step:
 
     query: the state attention was computed from (s_{i-1} Bahdanau, s_i Luong), B x H
     state: s_i after the step, B x H; context: c_i, B x C
-    energies, weights: e_ij and α_ij, B x S; position: p_i of local-p, B
+    energies, weights: e_ij and α_ij = softmax_j(e_ij), B x S (local-p: e'_ij, the score plus the
+    Gaussian's log, −inf outside the window). Transformer: weights is the shown layer's heads'
+    α^(k)_ij averaged, and energies the same heads' energies e^(k)_ij averaged; the softmax of
+    that mean is *not* the weights shown (a mean of softmaxes is not the softmax of the mean)
+    position: p_i of local-p, B
     window_mass: m_i of local-p (eq. 10's weights sum to it; c_i = m_i Σ_j α_ij h̄_j), B
     attentional: h̃_i (Luong only), B x H
     head_weights: Transformer only, every layer's and head's cross-attention, B x L x heads x S
@@ -87,9 +91,10 @@ class DeepOutputDecoder(nn.Module):
         s_0 = tanh(W_s ←h_1)
         t_i = maxout(U_o s_i + V_o E y_{i-1} + C_o c_i)
 
-    The paper writes U_o s_{i-1} in the deep output; we read s_i, the state after the
-    step, as Bahdanau's own later dl4mt/Nematus code does: the output then sees c_i
-    through the recurrence as well as directly. Subclasses say where c_i comes from.
+    The deep output reads s_i, the state after the step, as eq. 4 does,
+    p(y_i | y_<i, x) = g(y_{i-1}, s_i, c_i); Appendix A.2.2 writes U_o s_{i-1} there instead.
+    Bahdanau's own later dl4mt/Nematus code also reads s_i: the output then sees c_i through
+    the recurrence as well as directly. Subclasses say where c_i comes from.
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -131,7 +136,8 @@ class RNNsearchDecoder(DeepOutputDecoder):
         e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)                  (eq. 6, A.1.2)
         α_ij = softmax_j(e_ij);  c_i = Σ_j α_ij h_j               (eq. 5, 6)
         s_i  = GRU(s_{i-1}, [E y_{i-1} ; c_i])                    (eq. 4, A.2.2)
-        t_i  = maxout(U_o s_i + V_o E y_{i-1} + C_o c_i)          (A.2.2, deep output)
+        t_i  = maxout(U_o s_i + V_o E y_{i-1} + C_o c_i)          (eq. 4's s_i; A.2.2's deep output
+                                                                   writes s_{i-1}, see DeepOutputDecoder)
         s_0  = tanh(W_s ←h_1)                                     (A.2.2)
 
     Decoding on a CPU runs the same equations on regrouped products
@@ -155,11 +161,15 @@ class RNNsearchDecoder(DeepOutputDecoder):
 
 
 class RNNencDecoder(DeepOutputDecoder):
-    """The no-attention baseline, RNNenc (Cho et al. 2014; Bahdanau et al. 2014, §4.2).
+    """The no-attention baseline, RNNenc (after Cho et al. 2014; Bahdanau et al. 2014, §4.2).
 
     The source is squeezed into one fixed vector c = [→h_S ; ←h_1] (both directions' final
     states), fed to every decoder step and to the output layer in place of c_i:
         s_i = GRU(s_{i-1}, [E y_{i-1} ; c]);   t_i = maxout(U_o s_i + V_o E y_{i-1} + C_o c)
+
+    This is a stronger baseline than Cho et al.'s RNN Encoder–Decoder, whose encoder is one
+    forward RNN and whose c is a summary of its last state: here the encoder is the attention
+    models' bidirectional GRU, and c holds both directions' final states.
     """
 
     def prepare(self, enc):
@@ -182,10 +192,11 @@ class LuongDecoder(nn.Module):
         p(y_i | y_<i, x) = softmax(W_s h̃_i)                          (eq. 6)
 
     Memory bridge: the bi-GRU annotations are 2H_enc wide and s_i is H wide, so ``dot``
-    would be undefined. Every Luong model first maps each annotation through one linear
-    layer, h̄_j = W_m h_j (2H_enc -> H), and attends over h̄_j with whichever score; the
-    scores then differ only in ``score``. s_0 = tanh(W_s ←h_1) as in RNNsearch, so all
-    models share the encoder and its bridge; h̃_0 = 0.
+    would be undefined. Every Luong model first maps each annotation through one learned
+    linear layer, h̄_j = W_m h_j (2H_enc -> H, no bias), and attends over h̄_j with whichever
+    score; h̄_j is both the keys and the values. So the shipped ``dot`` scores
+    e_ij = s_i^T W_m h_j (learned, 2H_enc x H parameters) and ``general`` s_i^T W_a W_m h_j.
+    s_0 = tanh(W_s ←h_1) as in RNNsearch, so all models share the encoder and its bridge; h̃_0 = 0.
     """
 
     def __init__(self, cfg: ModelConfig):

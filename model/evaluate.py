@@ -10,7 +10,8 @@ Rows of a TSV with the same English side are one segment with several references
 the same file (:func:`stress_set`). ``--origin`` keeps the rows of one corpus of a mixed
 split. ``--write-metrics`` stores the result in the checkpoint's metrics.json under the
 set's name (``--set``; default ``test``, or ``stress``); ``--length-csv`` appends the
-by-length table to a CSV.
+by-length table to a CSV. ``--positions`` (local-p) measures how well the predicted position
+p_i follows the alignment before the Gaussian, with its chance level (:func:`position_tracking_score`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -119,21 +121,62 @@ def evaluate(model, vocab, sources, references, origins, beam: int = 1, bootstra
 
 
 def position_tracking_score(model: Seq2Seq, vocab: Vocabulary, sources: list[str], min_pieces: int = 12,
-                            max_pieces: int = 40) -> dict:
-    """Local-p only: the mean Spearman ρ of p_i with argmax_j α_ij (:func:`model.analysis.position_tracking`)
-    over the greedy translations of the sources of ``min_pieces``–``max_pieces`` subword pieces."""
-    from .analysis import position_tracking
+                            max_pieces: int = 40, shuffles: int = 20, seed: int = STRESS_SEED) -> dict:
+    """Local-p only: how well p_i (Luong eq. 9) follows the alignment, over the greedy
+    translations of the sources of ``min_pieces``–``max_pieces`` subword pieces; mean
+    Spearman ρ per sentence (:func:`model.analysis.position_tracking`).
+
+    ``spearman_align``: ρ of p_i with argmax_j e_ij, the inner score's alignment **before the
+    Gaussian** (recomputed from the record, :func:`model.internals.local_p_steps`): what p_i is
+    meant to predict. ``chance_align``: the same with p_i shuffled within each sentence
+    (``shuffles`` shuffles each, seeded). ``spearman_weights``: ρ of p_i with argmax_j α_ij,
+    the weights shown, which is partly circular: α already holds the Gaussian centred on p_i
+    and is zero outside the window. ``window_share``: the share of align's mass (softmax over
+    the whole sentence) inside the window, mean and minimum over the steps and the share of
+    steps where it is under 0.9: where it is 1, the shipped form of local-p and Luong's
+    eq. 10 (align over the window only) coincide.
+    """
+    from .analysis import position_tracking, shuffled_position_tracking
+    from .internals import local_p_steps
     from .search import greedy, prepare_source
-    rhos = []
+    rng = np.random.default_rng(seed)
+    along, chance, shown, shares = [], [], [], []
     for text in sources:
         if min_pieces <= len(vocab.encode(text)) <= max_pieces:
-            rec = greedy(model, vocab, prepare_source(vocab, text))
-            if rec.positions is None:
+            source = prepare_source(vocab, text)
+            rec = greedy(model, vocab, source)
+            steps = local_p_steps(model, source.ids, rec.query_states)
+            if steps is None:
                 raise SystemExit("error: --positions needs a local-p checkpoint")
-            rhos.append(position_tracking(rec.positions, rec.weights))
-    scored = [r for r in rhos if r == r]  # a one-step or constant translation has no ρ
-    return {"spearman": round(float(sum(scored) / max(1, len(scored))), 3), "sentences": len(rhos),
-            "scored": len(scored), "pieces": [min_pieces, max_pieces]}
+            along.append(position_tracking(rec.positions, steps.inner_energies))
+            chance.append(shuffled_position_tracking(rec.positions, steps.inner_energies, rng, shuffles))
+            shown.append(position_tracking(rec.positions, rec.weights))
+            shares.append(steps.shipped_mass / steps.luong_mass)
+
+    def mean(rhos):  # a one-step or constant translation has no ρ
+        scored = [r for r in rhos if r == r]
+        return round(float(sum(scored) / max(1, len(scored))), 3) + 0.0, len(scored)  # + 0.0: no "-0.0"
+
+    (spearman_align, scored), (chance_align, _), (spearman_weights, _) = mean(along), mean(chance), mean(shown)
+    share = np.concatenate(shares) if shares else np.ones(1)
+    return {"spearman_align": spearman_align, "chance_align": chance_align, "spearman_weights": spearman_weights,
+            "window_share": {"mean": round(float(share.mean()), 4), "min": round(float(share.min()), 4),
+                             "steps_under_0.9": round(float((share < 0.9).mean()), 4)},
+            "sentences": len(along), "scored": scored, "pieces": [min_pieces, max_pieces], "shuffles": shuffles}
+
+
+def tracking_report(tracking: dict) -> str:
+    """The figures of :func:`position_tracking_score`, each with what it measures."""
+    share = tracking["window_share"]
+    return "\n".join([
+        f"local-p position tracking over {tracking['scored']} greedy translations of {tracking['set']} "
+        f"sources of {tracking['pieces'][0]}-{tracking['pieces'][1]} pieces (mean Spearman rho per sentence):",
+        f"  p_i vs argmax_j e_ij, the alignment before the Gaussian:   {tracking['spearman_align']:.3f}",
+        f"  chance level (p_i shuffled within each sentence, x{tracking['shuffles']}):   {tracking['chance_align']:.3f}",
+        f"  p_i vs argmax_j alpha_ij, the weights shown (partly circular: alpha holds the Gaussian on p_i): "
+        f"{tracking['spearman_weights']:.3f}",
+        f"  align's mass inside the window: mean {share['mean']:.4f}, min {share['min']:.4f}, under 0.9 on "
+        f"{share['steps_under_0.9']:.1%} of steps (1: the shipped form and Luong's eq. 10 coincide)"])
 
 
 def load_segments(args) -> tuple[list[str], list[list[str]], list[str]]:
@@ -170,8 +213,9 @@ def main(argv=None) -> int:
     p.add_argument("--write-metrics", action="store_true", help="store the result in CHECKPOINT/metrics.json")
     p.add_argument("--length-csv", help="append the by-length table (model, set, bucket, segments, bleu, CI) here")
     p.add_argument("--positions", action="store_true",
-                   help="local-p: how well p_i follows argmax α (mean Spearman ρ over the sources of "
-                        "--min-pieces to --max-pieces subword pieces)")
+                   help="local-p: how well p_i follows the alignment before the Gaussian, its chance level "
+                        "(p_i shuffled within each sentence) and, labelled, the ρ against argmax α of the "
+                        "weights shown (mean Spearman ρ over the sources of --min-pieces to --max-pieces pieces)")
     p.add_argument("--min-pieces", type=int, default=12)
     p.add_argument("--max-pieces", type=int, default=40)
     p.add_argument("--json", action="store_true")
@@ -187,7 +231,10 @@ def main(argv=None) -> int:
         tracking["set"] = args.set_name or str(args.data or args.src)
         if args.write_metrics:
             write_metrics(args.checkpoint, {"position_tracking": tracking})
-        print(json.dumps(tracking))
+        if args.json:
+            print(json.dumps(tracking))
+        else:
+            print(tracking_report(tracking))
         return 0
     result, by_length = evaluate(model, vocab, sources, references, origins, args.beam, args.bootstrap,
                                  not args.no_perplexity)

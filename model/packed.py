@@ -276,7 +276,7 @@ class FusedDeepOutputStep:
         # [W_ih ; V_o C_o] [E y_{i-1} ; c_i] + [b_ih ; b_o]: the GRU's input side, then the deep output's
         products = self.embedding_products(prev_emb, add=context_products)
         s = gru_gates(products[:, :gates], from_state[:, :gates], s_prev)  # B x H
-        t = decoder.maxout(self.deep_output(s, add=products[:, gates:]))  # deep output, A.2.2
+        t = decoder.maxout(self.deep_output(s, add=products[:, gates:]))  # deep output of s_i (eq. 4)
         return t, {"s": s}, Step(query=s_prev, state=s, context=context, energies=energies, weights=weights)
 
 

@@ -99,7 +99,7 @@ class DecodingRecord:
     target_ids: list[int]
     translation: str
     token_logprobs: np.ndarray     # T
-    energies: np.ndarray | None    # T x S  (None for RNNenc)
+    energies: np.ndarray | None    # T x S  (None for RNNenc; Transformer: the shown layer's heads' mean)
     weights: np.ndarray | None     # T x S
     contexts: np.ndarray           # T x C
     query_states: np.ndarray       # T x H

@@ -135,8 +135,10 @@ class Transformer(nn.Module):
 
     d_model = ``cfg.emb_size``; N = ``cfg.layers`` in each stack; h = ``cfg.heads``.
     The record's ``weights`` (what the app shows as "the" attention) is layer
-    ``cfg.shown_layer``'s cross-attention averaged over its heads; ``head_weights`` keeps
-    every layer and head.
+    ``cfg.shown_layer``'s cross-attention averaged over its heads, (1/h) Σ_k α^(k)_ij;
+    ``head_weights`` keeps every layer and head. Its ``energies`` are the same heads'
+    energies averaged, (1/h) Σ_k e^(k)_ij: a mean of softmaxes is not the softmax of the
+    mean, so softmax_j of these energies is not the weights shown.
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -211,7 +213,8 @@ class Transformer(nn.Module):
         features = self.decoder_norm(x)[:, 0]  # B x d
         query, energies, weights, context, _ = per_layer[self.shown]
         step = Step(query=query[:, 0], state=features, context=context[:, 0],
-                    energies=energies[:, :, 0].mean(1), weights=weights[:, :, 0].mean(1),  # heads averaged: B x S
+                    # heads averaged, each after its own softmax: B x S (softmax(energies) is not weights)
+                    energies=energies[:, :, 0].mean(1), weights=weights[:, :, 0].mean(1),
                     head_weights=torch.stack([w[:, :, 0] for _, _, w, _, _ in per_layer], 1),  # B x L x h x S
                     self_weights=torch.stack([s[:, :, 0] for *_, s in per_layer], 1))  # B x L x h x i
         return F.log_softmax(self.logits(features).float(), dim=-1), new_state, step

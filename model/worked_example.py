@@ -123,7 +123,8 @@ def cost(words: int = len(SOURCE_WORDS), hidden: int = HIDDEN, alignment: int = 
 
     Additive, as drawn: X W (words·2h·A) then T v (words·A), plus words·A tanh. Because
     U_a h_j does not change from step to step, the real code computes it once per sentence
-    (``compute_proj_keys``), leaving h·A + words·A per step. Dot: words·h, no parameters.
+    (``compute_proj_keys``), leaving h·A + words·A per step. Dot: words·h, no parameters
+    (the toy's: the shipped luong-dot learns W_m, which maps its annotations to the decoder's size).
     """
     return [
         {"score": "additive (Bahdanau)", "parameters": 2 * hidden * alignment + alignment,

@@ -49,8 +49,9 @@ def test_translate_json_gives_local_p_positions_and_evaluate_scores_them(tiny_zo
     folder = tmp_path / "luong-local"
     shutil.copytree(tiny_zoo / "luong-local", folder)
     out = json.loads(run("-m", "model.evaluate", "--checkpoint", str(folder), "--data", str(toy_split / "test.tsv.gz"),
-                         "--positions", "--min-pieces", "3", "--write-metrics").stdout)
-    assert out["sentences"] > 0 and -1 <= out["spearman"] <= 1
+                         "--positions", "--min-pieces", "3", "--write-metrics", "--json").stdout)
+    assert out["sentences"] > 0 and all(-1 <= out[k] <= 1 for k in ("spearman_align", "chance_align", "spearman_weights"))
+    assert 0 <= out["window_share"]["min"] <= out["window_share"]["mean"] <= 1
     assert json.loads((folder / "metrics.json").read_text())["position_tracking"] == out
     proc = run("-m", "model.evaluate", "--checkpoint", str(tiny_zoo / "rnnsearch"), "--data",
                str(toy_split / "test.tsv.gz"), "--positions", check=False)

@@ -20,7 +20,7 @@ from conftest import ROOT
 from model.attention import AdditiveAttention, DotAttention
 from model.checkpoint import load_checkpoint
 from model.align import forced_alignment
-from model.internals import annotation_values, beam_hypotheses
+from model.internals import annotation_values, beam_hypotheses, local_p_steps
 from model.search import beam_search, forced, greedy, prepare_source
 from model.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
 
@@ -179,9 +179,21 @@ def test_step_through_equations_follow_the_mechanisms_order(name):
         assert latex.index(r"\mathrm{GRU}") < latex.index(r"s_i^\top W_a \bar h_j") < latex.index(r"\tilde h_i = ")
 
 
-def test_step_through_local_and_rnnenc():
+def test_step_through_local_and_rnnenc(tiny):
     at = open_page("step_through", text=DIGITS, model="luong-local")
     assert any("p_i" in x.value for x in at.latex)
+    # a sentence wider than the window: the step's two forms of local-p, side by side, are the model's
+    text = "1 2 3 4 5 6 7 8 9"
+    at = open_page("step_through", text=text, model="luong-local")
+    model, vocab = tiny["luong-local"]
+    src = prepare_source(vocab, text)
+    steps = local_p_steps(model, src.ids, greedy(model, vocab, src).query_states)
+    bars = [t for t in chart(at, "step_local_forms")["data"] if t["type"] == "bar"]
+    assert [t["name"].split(" (")[0] for t in bars] == ["shipped", "Luong eq. 10"]
+    assert np.allclose(array(bars[0]["y"]), steps.shipped_weights[0], atol=1e-6)
+    assert np.allclose(array(bars[1]["y"]), steps.luong_weights[0], atol=1e-6)
+    caption = next(c.value for c in at.caption if c.value.startswith("The same energies"))
+    assert f"Window masses: {steps.shipped_mass[0]:.4f} shipped, {steps.luong_mass[0]:.4f} Luong's" in caption
     at = open_page("step_through", text=DIGITS, model="rnnenc")
     assert any("no attention" in i.value for i in at.info)
 
@@ -353,11 +365,26 @@ def test_classroom_page_reads_the_measured_limits(tiny_zoo, tmp_path, monkeypatc
     monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
     at.run()
     assert not at.exception
-    assert any("Measured: 30 students at once**, 2.5 s of thinking" in t and "0.90 s" in t for t in at.markdown.values)
+    assert any("Measured: 30 students at once** on one process, 2.5 s of thinking" in t and "0.90 s" in t
+               for t in at.markdown.values)
     assert any("owner mode" in t for t in at.markdown.values)
     curve = chart(at, "classroom_curve")
     assert [t["y"] for t in curve["data"] if t["name"] == "95th percentile"][0] == [60, 900, 2500]
     assert any("/compare?text=" in c.value for c in at.code)
+    assert any("scripts/serve.py --replicas 2" in c.value for c in at.code)  # the lecture command
+
+    # a lecture's runs: one p95 line per setup; a fault test (a replica killed on purpose) is no class size
+    lecture = [dict(rows[0], replicas=2, sessions=n, p95_ms=p95) for n, p95 in [(60, 800), (120, 1400)]]
+    fault = dict(rows[0], replicas=2, sessions=30, errors=15, killed_replica={"name": "r1", "at_s": 10})
+    with open(tmp_path / "benchmarks.jsonl", "a") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in lecture + [fault]))
+    at.run()
+    assert not at.exception
+    assert any("Measured: 60 students at once** on 2 processes behind HAProxy" in t for t in at.markdown.values)
+    lines = {t["name"]: list(t["y"]) for t in chart(at, "classroom_curve")["data"]}
+    assert lines["95th percentile, 1 process"] == [60, 900, 2500]
+    assert lines["95th percentile, 2 replicas behind HAProxy"] == [800, 1400]
+    assert len(at.dataframe[0].value) == 5  # three one-process sizes, two lecture sizes; not the fault test
 
 
 # -- the real browser ------------------------------------------------------------------------------

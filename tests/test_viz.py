@@ -9,7 +9,8 @@ from viz.figure import placeholder, validated
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
 from types import SimpleNamespace
 
-from viz.teaching import beam_tree, context_sum, highlighted_heatmap, source_bars, topk_bars, vector_strip
+from viz.teaching import (beam_tree, context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars,
+                          vector_strip)
 from viz.transformer import head_grid, head_rows, MARKED_HEAD, self_attention_heatmap
 
 SOURCE = ["▁the", "▁cat", "<b>", "</s>"]
@@ -28,6 +29,8 @@ FIGURES = {
     "vector strip": lambda: vector_strip(np.array([0.5, -1.0, 0.25]), "s_3"),
     "energies": lambda: source_bars(np.array([1.0, -np.inf, 0.5, 2.0]), SOURCE, "e_ij", highlight=3),
     "context sum": lambda: context_sum(WEIGHTS[0], np.eye(4, 3), SOURCE, WEIGHTS[0] @ np.eye(4, 3)),
+    "local-p forms": lambda: local_p_forms({"shipped": (WEIGHTS[0] * 0.9, np.ones(3)),
+                                            "Luong eq. 10": (WEIGHTS[0], np.ones(3) * 1.1)}, SOURCE),
     "top-k": lambda: topk_bars(["▁le", "▁la"], np.array([0.7, 0.2]), chosen="▁le"),
     "beam tree": lambda: beam_tree(_tiny_tree(), selected_path=[1, 3]),
     "head grid": lambda: head_grid(np.stack([np.stack([WEIGHTS] * 4)] * 3), SOURCE, TARGET, marked=(2, 1),

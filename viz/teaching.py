@@ -104,6 +104,40 @@ def context_sum(weights_row: np.ndarray, values: np.ndarray, source_tokens: list
         xaxis=dict(title=dict(text=f"dimension (first {d} of {C})" if d < C else "dimension"), showgrid=False)))
 
 
+def local_p_forms(forms: dict[str, tuple[np.ndarray, np.ndarray]], source_tokens: list[str],
+                  max_dims: int = 64) -> go.Figure:
+    """Local-p's step in several forms side by side: ``forms`` maps a name to (weights a_i(j)
+    over the source, S; context Σ_j a_i(j) h̄_j, C). Top: the weights as grouped bars, one
+    group per source token (their sums, the window masses, in the legend); bottom: each
+    form's context as one row, then their difference, on one colour scale."""
+    names = list(forms)
+    weights = [np.asarray(forms[n][0], dtype=float) for n in names]
+    contexts = np.array([np.asarray(forms[n][1], dtype=float).reshape(-1) for n in names])
+    C = contexts.shape[1]
+    d = min(C, max_dims)
+    rows = np.vstack([contexts[:, :d], contexts[:1, :d] - contexts[-1:, :d]])
+    labels = [escape(n) for n in names] + [f"{escape(names[0])} − {escape(names[-1])}"]
+    bound = float(np.abs(rows).max()) or 1.0
+    S = len(source_tokens)
+    bars = [dict(type="bar", x=list(range(S)), y=w, name=f"{escape(n)} (Σ = {w.sum():.4f})", xaxis="x", yaxis="y",
+                 marker=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)]), customdata=[escape(t) for t in source_tokens],
+                 hovertemplate=f"%{{customdata}}<br>{escape(n)}: a = %{{y:.4f}}<extra></extra>")
+            for k, (n, w) in enumerate(zip(names, weights))]
+    heatmap = dict(type="heatmap", z=rows, y=list(range(len(labels))), zmin=-bound, zmax=bound, zmid=0.0,
+                   colorscale=DIFFERENCE_SCALE, reversescale=True, ygap=1, xaxis="x2", yaxis="y2",
+                   colorbar=dict(thickness=10, len=0.4, y=0.2), customdata=[[label] * d for label in labels],
+                   hovertemplate="%{customdata}, dim %{x}: %{z:.4f}<extra></extra>")
+    return figure(bars + [heatmap], _small_layout(
+        420, barmode="group", legend=dict(orientation="h", y=1.12),
+        xaxis=dict(domain=[0, 1], anchor="y", tickmode="array", tickvals=list(range(S)),
+                   ticktext=[escape(t) for t in source_tokens], tickangle=-45),
+        yaxis=dict(domain=[0.5, 1], title=dict(text="a_i(j)"), gridcolor="#ddd"),
+        xaxis2=dict(domain=[0, 1], anchor="y2", showgrid=False,
+                    title=dict(text=f"context dimension (first {d} of {C})" if d < C else "context dimension")),
+        yaxis2=dict(domain=[0, 0.32], tickmode="array", tickvals=list(range(len(labels))), ticktext=labels,
+                    autorange="reversed")))
+
+
 def topk_bars(tokens: list[str], probs: np.ndarray, chosen: str | None = None) -> go.Figure:
     """The k most probable next tokens, the emitted one in the highlight colour."""
     probs = np.asarray(probs, dtype=float)

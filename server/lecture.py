@@ -1,0 +1,303 @@
+"""A lecture: several ``streamlit run app.py`` processes behind HAProxy, kept running.
+
+One Streamlit process runs its Python on one core at a time, so a hall of students is served
+by several independent processes ("replicas") behind a proxy. Each process keeps its own
+sessions (and their media files) in memory, so a browser must keep reaching the same one:
+HAProxy inserts a cookie naming the replica (cookie stickiness; students behind one NAT share
+an address, so an address hash would send them all to one process), checks every replica's
+health, and tunnels the websockets. ``scripts/serve.py`` is the command; this module is the
+machinery, also used by ``bench/classroom.py --replicas`` and the tests.
+
+What the proxy does, and why (``haproxy_config``):
+
+- ``cookie ATTN_REPLICA insert indirect nocache httponly``: the first response names the
+  replica; the browser's websocket upgrade carries the cookie back.
+- ``balance leastconn``: a websocket lives for the whole lesson, so "fewest open connections"
+  spreads students; round robin would count requests, not students.
+- health: ``/_stcore/health`` (Streamlit's runtime is up) and then ``/_attn/ready``
+  (``app.py``: the warm-up thread has loaded the models). A replica still loading its models
+  gets no student; a dead one is out after two failed checks, one second apart.
+- ``option redispatch``: a student whose cookie names a dead replica is sent to a live one. The
+  front end reconnects by itself and reruns the page from its URL, which carries the sentence
+  and the choices (``app_pages/common.py``), so the page comes back as it was.
+- ``timeout tunnel 1h``: an idle websocket (a student reading) stays open for a lecture.
+
+The launcher restarts a replica that exits, waiting a little longer after each quick exit, so
+a replica that cannot start does not spin.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from server.loading import READY_PATH
+
+ROOT = Path(__file__).resolve().parent.parent
+COOKIE = "ATTN_REPLICA"
+INSTALL_HINT = "HAProxy is not installed: install it with `sudo apt-get install haproxy` (Debian/Ubuntu), then run this again."
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def haproxy_binary() -> str | None:
+    return shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
+                                            if os.access(p, os.X_OK)), None)
+
+
+def haproxy_config(address: str, port: int, servers: list[tuple[str, str]], stats_port: int) -> str:
+    """The proxy's configuration. ``servers``: (name, "host:port") of every replica, local or
+    on another machine (``--backend``)."""
+    lines = [f"    server {name} {hostport} check cookie {name}" for name, hostport in servers]
+    return "\n".join([
+        "global",
+        "    maxconn 4096",
+        "",
+        "defaults",
+        "    mode http",
+        "    timeout connect 5s",
+        "    timeout client 60s",
+        "    timeout server 60s",
+        "    timeout http-request 30s",
+        "    # a websocket is a tunnel once upgraded: a student reading a page sends nothing for minutes",
+        "    timeout tunnel 1h",
+        "    timeout client-fin 10s",
+        "    option redispatch",
+        "    retries 2",
+        "",
+        "frontend lecture",
+        f"    bind {address}:{port}",
+        "    default_backend replicas",
+        "",
+        "backend replicas",
+        "    balance leastconn",
+        f"    cookie {COOKIE} insert indirect nocache httponly",
+        "    option httpchk",
+        "    http-check connect",
+        "    http-check send meth GET uri /_stcore/health",
+        "    http-check expect status 200",
+        "    http-check connect",
+        f"    http-check send meth GET uri {READY_PATH}",
+        "    http-check expect status 200",
+        "    default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 1 on-marked-down shutdown-sessions",
+        *lines,
+        "",
+        "listen stats",
+        f"    bind 127.0.0.1:{stats_port}",
+        "    stats enable",
+        "    stats uri /stats",
+        "",
+    ])
+
+
+@dataclass
+class Replica:
+    """One local ``streamlit run app.py`` process on 127.0.0.1:port."""
+
+    name: str
+    port: int
+    log: Path
+    proc: subprocess.Popen | None = None
+    restarts: int = 0
+    started_at: float = 0.0
+
+    def start(self, env: dict) -> None:
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                 "--server.port", str(self.port), "--server.address", "127.0.0.1",
+                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+                start_new_session=True)  # its own process group: stopped whole, never by a stray Ctrl-C
+        self.started_at = time.monotonic()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the launcher dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG), so no replica or proxy outlives the command that started it."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: Ctrl-C and stop() still end everything
+        pass
+
+
+def stop_process(proc: subprocess.Popen | None, grace: float = 10.0) -> None:
+    """End a child and its process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+    if proc is None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            continue
+    try:  # anything the group left behind (the replica's own children)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if proc.poll() is None:
+        proc.wait()
+
+
+@dataclass
+class Lecture:
+    """N local replicas (+ replicas elsewhere) behind one HAProxy on ``address:port``.
+
+    ``start()`` returns once the proxy listens; replicas become reachable as each turns
+    healthy. ``watch()`` restarts replicas that exit; ``stop()`` ends everything it started."""
+
+    replicas: int = 2
+    port: int = 8501
+    address: str = "0.0.0.0"
+    backends: list[str] = field(default_factory=list)
+    first_port: int | None = None
+    workdir: Path | None = None
+    env: dict | None = None
+    say: object = print
+    local: list[Replica] = field(default_factory=list, init=False)
+    proxy: subprocess.Popen | None = field(default=None, init=False)
+    stats_port: int = field(default=0, init=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)  # a restart and stop() never overlap
+
+    def start(self) -> None:
+        binary = haproxy_binary()
+        if binary is None:
+            raise FileNotFoundError(INSTALL_HINT)
+        self.workdir = Path(self.workdir or tempfile.mkdtemp(prefix="attn-lecture-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ if self.env is None else self.env)
+        env.setdefault("OMP_NUM_THREADS", "1")
+        # one secret for every replica: Streamlit signs its XSRF cookie with it, and a student's
+        # cookie must stay valid when the proxy moves them to another replica
+        env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_urlsafe(32))
+        self.env = env
+        for i in range(self.replicas):
+            port = self.first_port + i if self.first_port else free_port()
+            self.local.append(Replica(f"r{i + 1}", port, self.workdir / f"r{i + 1}.log"))
+        for replica in self.local:
+            replica.start(env)
+        servers = [(r.name, f"127.0.0.1:{r.port}") for r in self.local]
+        servers += [(f"b{i + 1}", hostport) for i, hostport in enumerate(self.backends)]
+        self.stats_port = free_port()
+        config = self.workdir / "haproxy.cfg"
+        config.write_text(haproxy_config(self.address, self.port, servers, self.stats_port))
+        check = subprocess.run([binary, "-c", "-q", "-f", str(config)], capture_output=True, text=True)
+        if check.returncode != 0:
+            self.stop()
+            raise RuntimeError(f"haproxy refused {config}:\n{check.stdout}{check.stderr}")
+        with open(self.workdir / "haproxy.log", "ab") as log:
+            self.proxy = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT,
+                                          preexec_fn=_die_with_parent, start_new_session=True)
+        time.sleep(0.3)
+        if self.proxy.poll() is not None:
+            self.stop()
+            raise RuntimeError(f"haproxy exited at start; see {self.workdir / 'haproxy.log'}:\n"
+                               + (self.workdir / "haproxy.log").read_text(errors="replace")[-2000:])
+
+    def watch_once(self) -> None:
+        """Restart every local replica that has exited (not while stopping). A replica that
+        dies within 30 s of its start waits 2, 4, 8 … (at most 60) seconds before the next try."""
+        with self._lock:
+            self._restart_exited()
+
+    def _restart_exited(self) -> None:
+        for replica in self.local:
+            if self._stopping.is_set() or replica.alive or replica.proc is None:
+                continue
+            code = replica.proc.returncode
+            quick = time.monotonic() - replica.started_at < 30
+            delay = min(60, 2 ** min(replica.restarts, 6)) if quick else 0
+            if delay and time.monotonic() - replica.started_at < 30 + delay:
+                continue
+            replica.restarts += 1
+            self.say(f"replica {replica.name} (port {replica.port}) exited with code {code}; restarting it")
+            replica.start(self.env)
+
+    def watch(self, interval: float = 0.5) -> None:
+        """Restart replicas until ``stop()``; returns if HAProxy itself exits."""
+        while not self._stopping.wait(interval):
+            if self.proxy is not None and self.proxy.poll() is not None:
+                self.say(f"haproxy exited with code {self.proxy.returncode}; see {self.workdir / 'haproxy.log'}")
+                return
+            self.watch_once()
+
+    def healthy(self) -> dict[str, bool]:
+        """Each local replica: does it answer both health checks now (as the proxy asks)?"""
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        state = {}
+        for replica in self.local:
+            ok = False
+            try:
+                ok = all(opener.open(f"http://127.0.0.1:{replica.port}{path}", timeout=2).status == 200
+                         for path in ("/_stcore/health", READY_PATH))
+            except OSError:
+                pass
+            state[replica.name] = ok
+        return state
+
+    def wait_healthy(self, timeout: float = 180.0) -> None:
+        """Until every local replica answers both checks and the proxy has marked it up."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(self.healthy().values()) and self.proxy_up():
+                return
+            if self.proxy is not None and self.proxy.poll() is not None:
+                raise RuntimeError("haproxy exited")
+            self.watch_once()
+            time.sleep(0.3)
+        logs = "\n".join(f"--- {r.log} ---\n" + r.log.read_text(errors="replace")[-1500:] for r in self.local)
+        raise TimeoutError(f"replicas not healthy after {timeout:.0f} s: {self.healthy()}\n{logs}")
+
+    def proxy_stats(self) -> list[dict]:
+        """HAProxy's own figures per server (CSV of its stats page): name, status, sessions."""
+        import csv
+        import io
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        text = opener.open(f"http://127.0.0.1:{self.stats_port}/stats;csv", timeout=5).read().decode()
+        rows = csv.DictReader(io.StringIO(text.lstrip("# ")))
+        return [{"name": r["svname"], "status": r["status"], "sessions_total": int(r["stot"] or 0),
+                 "sessions_now": int(r["scur"] or 0)}
+                for r in rows if r["pxname"] == "replicas" and r["svname"] not in ("BACKEND", "FRONTEND")]
+
+    def proxy_up(self) -> bool:
+        try:
+            status = {row["name"]: row["status"] for row in self.proxy_stats()}
+        except OSError:
+            return False
+        return all(status.get(r.name, "").startswith("UP") for r in self.local)
+
+    def pids(self) -> list[int]:
+        return [r.proc.pid for r in self.local if r.alive] + ([self.proxy.pid] if self.proxy else [])
+
+    def stop(self) -> None:
+        """Stop the proxy first (no new student reaches a replica that is going), then every replica."""
+        self._stopping.set()
+        with self._lock:
+            stop_process(self.proxy, grace=5)
+            for replica in self.local:
+                stop_process(replica.proc)
