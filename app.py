@@ -78,6 +78,19 @@ def warm_up() -> None:
         state.finished.set()
 
 
+def announce_class_store() -> None:
+    """Print the teacher's key (the server's own, or the one the class store keeps for every
+    process on it) and delete the classes past their hours. A store that is down is only
+    reported: the exercises work without a class (docs/exercises.md)."""
+    from server.class_store import class_store, StoreUnavailable
+    store = class_store()
+    try:
+        store.purge_expired()
+        print(f"Attention Explorer: class store {store.kind}; teacher key: {store.teacher_key()}", flush=True)
+    except StoreUnavailable as e:
+        print(f"Attention Explorer: {e}; exercises work without classes", flush=True)
+
+
 @asynccontextmanager
 async def lifespan(_app):
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: what a hung page waits on
@@ -85,6 +98,7 @@ async def lifespan(_app):
     from server.loading import warm_up as state
     state.started = True
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+    threading.Thread(target=announce_class_store, name="class-store", daemon=True).start()
     yield
 
 

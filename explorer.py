@@ -6,6 +6,7 @@ Tests drive this file with Streamlit's AppTest.
 """
 import streamlit as st
 
+from app_pages.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
 from server.loading import models_loaded, warm_up  # torch-free: see below
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
@@ -26,6 +27,7 @@ PAGES = {
         st.Page("app_pages/emerge.py", title="Watch attention emerge", icon="🌱", url_path="emerge"),
         st.Page("app_pages/luong_to_transformer.py", title="From Luong to the Transformer", icon="🧱",
                 url_path="luong-to-transformer"),
+        st.Page("app_pages/exercises.py", title="Exercises", icon="✍️", url_path="exercises"),
         st.Page("app_pages/classroom.py", title="Run it for a class", icon="🧑‍🏫", url_path="classroom"),
     ],
 }
@@ -50,4 +52,6 @@ if not models_loaded.is_set() or warm_up.pending:
         zoo()
     finally:
         loading.empty()
+# the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
+class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, page.url_path)
 page.run()

@@ -52,6 +52,10 @@ st.markdown("A server started as above is **read-only for visitors**: nothing a 
             "the test data for minutes and overwrites the shipped numbers) works only on a server started with")
 st.code("ATTN_EXPLORER_ADMIN=1 streamlit run app.py", language="bash")
 st.markdown(f"This server: **{'owner mode (admin on)' if settings.admin() else 'read-only for visitors'}**.")
+st.markdown("The one thing a student writes is an answer on *Exercises*, anonymously, into a class the teacher "
+            "opened. The teacher signs in (the sidebar's *Class* panel) with the key the server prints when it "
+            "starts, or the one it was started with (`ATTN_EXPLORER_TEACHER_KEY`), opens a class, and sees the "
+            "room's answers live, sends a page to every screen and reveals answers. The key is never shown on a page.")
 
 st.subheader("4. What the server shares out")
 st.markdown(
@@ -71,8 +75,9 @@ st.markdown("HAProxy gives each browser a cookie naming its process, so it keeps
             "still loading its models, and takes a process that dies out within seconds; the command restarts "
             "it, and its students' pages come back on another process from their links. **More machines**: "
             "start `streamlit run app.py --server.address 0.0.0.0` on each, with the same "
-            "`STREAMLIT_SERVER_COOKIE_SECRET` as the command's, and add `--backend HOST:8501` for each. Ctrl-C "
-            "stops everything the command started.")
+            "`STREAMLIT_SERVER_COOKIE_SECRET` as the command's, and add `--backend HOST:8501` for each; give them "
+            "one class store, `ATTN_EXPLORER_CLASS_DB=postgresql://…` (the processes of one machine share its SQLite "
+            "file by default). Ctrl-C stops everything the command started.")
 
 st.subheader("6. How many students, measured")
 runs = pd.DataFrame()

@@ -13,8 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import cached_translate, plain, query_param, set_query_params
-from app_pages.teaching_common import cached_forced_alignment, gold_folder, pick_model
-from model.align import read_gold
+from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.hansards import written_english, written_french
 from model.metrics import alignment_error_rate
 from viz.teaching import alignment_links, link_categories
@@ -25,14 +24,6 @@ DEFAULT_ENGLISH = "The agreement on the European Economic Area was signed in Aug
 DEFAULT_FRENCH = "L' accord sur la zone économique européenne a été signé en août 1992 ."
 
 
-@st.cache_data(show_spinner=False)
-def gold_pairs(folder: str):
-    try:
-        return read_gold(folder)
-    except (OSError, ValueError):
-        return None
-
-
 st.title("Forced alignment")
 st.caption("Give the model a French translation of your own: it scores every word and shows the attention it "
            "would use to produce exactly that translation, and the word links that attention implies.")
@@ -40,7 +31,7 @@ st.caption("Give the model a French translation of your own: it scores every wor
 c_model, c_mode = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("fa_model", attention_only=True)
-pairs = gold_pairs(str(gold_folder()))
+pairs = gold_pairs()
 with c_mode:
     if pairs:
         mode = st.radio("Sentence pair", [HANSARDS, OWN], key="fa_mode", horizontal=True,

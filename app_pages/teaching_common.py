@@ -11,7 +11,7 @@ from server import settings
 from server.limits import decoding_slot
 from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, query_param,
                               sentence_input, set_query_params, zoo)
-from model.align import forced_alignment, ForcedAlignment
+from model.align import forced_alignment, ForcedAlignment, read_gold
 from model.internals import annotation_values, local_p_steps, LocalPSteps, recomputed_energies
 from model.search import beam_search, DecodingRecord, forced, greedy, prepare_source, PreparedSource
 from model.zoo import ZooEntry
@@ -21,6 +21,20 @@ def gold_folder() -> Path:
     """The Hansards word-alignment gold set (Mihalcea & Pedersen 2003); the Forced
     alignment page works without it."""
     return settings.gold()
+
+
+def gold_pairs():
+    """The gold set's sentence pairs (``model.align.read_gold``), read once per process; None
+    when the folder is missing or unreadable."""
+    return _gold_pairs(str(gold_folder()))
+
+
+@st.cache_data(show_spinner=False)
+def _gold_pairs(folder: str):
+    try:
+        return read_gold(folder)
+    except (OSError, ValueError):
+        return None
 
 
 def keep_in_url(name: str, text: str, **more) -> None:
@@ -151,6 +165,6 @@ def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], fren
         return forced_alignment(entry.model, entry.vocab, list(english), list(french), hansards)
 
 
-__all__ = ["gold_folder", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",
+__all__ = ["gold_folder", "gold_pairs", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",
            "cached_values", "cached_energies", "cached_local_p", "cached_beam", "cached_forced_alignment",
            "cached_forced", "step_in_range"]

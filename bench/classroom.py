@@ -1,13 +1,16 @@
 """A class on one server: N browser sessions play a lesson at once; latency, errors, memory.
 
-    python bench/classroom.py [--sessions 10] [--think 2.5] [--json] [--append results/benchmarks.jsonl]
+    python bench/classroom.py [--sessions 10] [--think 2.5] [--followers N] [--json] [--append results/benchmarks.jsonl]
 
 Starts the real server (``streamlit run app.py``, shipped checkpoints) and drives it the way
 browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
 ``BackMsg`` rerun requests and reading the ``ForwardMsg`` replies (no AppTest, no browser).
 Each session opens a shared link to the Translate page, changes the sentence, opens Compare
 with four models, Step through (then moves its step slider five times) and the Beam search
-tree, thinking ``--think`` seconds (±20 %) between interactions. Sessions start spread over
+tree, then answers an exercise of the class the bench opened (``exercise``: the Exercises
+page of the class link, ``choose``: a mechanism, ``answer``: the check button, which stores
+the answer through the class store), thinking ``--think`` seconds (±20 %) between
+interactions. Sessions start spread over
 ``--ramp`` seconds. ``--faulty`` of them send an empty, a 5,000-character or a markup
 sentence, or close the socket right after asking for a rerun (then open the link again).
 
@@ -23,6 +26,15 @@ sentence, or close the socket right after asking for a rerun (then open the link
   rerun ends (the last element at each delta path), without element ids and transient
   spinners. The concurrent run gets a fresh server so that it computes its translations
   instead of finding the reference run's in the cache.
+- ``lost_answers``: answers whose check rerun finished without an error but that the class
+  store does not hold afterwards (the teacher's summary counts the store's rows).
+- ``follow_*``: after the lesson, ``--followers`` sessions (default: ``--sessions``) open the
+  class link and follow the teacher, polling as the browser's fragment timer does; the bench
+  opens a Step through page (a sentence, a model, step 3) as the teacher's screen, then sends
+  it to the class through the store, as the teacher's *Send to class* does. Per follower: the time from the send until the
+  teacher's page, opened as the follow fragment asks, has finished drawing and shows that
+  sentence at that step (``follow_p95_ms``; ``follow_errors``: a follower that never got it
+  within 10 s, or got another page).
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every
   0.5 s) during the concurrent run.
 - ``server_cpu_s``, ``client_cpu_s``, ``wall_s``: CPU seconds the server and this client used
@@ -41,6 +53,9 @@ import math
 import os
 import platform
 import random
+import re
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,6 +80,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 from test_browser import free_port, stop  # noqa: E402 - the browser test's own helpers
+sys.path.insert(0, str(ROOT))
+from server.class_store import ClassStore  # noqa: E402 - the class the bench opens, as the teacher
 
 # 8-20 words each; none is among the app's examples, so nothing is translated before it is asked
 SENTENCES = [
@@ -85,6 +102,8 @@ BAD_TEXT = {"empty": "", "long": ("The committee met again today to discuss the 
             "markup": "<script>alert(1)</script> **bold** [x](javascript:y)"}
 FAULTS = ["empty", "long", "markup", "disconnect"]
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
+MECHANISM_CHOICE = "dot (Luong)"  # the radio's label for luong-dot (model/exercises.py MECHANISMS)
+FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 
 
 @dataclass(frozen=True)
@@ -93,6 +112,8 @@ class Lesson:
     second: str
     model: str
     fault: str | None = None
+    class_code: str = ""
+    exercise: int = 0  # the seed of the "which mechanism" exercise this student answers
 
     def steps(self) -> list[tuple[str, tuple]]:
         """(kind, action): action is ("open", url path, query), ("goto", url path, query),
@@ -110,6 +131,11 @@ class Lesson:
                   ("step", ("goto", "step-through", link(text=text, model=self.model)))]
         steps += [("slide", ("set", "step_i", i)) for i in range(2, 7)]
         steps.append(("beam", ("goto", "beam-tree", link(text=text, model=self.model))))
+        if self.class_code:
+            seed = self.exercise
+            steps += [("exercise", ("goto", "exercises", link(ex="which", seed=seed, **{"class": self.class_code}))),
+                      ("choose", ("set", f"ex_which_{seed}", MECHANISM_CHOICE)),
+                      ("answer", ("click", f"ex_check_which:{seed}", True))]
         return steps
 
 
@@ -135,6 +161,9 @@ class Tab:
         self.widgets: dict[str, WidgetState] = {}
         self.keys: dict[str, str] = {}  # user key -> widget id, as drawn by the last rerun
         self.fragment_of: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
+        self.timer: tuple[float, str] | None = None  # (seconds, fragment id) of an st.fragment(run_every=...)
+        self.link: str | None = None  # where the page's script sends the browser (following the teacher)
+        self.drawn = b""  # the page as last drawn, every element's bytes
 
     async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
         """Perform one action; (milliseconds, page digest, error or None)."""
@@ -159,14 +188,17 @@ class Tab:
                 if target not in self.keys:
                     return 0.0, None, f"no widget {target!r} on the page"
                 state = WidgetState(id=self.keys[target])
-                if isinstance(value, str):
+                if verb == "click":
+                    state.trigger_value = True  # a button: true for this one rerun, never resent
+                elif isinstance(value, str):
                     state.string_value = value
                 else:
                     state.double_array_value.data.append(value)  # a slider's value
-                self.widgets[state.id] = state
+                if verb != "click":
+                    self.widgets[state.id] = state
                 # a widget inside an st.fragment reruns that fragment alone, as the front end asks
                 fragment = self.fragment_of.get(state.id, "")
-                await self.send(fragment_id=fragment)
+                await self.send(fragment_id=fragment, extra=[state] if verb == "click" else [])
                 if verb == "drop":
                     await self.close()
                     return 1000 * (time.perf_counter() - start), None, None
@@ -179,7 +211,7 @@ class Tab:
             digest, error = None, f"disconnect ({type(e).__name__})"
         return 1000 * (time.perf_counter() - start), digest, error
 
-    async def send(self, page_name: str = "", fragment_id: str = "") -> None:
+    async def send(self, page_name: str = "", fragment_id: str = "", extra: list | None = None) -> None:
         msg = BackMsg()
         state = msg.rerun_script  # the ClientState the front end's sendRerunBackMsg builds
         state.query_string = self.query
@@ -187,6 +219,7 @@ class Tab:
         state.page_script_hash = self.page
         state.page_name = page_name
         state.widget_states.widgets.extend(self.widgets.values())
+        state.widget_states.widgets.extend(extra or [])
         info = state.context_info
         info.timezone, info.timezone_offset, info.locale, info.color_scheme = "Europe/Paris", -60, "en-GB", "light"
         info.url = f"{self.base}/{page_name}?{self.query}"
@@ -212,6 +245,8 @@ class Tab:
                 self.query = msg.page_info_changed.query_string
             elif kind == "delta":
                 error = draw(msg, shown, ids, fragments) or error
+            elif kind == "auto_rerun":  # the browser's timer for a run_every fragment
+                self.timer = (msg.auto_rerun.interval, msg.auto_rerun.fragment_id)
             elif kind == "page_not_found":
                 error = "page not found"
             elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
@@ -228,6 +263,9 @@ class Tab:
         page = hashlib.sha256()
         for path, body in sorted(shown.items()):
             page.update(repr(path).encode() + body)
+        self.drawn = b"".join(body for _, body in sorted(shown.items()))
+        found = FOLLOW_LINK.search(self.drawn)
+        self.link = json.loads(found.group(1)) if found else None
         return page.hexdigest()[:16], error
 
     def fetch_cookie(self, path: str) -> None:
@@ -317,15 +355,15 @@ async def reconnect(tab: Tab, within: float) -> float | None:
 
 
 @contextmanager
-def server(port: int | None):
+def server(port: int | None, env: dict | None = None):
     """The app's server on 127.0.0.1, healthy and past its first (model-loading) page; killed
-    on the way out, whatever happens."""
+    on the way out, whatever happens. ``env``: more environment (the class store's settings)."""
     port = port or free_port()
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
                             start_new_session=True)  # Ctrl-C reaches us, and we stop it in order
     try:
         local = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
@@ -486,6 +524,63 @@ async def reference(lessons: list[Lesson], target: Target, args) -> dict[Lesson,
     return digests
 
 
+FOLLOWED = ("step-through", SENTENCES[0], "rnnsearch", 3)  # what the teacher sends: page, sentence, model, step
+
+
+async def follow_the_teacher(target: Target, args, store, key: str, code: str, n: int) -> dict:
+    """``n`` sessions open the class link and follow; the teacher, whose own screen shows the
+    page (so its decoding is in the shared cache, as in a lesson), sends FOLLOWED; per follower,
+    the milliseconds from the send until the teacher's page has drawn, showing that sentence at
+    that step. Each follower polls as the browser does: its fragment's rerun every interval."""
+    page, sentence, model, step = FOLLOWED
+    tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
+    sent_at: list[float | None] = [None]
+    got: dict[int, tuple[float, str | None]] = {}
+
+    async def follow(i: int, tab: Tab) -> None:
+        await asyncio.sleep(2.0 * i / n)  # the room opens the link over two seconds
+        _, _, error = await tab.do(("open", "exercises", urlencode({"class": code})))
+        if error or tab.timer is None:
+            got[i] = (float("nan"), error or "no follow timer on the page")
+            return
+        while True:
+            interval, fragment = tab.timer
+            await asyncio.sleep(interval)
+            await tab.send(fragment_id=fragment)
+            _, error = await asyncio.wait_for(tab.rerun_end(fragment), args.timeout)
+            if error:
+                got[i] = (float("nan"), error)
+                return
+            if tab.link and sent_at[0] is not None:  # the follow fragment sends the browser to the teacher's page
+                path, _, query = tab.link.lstrip("/").partition("?")
+                _, _, error = await tab.do(("open", path, query))
+                ms = 1000 * (time.perf_counter() - sent_at[0])
+                shown = sentence.encode() in tab.drawn and f"Step {step} of".encode() in tab.drawn
+                got[i] = (ms, error or (None if shown else "the page is not the teacher's sentence and step"))
+                return
+
+    tasks = [asyncio.create_task(follow(i, tab)) for i, tab in enumerate(tabs)]
+    teacher = Tab(target.base, args.timeout, target.sticky)  # the teacher's screen shows the page before sending it
+    try:
+        await asyncio.sleep(2.0 + 1.0)  # everyone in, and polling
+        await teacher.do(("open", page, urlencode({"text": sentence, "model": model, "step": step})))
+        await asyncio.sleep(2.0)
+        sent_at[0] = time.perf_counter()
+        store.send(key, code, page, {"text": sentence, "model": model, "step": str(step)})
+        await asyncio.wait(tasks, timeout=10.0)
+    finally:
+        for t in tasks:
+            t.cancel()
+        for tab in tabs + [teacher]:
+            await tab.close()
+    times = [ms for ms, error in got.values() if error is None]
+    errors = n - len(times)
+    return {"followers": n, "follow_p50_ms": pct(times, 0.5), "follow_p95_ms": pct(times, 0.95),
+            "follow_max_ms": round(max(times), 1) if times else None, "follow_errors": errors,
+            "follow_error_kinds": sorted({str(e) for _, e in got.values() if e}) + (
+                [f"{n - len(got)} never saw the teacher's page within 10 s"] if len(got) < n else [])}
+
+
 def pct(values: list[float], q: float) -> float | None:
     """Nearest-rank percentile."""
     if not values:
@@ -562,22 +657,30 @@ def print_table(r: dict, lessons: list[Lesson]) -> None:
     faults = ", ".join(sorted({lesson.fault for lesson in lessons if lesson.fault})) or "none"
     print(f"faulty sessions: {r['faulty_sessions']} ({faults}); server peak RSS {r['rss_mb']} MB; "
           f"server CPU per click {r['server_cpu_ms_per_click']} ms; sessions per replica {r['replica_sessions']}")
+    if r.get("answers") is not None:
+        print(f"answers: {r['answers']} answered, {r['answers_stored']} stored, {r['lost_answers']} lost")
+    if r.get("followers"):
+        print(f"follow the teacher: {r['followers']} followers, p50 {r['follow_p50_ms']} ms, p95 {r['follow_p95_ms']} ms, "
+              f"max {r['follow_max_ms']} ms, {r['follow_errors']} errors {r['follow_error_kinds'] or ''}")
     if r.get("killed_replica"):
         print(f"killed {r['killed_replica']}: its {r['killed_replica_sessions']} session(s) had "
               f"{r['killed_replica_errors']} error(s), the others {r['other_replica_errors']}; "
               f"served again within {r['served_again_max_s']} s ({r['reconnects_failed']} of {r['reconnects']} not)")
 
 
-def make_lessons(n: int, seed: int, sentences: list[str], faulty: int | None = None, fresh: bool = False) -> list[Lesson]:
+def make_lessons(n: int, seed: int, sentences: list[str], faulty: int | None = None, fresh: bool = False,
+                 class_code: str = "") -> list[Lesson]:
     """n sessions' lessons, 10 % of them faulty. Session i translates sentences i and i + 1 (the
     default lesson: sessions share sentences, as a class following one link does), or with
-    ``fresh`` sentences 2i and 2i + 1 (no two sessions share one)."""
+    ``fresh`` sentences 2i and 2i + 1 (no two sessions share one); with ``class_code``, each then
+    answers "which mechanism" exercise i mod 5 in that class."""
     faulty = faulty if faulty is not None else max(int(n >= 5), round(n / 10))
     faulty_at = sorted(random.Random(seed).sample(range(n), min(faulty, n)))
     k = len(sentences)
     first, second = (lambda i: 2 * i, lambda i: 2 * i + 1) if fresh else (lambda i: i, lambda i: i + 1)
     return [Lesson(sentences[first(i) % k], sentences[second(i) % k], MODELS[i % len(MODELS)],
-                   FAULTS[faulty_at.index(i) % len(FAULTS)] if i in faulty_at else None) for i in range(n)]
+                   FAULTS[faulty_at.index(i) % len(FAULTS)] if i in faulty_at else None, class_code, i % 5)
+            for i in range(n)]
 
 
 def news_sentences(seed: int) -> list[str]:
@@ -642,6 +745,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--port", type=int, default=None, help="default: a free port")
     p.add_argument("--ramp", type=float, default=5.0, help="sessions start spread over this many seconds")
+    p.add_argument("--followers", type=int, default=None, help="sessions following the teacher (default: --sessions)")
+    p.add_argument("--class-db", default=None,
+                   help="the class store's URL (e.g. postgresql://...); default: a new SQLite file in a temporary folder")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--url", help="play the lesson against a running address (e.g. the lecture's proxy) "
                                      "instead of starting a server; its reference run goes there too")
@@ -668,7 +774,20 @@ def main(argv=None) -> int:
         return lecture(args.replicas) if args.replicas else server(args.port)
 
     n = args.sessions
-    lessons = make_lessons(n, args.seed, SENTENCES, args.faulty)
+    # the class: a store of its own (every server the bench starts shares it, through the
+    # environment they inherit), opened by the bench as the teacher; with --url, only if
+    # --class-db names the store of the server there
+    class_dir = tempfile.mkdtemp(prefix="classroom-bench-")
+    store = code = key = None
+    if args.class_db or not args.url:
+        key = os.environ.get("ATTN_EXPLORER_TEACHER_KEY") if args.url else secrets.token_urlsafe(12)
+        if not args.url:
+            os.environ.update(ATTN_EXPLORER_CLASS_DIR=class_dir, ATTN_EXPLORER_TEACHER_KEY=key,
+                              ATTN_EXPLORER_CLASS_DB=args.class_db or "")
+        store = ClassStore(args.class_db or f"sqlite:///{Path(class_dir) / 'classes.sqlite3'}", teacher_key=key)
+        key = store.teacher_key()
+        code = store.open_class(key).code
+    lessons = make_lessons(n, args.seed, SENTENCES, args.faulty, class_code=code or "")
     distinct = list(dict.fromkeys(lessons))
     started = datetime.now().astimezone().isoformat(timespec="seconds")
     setup = f"{args.replicas} replicas behind HAProxy" if args.replicas else (args.url or "one process")
@@ -686,7 +805,16 @@ def main(argv=None) -> int:
                 ref = asyncio.run(reference(distinct, target, args))
             say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
             with class_target() as target:
+                before = len(store.summary(key, code)) if store else 0
                 out, measures = asyncio.run(classroom(lessons, target, args))
+                if store:
+                    stored = len(store.summary(key, code)) - before
+                    answered = sum(1 for row in out if row[2] == "answer" and not row[5])
+                    result.update(answers=answered, answers_stored=stored, lost_answers=max(0, answered - stored),
+                                  class_store=store.kind)
+                    followers = args.followers if args.followers is not None else n
+                    say(f"follow the teacher: {followers} session(s)")
+                    result.update(asyncio.run(follow_the_teacher(target, args, store, key, code, followers)))
             killed = (measures["killed_replica"] or {}).get("name")
             result.update(summary(out, lessons, ref, say, killed), **measures)
     except (RuntimeError, TimeoutError, FileNotFoundError) as e:  # a server did not start, or its first page failed
@@ -695,6 +823,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("classroom: interrupted; servers stopped", file=sys.stderr)
         return 130
+    finally:
+        if store:
+            store.engine.dispose()
+        shutil.rmtree(class_dir, ignore_errors=True)
 
     result.update(faulty_sessions=sum(bool(x.fault) for x in lessons), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, host=host(), started=started,

@@ -110,6 +110,14 @@ def dot_attention(inputs: WorkedInputs) -> AttentionSteps:
     return AttentionSteps(None, None, None, energies, weights, contributions, context)
 
 
+def general_attention(inputs: WorkedInputs, W_g: np.ndarray) -> AttentionSteps:
+    """Luong's ``general`` score (eq. 8), e_j = s^T W_a h_j, with W_a = ``W_g`` (hidden x hidden)."""
+    W_g = np.asarray(W_g, dtype=float)
+    energies = inputs.annotations @ W_g.T @ inputs.decoder_state.reshape(-1, 1)  # row j: (W_a h_j)^T s; words x 1
+    weights, contributions, context = _weigh(energies, inputs.annotations)
+    return AttentionSteps(None, None, None, energies, weights, contributions, context)
+
+
 def cost(words: int = len(SOURCE_WORDS), hidden: int = HIDDEN, alignment: int = ALIGNMENT) -> list[dict]:
     """Parameters and multiplications of each score for one decoder step over ``words`` words.
 

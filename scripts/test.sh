@@ -2,13 +2,17 @@
 # The README's test command: install everything the tests need, then run them.
 #   bash scripts/test.sh [pytest args]
 # Installs the Python requirements (torch pinned to the CPU build), Debian's chromium for
-# the real-browser test and haproxy for the lecture setup's test, then lints (ruff, pyproject.toml) and runs the whole suite. CI
-# (.ci/run) calls exactly this.
+# the real-browser test, haproxy for the lecture setup's test and Debian's postgresql for the
+# class store's tests (tests/conftest.py starts a throwaway cluster and stops it afterwards;
+# ATTN_EXPLORER_REQUIRE_PG=1 makes a missing PostgreSQL a failure, not a skip), then lints
+# (ruff, pyproject.toml) and runs the whole suite. CI (.ci/run) calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q -r requirements-dev.txt
 bash scripts/setup_browser.sh
 bash scripts/setup_haproxy.sh
+bash scripts/setup_postgres.sh
+export ATTN_EXPLORER_REQUIRE_PG=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 ruff check .
 python -m pytest -q -p no:cacheprovider --durations=10 "$@"

@@ -11,6 +11,10 @@ ATTN_EXPLORER_ADMIN           off     1: the owner's server; the BLEU page may r
 ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
 ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
 ATTN_EXPLORER_MALLOC_ARENAS   2       glibc malloc arenas of the server process (0: glibc's default, 8 per core)
+ATTN_EXPLORER_CLASS_DB        (SQLite)  the class store: postgresql://user@host/db, sqlite:///path, or unset
+ATTN_EXPLORER_CLASS_DIR       ~/.cache/attention-explorer  the folder of the default SQLite file, classes.sqlite3
+ATTN_EXPLORER_CLASS_HOURS     4       a class refuses answers this many hours after it opens, then is deleted
+ATTN_EXPLORER_TEACHER_KEY     (generated)  the teacher's secret; unset: generated once, kept in the store
 """
 from __future__ import annotations
 
@@ -71,3 +75,26 @@ def malloc_arenas() -> int:
         return max(0, int(os.environ.get("ATTN_EXPLORER_MALLOC_ARENAS", 2)))
     except ValueError:
         return 2
+
+
+def class_db() -> str:
+    """The class store's SQLAlchemy URL: ATTN_EXPLORER_CLASS_DB, else one SQLite file in
+    ATTN_EXPLORER_CLASS_DIR (docs/exercises.md)."""
+    url = os.environ.get("ATTN_EXPLORER_CLASS_DB", "").strip()
+    if url:
+        return url
+    folder = _path("ATTN_EXPLORER_CLASS_DIR", Path.home() / ".cache" / "attention-explorer")
+    return f"sqlite:///{folder / 'classes.sqlite3'}"
+
+
+def class_hours() -> float:
+    try:
+        return max(0.01, float(os.environ.get("ATTN_EXPLORER_CLASS_HOURS", 4)))
+    except ValueError:
+        return 4.0
+
+
+def teacher_key() -> str | None:
+    """The key a server was started with, or None: the store then keeps one, generated once,
+    so that every process on one store shares it."""
+    return os.environ.get("ATTN_EXPLORER_TEACHER_KEY", "").strip() or None

@@ -30,7 +30,8 @@ TINY_ZOO = {
 @pytest.fixture(scope="session")
 def tiny_zoo(tmp_path_factory) -> Path:
     """A checkpoints/ folder with every zoo model trained tiny on digit reversal
-    (plus one deliberately broken folder, ``broken``), and the app pointed at it."""
+    (plus one deliberately broken folder, ``broken``), and the app pointed at it (and at a
+    class store in a temporary folder)."""
     root = tmp_path_factory.mktemp("checkpoints")
     for name, (decoder, attention) in TINY_ZOO.items():
         make_tiny_checkpoint(root / name, decoder, attention, steps=120)
@@ -38,9 +39,53 @@ def tiny_zoo(tmp_path_factory) -> Path:
     shutil.copytree(root / "rnnsearch", broken)
     (broken / "model.safetensors").write_bytes((broken / "model.safetensors").read_bytes()[:1000])
     os.environ["ATTN_EXPLORER_CHECKPOINTS"] = str(root)
+    # the class store of the app under test (and of its real servers): a file of the suite's own
+    os.environ["ATTN_EXPLORER_CLASS_DIR"] = str(tmp_path_factory.mktemp("classes"))
     return root
 
 
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tiny_zoo) -> Path:
     return tiny_zoo / "rnnsearch"
+
+
+# -- a throwaway PostgreSQL cluster for the class store --------------------------------------------
+def _postgres_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A PostgreSQL server of its own: initdb in a temporary folder, started on a free loopback
+    port (as the ``postgres`` user when the suite runs as root, as CI does), stopped and deleted
+    afterwards. Skipped where PostgreSQL is not installed, unless ATTN_EXPLORER_REQUIRE_PG=1
+    (scripts/test.sh, which installs it) makes that a failure."""
+    import socket
+    import subprocess
+    import tempfile
+    bin_dir = _postgres_bin()
+    if bin_dir is None:
+        if os.environ.get("ATTN_EXPLORER_REQUIRE_PG") == "1":
+            pytest.fail("PostgreSQL is not installed: run bash scripts/setup_postgres.sh")
+        pytest.skip("PostgreSQL is not installed (bash scripts/setup_postgres.sh)")
+    folder = Path(tempfile.mkdtemp(prefix="attn-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        shutil.chown(folder, "postgres", "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = folder / "data"
+
+    def run(*cmd):
+        subprocess.run([*as_user, *cmd], check=True, capture_output=True, timeout=120)
+    run(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+    run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-w", "-t", "60", "start", "-o",
+        f"-h 127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)

@@ -562,7 +562,8 @@ def _imports(path) -> set[str]:
 PAGE_FILES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
 VIZ_FILES = sorted(p.name for p in (ROOT / "viz").glob("*.py"))
 SERVER_FILES = sorted(f"../server/{p.name}" for p in (ROOT / "server").glob("*.py") if p.name != "__init__.py")
-SHARED_RESOURCES = {"common.py", "../server/limits.py", "emerge.py"}  # the zoo, the server's limits, the toy vocabulary
+SHARED_RESOURCES = {"common.py", "../server/limits.py", "emerge.py",  # the zoo, the server's limits, the toy vocabulary
+                    "../server/class_store.py"}  # the class store's engine and connection pool
 
 
 @pytest.mark.parametrize("page_file", PAGE_FILES + SERVER_FILES + ["../explorer.py", "../app.py"])

@@ -422,6 +422,7 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
         f"what-if?{digits}": PLOTS + ".some(p => (p.layout.shapes || []).some(s => s.name === 'forced prefix'))",
         "forced-alignment?text=1+2+3&fr=3+2+1&model=rnnsearch": TRACE.format("link"),
         "emerge?steps=20": "[...document.querySelectorAll('button')].some(b => b.innerText.includes('Train both'))",
+        "exercises?ex=step&seed=2": "document.querySelectorAll('.katex').length >= 2",
         "luong-to-transformer?text=1+2+3+4+5+6": PLOTS + ".some(p => (p.layout.shapes || []).some(s => s.name === "
                                                  "'marked head'))",
     }

@@ -379,3 +379,14 @@ def _latex_text(s: str) -> str:
 def shaped(latex: str, rows: int, cols: int) -> str:
     r"""``\underbrace{latex}_{rows × cols}``: a matrix with its shape written under it."""
     return r"\underbrace{" + latex + r"}_{" + f"{rows} \\times {cols}" + "}"
+
+
+# -- a class's answers ------------------------------------------------------------------------------
+def answer_counts(counts: dict[str, int], right: str | None = None, title: str | None = None) -> go.Figure:
+    """How many students gave each answer (horizontal bars, most given on top); the right
+    answer, when named, in green."""
+    items = sorted(counts.items(), key=lambda kv: kv[1])
+    colours = ["#009E73" if label == right else MODEL_COLOURS[0] for label, _ in items]
+    bar = dict(type="bar", x=[n for _, n in items], y=[escape(label) for label, _ in items], orientation="h",
+               marker=dict(color=colours), hovertemplate="%{y}: %{x}<extra></extra>")
+    return figure([bar], _small_layout(80 + 28 * len(items), title, xaxis=dict(title="students", dtick=1)))

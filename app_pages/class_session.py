@@ -1,0 +1,229 @@
+"""A browser session's place in a class: the class it joined, whether it follows the teacher,
+whether it holds the teacher's key; the sidebar that shows all three on every page.
+
+Everything here lives in the session's own state (``st.session_state``, server memory): the
+teacher's key is typed into a password box and never enters the URL, so nothing a link
+carries (``?class=CODE`` only names a class) makes a session the teacher's. Every call that
+only the teacher may make also passes the key to the store, which checks it again
+(``server/class_store.py``).
+"""
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+from app_pages.common import set_query_params
+from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
+                                StoreUnavailable)
+
+CLASS = "class_code"          # the joined class's code
+FOLLOW = "class_follow"       # the "Follow the teacher" toggle
+KEY = "class_teacher_key"     # the teacher's key, once the store accepted it
+SESSION = "class_session"     # this browser session's anonymous id
+APPLIED = "class_applied"     # the last [page, params] taken from the teacher
+SENT = "sent"                 # in a link the follow opened: this page is the teacher's last send
+REVEALED = "class_revealed"   # the exercise the teacher revealed
+FOLLOW_EVERY = 1.0            # seconds between two looks at the teacher's state
+KEPT = "class_"               # session keys that survive following the teacher to a new page
+
+
+def session_id() -> str:
+    if SESSION not in st.session_state:
+        st.session_state[SESSION] = new_session_id()
+    return st.session_state[SESSION]
+
+
+def joined_class() -> str:
+    """The class this session answers in ("" for none): first from the link's ``?class=``."""
+    in_link = normalise_code(st.query_params.get("class"))
+    if CLASS not in st.session_state or (in_link and in_link != st.session_state[CLASS]):
+        code = in_link  # a link naming a class joins it
+        st.session_state[CLASS] = code
+        st.session_state[FOLLOW] = bool(code)  # opened from the class link: following
+        if code and st.query_params.get(SENT):  # opened by following: this is the teacher's page already
+            try:
+                state = class_store().follow(code)
+                if state is not None:
+                    st.session_state[APPLIED] = [state.page, state.params]
+                    st.session_state[REVEALED] = state.revealed
+            except StoreUnavailable:
+                pass
+    return st.session_state[CLASS]
+
+
+def teacher_key() -> str | None:
+    return st.session_state.get(KEY)
+
+
+def store_notice(error: Exception) -> None:
+    st.info(f"The class is unavailable ({error}); the exercises work as usual, without the class.",
+            icon=":material/cloud_off:")
+
+
+def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
+    """Store this session's answer in the joined class, if any, and say what became of it."""
+    code = joined_class()
+    if not code or teacher_key():  # the teacher's own tries are not the class's
+        return
+    try:
+        attempt = class_store().submit(code, exercise, session_id(), answer, correct)
+        st.caption(f"Counted in class **{code}**, anonymously (answer {attempt}; your last one counts).")
+    except AnswerRefused as e:
+        st.warning(f"Not counted in the class: {e}.", icon=":material/block:")
+    except StoreUnavailable as e:
+        store_notice(e)
+
+
+def _sign_in() -> None:
+    key = st.session_state.get("class_key_box", "")
+    try:
+        if class_store().is_teacher(key):
+            st.session_state[KEY] = key
+        else:
+            st.session_state["class_key_wrong"] = True
+    except StoreUnavailable as e:
+        st.session_state["class_key_wrong"] = str(e)
+    st.session_state["class_key_box"] = ""
+
+
+def _open_class() -> None:
+    try:
+        info = class_store().open_class(teacher_key())
+        st.session_state[CLASS], st.session_state[FOLLOW] = info.code, False
+        set_query_params(**{"class": info.code})  # else an older class in the link would be joined again
+    except (StoreUnavailable, NotTeacher) as e:
+        st.session_state["class_error"] = str(e)
+
+
+def _close_class() -> None:
+    try:
+        class_store().close_class(teacher_key(), st.session_state[CLASS])
+    except (StoreUnavailable, NotTeacher) as e:
+        st.session_state["class_error"] = str(e)
+
+
+def _send(page_path: str) -> None:
+    params = {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)}
+    try:
+        class_store().send(teacher_key(), st.session_state[CLASS], page_path, params)
+        st.session_state["class_sent"] = True
+    except (StoreUnavailable, NotTeacher, AnswerRefused) as e:
+        st.session_state["class_error"] = str(e)
+
+
+def _join() -> None:
+    typed = st.session_state.get("class_code_box", "")
+    code = st.session_state[CLASS] = normalise_code(typed)
+    st.session_state[FOLLOW] = bool(code)
+    st.session_state["class_code_bad"] = bool(typed.strip()) and not code
+    st.session_state.pop(APPLIED, None)
+    set_query_params(**{"class": code or None})
+
+
+def _refollow() -> None:
+    st.session_state.pop(APPLIED, None)  # coming back: take the teacher's page again
+
+
+def class_sidebar(pages: dict, current: str) -> None:
+    """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
+    code = joined_class()
+    with st.sidebar.expander("Class", expanded=bool(code) or bool(teacher_key()), icon=":material/groups:"):
+        if teacher_key():
+            _teacher_panel(code, current)
+        else:
+            if normalise_code(st.session_state.get("class_code_box")) != code:
+                st.session_state["class_code_box"] = code  # joined by a link: the box says so
+            st.text_input("Class code", key="class_code_box", max_chars=12, on_change=_join,
+                          placeholder="e.g. K7PQ2M", help="The code the teacher shows. Answers are counted "
+                          "anonymously; nobody else sees yours.")
+            if st.session_state.pop("class_code_bad", False):
+                st.warning("A class code is 6 letters and digits.")
+            if code:
+                st.toggle("Follow the teacher", key=FOLLOW, on_change=_refollow,
+                          help="Show what the teacher sends to the class; turn off to explore alone.")
+            with st.popover("I am the teacher"):
+                st.text_input("Teacher key", type="password", key="class_key_box",
+                              help="Printed by the server when it starts (or ATTN_EXPLORER_TEACHER_KEY).")
+                st.button("Sign in", key="class_sign_in", on_click=_sign_in)
+            wrong = st.session_state.pop("class_key_wrong", None)
+            if wrong:
+                st.warning("That is not the teacher key." if wrong is True else f"Cannot check the key: {wrong}")
+    if code and st.session_state.get(FOLLOW) and not teacher_key():
+        with st.sidebar:
+            _follow(pages, code, current)
+
+
+def _teacher_panel(code: str, current: str) -> None:
+    st.success("Teacher", icon=":material/school:")
+    info = None
+    try:
+        info = class_store().class_info(code) if code else None
+    except StoreUnavailable as e:
+        store_notice(e)
+    if info is not None and info.open:
+        here = urlsplit(st.context.url or "")
+        base = f"{here.scheme}://{here.netloc}" if here.netloc else "http://ADDRESS:8501"
+        st.markdown(f"Class **{info.code}** is open.")
+        st.code(f"{base}/exercises?class={info.code}", language="text")
+        st.button("Send this page to the class", key="class_send", on_click=_send, args=(current,),
+                  icon=":material/cast:", help="Every student following the class sees this page, its sentence, "
+                  "model and step (what this page's link holds).")
+        if st.session_state.pop("class_sent", False):
+            st.caption("Sent.")
+        st.button("Close the class", key="class_close", on_click=_close_class)
+    else:
+        st.button("Open a class", key="class_open", on_click=_open_class, type="primary")
+    error = st.session_state.pop("class_error", None)
+    if error:
+        st.warning(error)
+
+
+def _follow(pages: dict, code: str, current: str) -> None:
+    """Every FOLLOW_EVERY seconds: one read of the teacher's state. A page the teacher sent is
+    opened as its link (``sent_link``), exactly as if the student had clicked it: a fresh page,
+    every widget as the link sets it (a page switch inside the session would keep the widgets'
+    values in the browser); a reveal reruns the page."""
+    @st.fragment(run_every=FOLLOW_EVERY)
+    def follow():
+        try:
+            state = class_store().follow(code)
+        except StoreUnavailable as e:
+            st.caption(f"Cannot reach the class ({e}).")
+            return
+        if state is None or not state.open:
+            st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
+            return
+        sent = [state.page, state.params]
+        if state.page is not None and st.session_state.get(APPLIED) != sent and state.page in pages:
+            st.session_state[APPLIED] = sent
+            link = sent_link(st.context.url or "", current, state.page, {**state.params, "class": code, SENT: "1"})
+            st.caption("Opening the teacher's page…")
+            st.html(f"<script>window.location.replace({_js_string(link)});</script>", unsafe_allow_javascript=True)
+            return
+        st.caption(f"Following class **{code}**: the teacher's pages open here.")
+        if st.session_state.get(REVEALED) != state.revealed:
+            st.session_state[REVEALED] = state.revealed
+            st.rerun(scope="app")
+    follow()
+
+
+def sent_link(here: str, current: str, page: str, params: dict) -> str:
+    """The address of ``page`` with ``params``, beside ``here`` (the address of page ``current``),
+    so it works behind a proxy's path prefix too."""
+    path = urlsplit(here).path or "/"
+    base = path[: len(path) - len(current)] if current and path.endswith(current) else path
+    return base.rstrip("/") + "/" + page + "?" + urlencode(params)
+
+
+def _js_string(text: str) -> str:
+    return json.dumps(text).replace("<", "\\u003c")  # never closes the <script> it sits in
+
+
+def revealed_to_class(exercise: str) -> bool:
+    return bool(joined_class()) and st.session_state.get(REVEALED) == exercise
+
+
+__all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "session_id", "revealed_to_class",
+           "store_notice"]

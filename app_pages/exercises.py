@@ -1,0 +1,269 @@
+"""Exercises: predict the attention, then see it.
+
+Three kinds (``model/exercises.py``): predict the alignment of a sentence pair, compute one
+attention step by hand, and name the mechanism that drew a heatmap. The link holds the kind
+and the seed (``?ex=step&seed=4``), so one shared link gives the whole room the same
+exercise. A student who joined a class (``?class=CODE``) has each answer counted there,
+anonymously; the teacher (who signed in with the server's key, in the sidebar) sees the
+class's answers live below the exercise and can reveal the answer on every screen at once.
+"""
+import math
+
+import streamlit as st
+
+from app_pages.class_session import joined_class, record_answer, revealed_to_class, store_notice, teacher_key
+from app_pages.common import (available_models, cached_translate, EXAMPLES, InputError, plain, query_param,
+                              set_query_params, usable_models)
+from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
+from model.analysis import merge_to_words
+from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, differences, exercise_id,
+                             KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
+                             which_exercise)
+from model.zoo import DISPLAY_NAMES
+from server.class_store import AnswerRefused, class_store, NotTeacher, StoreUnavailable
+from viz.heatmap import alignment_heatmap
+from viz.teaching import alignment_links, answer_counts, latex_matrix, shaped
+
+st.title("Exercises")
+st.caption("Predict first, then see: commit to an answer, check it, and compare it with the model and the gold. "
+           "Everyone who opens the same link gets the same exercise.")
+
+first_kind = query_param("ex", "align")
+kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key="ex_kind",
+                            default=first_kind if first_kind in KINDS else "align") or "align"
+try:
+    first_seed = max(0, min(9999, int(query_param("seed", "0"))))
+except ValueError:
+    first_seed = 0
+seed = int(st.number_input("Exercise number", 0, 9999, first_seed, key="ex_seed",
+                           help="Each number draws another exercise of this kind; the link keeps it."))
+set_query_params(ex=kind, seed=seed)
+ex_id = exercise_id(kind, seed)
+checked_key = f"ex_checked_{ex_id}"
+teacher = bool(teacher_key() and joined_class())
+if revealed_to_class(ex_id) and not st.session_state.get(checked_key):
+    st.info("The teacher revealed the answer.", icon=":material/visibility:")
+
+
+def revealed() -> bool:
+    """Show the answer: after this session checked its own, when the teacher revealed it, and to the teacher."""
+    return bool(st.session_state.get(checked_key)) or revealed_to_class(ex_id) or teacher
+
+
+def check_button(label: str = "Check my answer") -> bool:
+    """The one button of every exercise; returns True on the rerun it was clicked."""
+    clicked = st.button(label, key=f"ex_check_{ex_id}", type="primary")
+    if clicked:
+        st.session_state[checked_key] = True
+    return clicked
+
+
+# -- predict the alignment --------------------------------------------------------------------------
+def alignment_page():
+    pairs = gold_pairs()
+    if pairs is None:
+        st.info(f"The Hansards gold alignments are missing (looked in `{gold_folder()}`; set ATTN_EXPLORER_GOLD); "
+                "the exercises use the curated pairs only.", icon=":material/info:")
+    pair = alignment_exercise(seed, pairs)
+    english, french = list(pair.english), list(pair.french)
+    st.markdown(f"**English**: {plain(' '.join(english))}  \n**French**: {plain(' '.join(french))}")
+    st.caption(f"{pair.origin}. For each French word, mark the English word(s) it translates; leave it empty if "
+               "no English word gives it (an auxiliary, say).")
+    marks = set()
+    columns = st.columns(3)
+    for k, word in enumerate(french):
+        with columns[k % 3]:
+            chosen = st.multiselect(f"{k + 1}. {word}", list(range(len(english))), key=f"ex_align_{seed}_{k}",
+                                    format_func=lambda i: f"{english[i]} ({i + 1})", placeholder="English word(s)")
+        marks |= {(int(i), k) for i in chosen}
+    name, entry = pick_model("ex_model", attention_only=True, label="Compare with the model",
+                             purpose="there is no attention to compare with")
+    if check_button():
+        score = score_alignment(marks, pair, set())
+        mistakes = ([f"missed {french[k]}–{english[i]}" for i, k in sorted(score.missed)]
+                    + [f"linked {french[k]}–{english[i]}" for i, k in sorted(score.wrong)])
+        record_answer(ex_id, answer_record(f"AER {math.floor(score.aer * 10) / 10:.1f}", not mistakes, mistakes, marks),
+                      not mistakes)
+    if not revealed():
+        return
+    result = cached_forced_alignment(name, tuple(english), tuple(french), hansards=True)
+    score = score_alignment(marks, pair, result.links)
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Your AER against the gold", f"{score.aer:.3f}", help="1 − (|A∩S| + |A∩P|) / (|A| + |S|), Och & Ney "
+              "2003; 0 is perfect")
+    c2.metric("Precision", f"{score.precision:.3f}", help="your links that are gold (sure or possible)")
+    c3.metric("Recall", f"{score.recall:.3f}", help="sure gold links you marked")
+    c4.metric(f"Agreement with {entry.display_name}", f"{score.model_agreement:.0%}",
+              help="the model's links (each French word to its most-attended English word) that you also marked")
+    st.plotly_chart(alignment_links(result.word_weights, english, french, marks, set(pair.sure), set(pair.possible),
+                                    title=f"Your links over the α of {entry.display_name}"), key="ex_align_fig")
+    st.caption("The colours are the model's α (forced along this French); the markers are **your** links: filled "
+               "green a sure gold link, open green a possible one, red × outside the gold; an orange square is a "
+               "sure gold link you did not mark.")
+    lines = []
+    for other in ("rnnsearch", "luong-general"):
+        if other in available_models() and available_models()[other].has_attention:
+            links = cached_forced_alignment(other, tuple(english), tuple(french), hansards=True).links
+            by_word = dict((k, i) for i, k in links)
+            missed = differences(marks, links)
+            said = ", ".join(f"*{plain(french[k])}* → *{plain(english[by_word[k]])}*" for k in missed) or "none"
+            lines.append(f"- **{DISPLAY_NAMES.get(other, other)}** links {len(missed)} French word(s) where you did "
+                         f"not: {said}")
+    if lines:
+        st.markdown("**Where the attention differs from you**\n" + "\n".join(lines))
+    return pair, result
+
+
+# -- compute one step by hand ------------------------------------------------------------------------
+SCORE_LATEX = {"dot": r"e_j = s^\top h_j", "general": r"e_j = s^\top W_a h_j",
+               "additive": r"e_j = v_a^\top \tanh\left(W_a s + U_a h_j\right)"}
+
+
+def numbers(label: str, n: int, key: str) -> list:
+    st.markdown(label)
+    cells = st.columns(n)
+    return [cells[j].number_input(f"{key}{j + 1}", value=None, step=0.01, format="%.3f", key=f"ex_{seed}_{key}{j}",
+                                  label_visibility="visible") for j in range(n)]
+
+
+def step_page():
+    ex = step_exercise(seed)
+    n, h = ex.words, ex.inputs.annotations.shape[1]
+    words = [f"h{j + 1}" for j in range(n)]
+    st.markdown(f"**Score: {SCORES[ex.score].split(':')[0]}**. The keys $h_j$ are also the values, as in the RNN "
+                "models, where the same annotation vectors are scored and averaged.")
+    st.latex(SCORE_LATEX[ex.score])
+    st.latex(r"s = " + shaped(latex_matrix(ex.inputs.decoder_state, digits=1), 1, h) + r",\qquad H = "
+             + shaped(latex_matrix(ex.inputs.annotations, words, digits=1), n, h))
+    if ex.score == "general":
+        st.latex(r"W_a = " + shaped(latex_matrix(ex.general_weights, digits=1), h, h))
+    elif ex.score == "additive":
+        a = ex.inputs.v.shape[0]
+        st.latex(r"\begin{bmatrix} W_a^\top \\ U_a^\top \end{bmatrix} = "
+                 + shaped(latex_matrix(ex.inputs.W, split_after=h, digits=1), 2 * h, a)
+                 + r",\qquad v_a = " + shaped(latex_matrix(ex.inputs.v, digits=1), a, 1))
+    st.caption(f"Enter every number to two decimals: each is accepted within ±{TOLERANCE}. "
+               r"$\alpha_j = \exp(e_j) / \sum_k \exp(e_k)$, $c = \sum_j \alpha_j h_j$.")
+    e = numbers("**Energies** e_j", n, "e")
+    alpha = numbers("**Weights** α_j", n, "α")
+    c = numbers("**Context** c", h, "c")
+    clicked = check_button()
+    if not st.session_state.get(checked_key):
+        if revealed():
+            solution(ex, words)
+        return
+    check = check_step(ex, e, alpha, c)
+    if check.right:
+        st.success("All right: every number is within the tolerance.", icon=":material/check_circle:")
+    else:
+        wrong = [f"{part}_{j + 1}" for part, flags in (("e", check.energies), ("α", check.weights), ("c", check.context))
+                 for j, ok in enumerate(flags) if not ok]
+        st.error(f"Not yet: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} off by more than ±{TOLERANCE} "
+                 f"(wrong part(s): {', '.join(check.wrong_parts())}).", icon=":material/cancel:")
+    if clicked:
+        record_answer(ex_id, answer_record("right" if check.right else "wrong: " + " ".join(check.wrong_parts()),
+                                           check.right, [f"{p} wrong" for p in check.wrong_parts()]), check.right)
+    solution(ex, words)
+
+
+def solution(ex, words):
+    steps = ex.solution()
+    n = len(words)
+    with st.expander("The worked answer", expanded=True, icon=":material/calculate:"):
+        if ex.score == "additive":
+            st.latex(r"\tanh(W_a s + U_a h_j) = " + shaped(latex_matrix(steps.hidden, words, digits=3), n,
+                                                           steps.hidden.shape[1]))
+        st.latex(r"e = " + shaped(latex_matrix(steps.energies, words, digits=3), n, 1) + r"\quad\Rightarrow\quad "
+                 r"\alpha = \mathrm{softmax}(e) = " + shaped(latex_matrix(steps.weights, words, digits=3), n, 1))
+        st.latex(r"c = \sum_j \alpha_j h_j = " + shaped(latex_matrix(steps.context, digits=3), 1, steps.context.shape[1]))
+
+
+# -- which mechanism? -----------------------------------------------------------------------------------
+def which_page():
+    models = [m for m in usable_models("there is no heatmap to show", attention_only=True) if m in MECHANISMS]
+    sentences = [s for s in EXAMPLES if len(s.split()) <= 12]
+    model_name, sentence = which_exercise(seed, models, sentences)
+    try:
+        record = cached_translate(model_name, sentence, 1)
+    except InputError as e:
+        st.warning(str(e))
+        st.stop()
+    weights, source, target = merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+    st.plotly_chart(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
+                    key="ex_which_fig")
+    st.caption(f"The model's own greedy translation of *{plain(sentence)}*, with its attention merged to words.")
+    choice = st.radio("Which mechanism drew this heatmap?", models, index=None, key=f"ex_which_{seed}",
+                      format_func=MECHANISMS.get)
+    if check_button():
+        if choice is None:
+            st.warning("Pick a mechanism first.")
+        else:
+            right = choice == model_name
+            record_answer(ex_id, answer_record(MECHANISMS[choice], right, [] if right else [MECHANISMS[choice]]), right)
+    if revealed():
+        verdict = "" if choice is None else ("Right: " if choice == model_name else "No: ")
+        st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(model_name, model_name)}.** {TELLS[model_name]}")
+    return model_name
+
+
+# -- the page -----------------------------------------------------------------------------------------
+if teacher:
+    code = joined_class()
+
+    def reveal():
+        try:
+            class_store().reveal(teacher_key(), code, ex_id)
+            st.session_state["ex_revealed_note"] = True
+        except (StoreUnavailable, NotTeacher, AnswerRefused) as e:
+            st.session_state["ex_revealed_note"] = str(e)
+
+    st.button("Reveal the answer to the class", key="ex_reveal", on_click=reveal, icon=":material/visibility:",
+              help="Every student following the class sees the answer of this exercise at once.")
+    note = st.session_state.pop("ex_revealed_note", None)
+    if note:
+        st.caption("Revealed to the class." if note is True else f"Not revealed: {note}")
+
+shown = {"align": alignment_page, "step": step_page, "which": which_page}[kind]()
+
+if teacher:
+    st.divider()
+    st.subheader(f"Class {joined_class()}: the answers, live")
+
+    @st.fragment(run_every=2.0)
+    def class_view():
+        try:
+            stored = class_store().summary(teacher_key(), joined_class())
+        except StoreUnavailable as e:
+            store_notice(e)
+            return
+        except NotTeacher:
+            return
+        summaries = class_summary(stored)
+        s = summaries.get(ex_id)
+        if s is None:
+            st.caption("No answer to this exercise yet (the summary refreshes every 2 s).")
+        else:
+            c1, c2, c3 = st.columns(3)
+            c1.metric("Students who answered", s.students)
+            c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
+            c3.metric("Answers stored", s.answers, help="every attempt; a student's last answer is the one counted")
+            right = MECHANISMS.get(shown) if kind == "which" else ("right" if kind == "step" else None)
+            st.plotly_chart(answer_counts(dict(s.choices), right, title="Last answers"), key="ex_class_counts")
+            mistake = s.most_common_mistake
+            st.markdown(f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake
+                        else "**No mistakes** so far.")
+            if kind == "align" and shown is not None:
+                pair, result = shown
+                english, french = list(pair.english), list(pair.french)
+                left, right_col = st.columns(2)
+                left.plotly_chart(alignment_heatmap(marks_matrix(s.marks, s.students, len(english), len(french)),
+                                                    english, french, title="The class: share of students per link"),
+                                  key="ex_class_marks")
+                right_col.plotly_chart(alignment_links(result.word_weights, english, french, result.links,
+                                                       set(pair.sure), set(pair.possible),
+                                                       title="The model's α and links, against the gold"),
+                                       key="ex_class_model")
+        if summaries:
+            st.dataframe([{"exercise": x.exercise, "students": x.students, "right": x.correct, "answers": x.answers}
+                          for x in summaries.values()], hide_index=True, key="ex_class_table")
+    class_view()

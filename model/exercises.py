@@ -1,0 +1,277 @@
+"""Exercises: predict the attention, then see it (the app's *Exercises* page).
+
+Three kinds, each drawn from a seed so that one shared link gives a whole room the same
+exercise, each checked here, in numpy, and each answer summarised for the teacher:
+
+- ``align``: **predict the alignment** of a sentence pair with gold links (curated pairs the
+  shipped RNNsearch translates exactly so, and short Hansards pairs, Mihalcea & Pedersen
+  2003). The student's links are scored like the models' attention: AER against the gold
+  (Och & Ney 2003, ``model.metrics.alignment_error_rate``) and agreement with the model's
+  links (``model.align``: each French word to its most-attended English word).
+- ``step``: **compute one attention step by hand** on small seeded vectors: the energies
+  e_j (Luong's dot or general score, eq. 8, or Bahdanau's additive score, eq. 6, as in the
+  worked example), the weights α_j = softmax(e)_j and the context c = Σ_j α_j h_j (eq. 5), each
+  number checked within ``TOLERANCE``.
+- ``which``: **which mechanism drew this heatmap?** A real heatmap from one model of the
+  zoo; the reveal names the model and the signs that tell it apart.
+
+No UI here: the page lays these out; the class store (``server/class_store.py``) keeps answers.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .metrics import alignment_error_rate
+from .worked_example import (additive_attention, AttentionSteps, dot_attention, general_attention, random_inputs,
+                             WorkedInputs)
+
+KINDS = {"align": "Predict the alignment", "step": "Compute one step by hand", "which": "Which mechanism drew this?"}
+TOLERANCE = 0.02  # absolute, on every number of a hand computation: two decimals, rounded either way
+
+
+def exercise_id(kind: str, seed: int, model: str | None = None) -> str:
+    """The name answers are stored under: the same link gives the same id."""
+    return f"{kind}:{seed}" + (f":{model}" if model else "")
+
+
+# -- predict the alignment ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AlignmentPair:
+    """A sentence pair as gold-set tokens; sure ⊆ possible, links (English i, French k), 0-indexed."""
+    english: tuple[str, ...]
+    french: tuple[str, ...]
+    sure: frozenset
+    possible: frozenset
+    origin: str
+
+
+def _curated(english: str, french: str, sure: set, possible: set = frozenset()) -> AlignmentPair:
+    return AlignmentPair(tuple(english.split()), tuple(french.split()), frozenset(sure),
+                         frozenset(set(sure) | set(possible)), "curated: the shipped RNNsearch translates it so")
+
+
+# Each French side is the shipped RNNsearch's greedy translation (python -m model.translate
+# --checkpoint checkpoints/rnnsearch), token for token; links written by hand in the Hansards
+# set's convention (a French auxiliary with no English word of its own is a possible link).
+CURATED = (
+    _curated("The European Parliament adopted the new economic policy .",
+             "Le Parlement européen a adopté la nouvelle politique économique .",
+             {(0, 0), (2, 1), (1, 2), (3, 4), (4, 5), (5, 6), (7, 7), (6, 8), (8, 9)}, {(3, 3)}),
+    _curated("Where is the train station ?", "Où est la gare ?",
+             {(0, 0), (1, 1), (2, 2), (3, 3), (4, 3), (5, 4)}),
+    _curated("I would like a cup of coffee , please .", "Je voudrais une tasse de café , je vous prie .",
+             {(0, 0), (1, 1), (2, 1), (3, 2), (4, 3), (5, 4), (6, 5), (7, 6), (8, 9), (9, 10)},
+             {(8, 7), (8, 8)}),
+)
+MAX_WORDS = 10  # a pair a student can mark in a minute
+
+
+def alignment_pool(gold_pairs: list | None) -> list[AlignmentPair]:
+    """The curated pairs, then the Hansards test pairs of 5 to MAX_WORDS tokens a side (each
+    English sentence once)."""
+    pool, seen = list(CURATED), set()
+    for n, p in enumerate(gold_pairs or []):
+        key = " ".join(p.english)
+        if 5 <= len(p.english) <= MAX_WORDS and 5 <= len(p.french) <= MAX_WORDS and key not in seen:
+            seen.add(key)
+            pool.append(AlignmentPair(tuple(p.english), tuple(p.french), frozenset(p.sure), frozenset(p.possible),
+                                      f"Hansards test sentence {n + 1}"))
+    return pool
+
+
+def alignment_exercise(seed: int, gold_pairs: list | None) -> AlignmentPair:
+    pool = alignment_pool(gold_pairs)
+    return pool[seed % len(pool)]
+
+
+@dataclass(frozen=True)
+class AlignmentScore:
+    aer: float
+    precision: float
+    recall: float
+    model_agreement: float  # share of French words whose model link the student also marked
+    missed: frozenset       # sure gold links the student did not mark
+    wrong: frozenset        # marked links outside the possible gold
+
+
+def score_alignment(marks: set, pair: AlignmentPair, model_links: set) -> AlignmentScore:
+    result = alignment_error_rate([set(marks)], [set(pair.sure)], [set(pair.possible)])
+    agreement = len(set(marks) & set(model_links)) / max(1, len(model_links))
+    return AlignmentScore(result["aer"], result["precision"], result["recall"], agreement,
+                          frozenset(pair.sure - set(marks)), frozenset(set(marks) - pair.possible))
+
+
+def differences(marks: set, model_links: set) -> list[int]:
+    """French words whose model link the student did not mark."""
+    return sorted(k for i, k in model_links if (i, k) not in marks)
+
+
+# -- compute one step by hand ------------------------------------------------------------------------
+SCORES = {
+    "dot": "Luong dot (eq. 8): e_j = s^T h_j",
+    "general": "Luong general (eq. 8): e_j = s^T W_a h_j",
+    "additive": "Bahdanau additive (eq. 6): e_j = v_a^T tanh(W_a s + U_a h_j)",
+}
+
+
+@dataclass
+class StepExercise:
+    """A query s (hidden,), keys = values h_j (words x hidden) as in the RNN models (the same
+    annotation vectors, h_j or the Luong models' h̄_j = W_m h_j, are scored and averaged), and the score's parameters:
+    W_g (hidden x hidden) for general; the worked example's W, v for additive."""
+    score: str
+    inputs: WorkedInputs
+    general_weights: np.ndarray | None = None
+
+    @property
+    def words(self) -> int:
+        return self.inputs.annotations.shape[0]
+
+    def solution(self) -> AttentionSteps:
+        if self.score == "dot":
+            return dot_attention(self.inputs)
+        if self.score == "general":
+            return general_attention(self.inputs, self.general_weights)
+        return additive_attention(self.inputs)
+
+
+def step_exercise(seed: int) -> StepExercise:
+    """Seed → a score and its numbers: 3 or 4 keys; hidden size 3 (dot, general) or 2
+    (additive, with an alignment layer of 2 units), so it can be done on paper."""
+    rng = np.random.default_rng(seed)
+    score = ("dot", "general", "additive")[seed % 3]
+    words = int(rng.integers(3, 5))
+    hidden = 2 if score == "additive" else 3
+    inputs = random_inputs(seed, words=words, hidden=hidden, alignment=2)
+    general = np.round(rng.uniform(-1.0, 1.0, size=(hidden, hidden)), 1) if score == "general" else None
+    return StepExercise(score, inputs, general)
+
+
+@dataclass(frozen=True)
+class StepCheck:
+    """Per part, one flag per number: True where it is within TOLERANCE of the solution."""
+    energies: np.ndarray
+    weights: np.ndarray
+    context: np.ndarray
+
+    @property
+    def right(self) -> bool:
+        return bool(self.energies.all() and self.weights.all() and self.context.all())
+
+    def wrong_parts(self) -> list[str]:
+        return [name for name, ok in (("e", self.energies), ("α", self.weights), ("c", self.context)) if not ok.all()]
+
+
+def check_step(exercise: StepExercise, energies, weights, context, tolerance: float = TOLERANCE) -> StepCheck:
+    """Each number the student entered against the solution; a missing number (None or NaN) is wrong."""
+    truth = exercise.solution()
+
+    def close(given, expected) -> np.ndarray:
+        expected = np.asarray(expected, dtype=float).reshape(-1)
+        given = np.array([np.nan if g is None else g for g in given], dtype=float).reshape(-1)
+        if given.shape != expected.shape:
+            return np.zeros(expected.shape, dtype=bool)
+        return np.abs(given - expected) <= tolerance  # NaN compares False
+    return StepCheck(close(energies, truth.energies), close(weights, truth.weights), close(context, truth.context))
+
+
+# -- which mechanism drew this? ----------------------------------------------------------------------
+MECHANISMS = {  # the zoo's models with attention, named as a student would choose
+    "luong-dot": "dot (Luong)",
+    "luong-general": "general (Luong)",
+    "luong-concat": "concat (Luong)",
+    "rnnsearch": "additive (Bahdanau, RNNsearch)",
+    "luong-local": "local-p (Luong)",
+    "transformer": "a Transformer layer (heads averaged)",
+}
+TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = W_m h_j (model/decoders.py)
+    "luong-local": "**local-p** predicts a centre p_i at each step (Luong eq. 9) and weighs the positions around it with "
+                   "a Gaussian over a window of 2D+1 positions (eq. 10, D = 10 in the shipped model): the heatmap shows "
+                   "the weights renormalised over that window, so every cell outside it is exactly 0, and a long "
+                   "sentence shows white corners.",
+    "rnnsearch": "**RNNsearch** (additive) scores with a small tanh network, v_a^T tanh(W_a s_{i−1} + U_a h_j), and "
+                 "reads s_{i−1}, the state *before* the word is written (Bahdanau eq. 6): row i is the attention used "
+                 "to choose word i. Like every global model, it gives every source word some weight.",
+    "luong-dot": "**dot** is global (every source word gets some weight) and scores e_ij = s_i^T h̄_j with s_i, the "
+                 "state *after* the decoder's step (Luong eq. 8). In our Luong models h̄_j = W_m h_j, a learned "
+                 "matrix that maps the bidirectional annotations to the decoder's size, so dot too learns its score "
+                 "through W_m. From a heatmap alone it is hard to tell from general and concat.",
+    "luong-general": "**general** is global and scores s_i^T W_a h̄_j (Luong eq. 8), with h̄_j = W_m h_j in our models: "
+                     "the same family of scores as our dot, with W_a's extra parameters. One heatmap rarely tells it "
+                     "from dot or concat.",
+    "luong-concat": "**concat** is global and scores v_a^T tanh(W_a [s_i ; h̄_j]) (Luong eq. 8): Bahdanau's additive "
+                    "score up to a bias, but on s_i, the state after the step. One heatmap rarely tells it from dot "
+                    "or general.",
+    "transformer": "**A Transformer layer** has several heads with their own projections; the app shows the "
+                   "layer's heads averaged, and each target position attends from its own query "
+                   "(q_i = W^Q s_i, scaled by 1/√d_k, Vaswani eq. 1), with no recurrent state carrying the position.",
+}
+
+
+def which_exercise(seed: int, models: list[str], sentences: list[str]) -> tuple[str, str]:
+    """Seed → (model, sentence) among the models given (those of MECHANISMS that are loaded)."""
+    models = [m for m in MECHANISMS if m in models]
+    if not models or not sentences:
+        raise ValueError("no model with attention or no sentence to draw from")
+    rng = np.random.default_rng(seed)
+    return models[int(rng.integers(len(models)))], sentences[int(rng.integers(len(sentences)))]
+
+
+# -- the teacher's summary ---------------------------------------------------------------------------
+@dataclass
+class ExerciseSummary:
+    """One exercise's answers. answers: every answer stored (all attempts); students: distinct
+    sessions; correct: students whose last answer is right; choices: the last answers' labels
+    counted; mistakes: the last answers' mistakes counted; marks: for ``align``, how many
+    students marked each (English i, French k) link."""
+    exercise: str
+    answers: int = 0
+    students: int = 0
+    correct: int = 0
+    choices: Counter = field(default_factory=Counter)
+    mistakes: Counter = field(default_factory=Counter)
+    marks: Counter = field(default_factory=Counter)
+
+    @property
+    def most_common_mistake(self) -> tuple[str, int] | None:
+        return self.mistakes.most_common(1)[0] if self.mistakes else None
+
+
+def answer_record(label: str, correct: bool | None, mistakes: list[str], marks: set | None = None) -> dict:
+    """What a student's answer is stored as: a label (their choice, or their result), the
+    mistakes found, and their links for an alignment."""
+    record = {"label": label[:80], "mistakes": [m[:80] for m in mistakes[:40]], "correct": correct}
+    if marks is not None:
+        record["marks"] = sorted([int(i), int(k)] for i, k in marks)
+    return record
+
+
+def class_summary(stored: list) -> dict[str, ExerciseSummary]:
+    """Per exercise, from the store's answers (oldest first; each has exercise, session,
+    answer, correct): a student's last answer is the one counted."""
+    summaries: dict[str, ExerciseSummary] = {}
+    last: dict[tuple[str, str], object] = {}
+    for a in stored:
+        summaries.setdefault(a.exercise, ExerciseSummary(a.exercise)).answers += 1
+        last[(a.exercise, a.session)] = a
+    for (exercise, _), a in last.items():
+        s = summaries[exercise]
+        s.students += 1
+        s.correct += bool(a.correct)
+        answer = a.answer if isinstance(a.answer, dict) else {}
+        s.choices[str(answer.get("label", "?"))] += 1
+        s.mistakes.update(str(m) for m in answer.get("mistakes", []))
+        s.marks.update((int(i), int(k)) for i, k in answer.get("marks", []))
+    return summaries
+
+
+def marks_matrix(marks: Counter, students: int, english: int, french: int) -> np.ndarray:
+    """The class's alignment: share of students linking French word k (rows) to English word i."""
+    m = np.zeros((french, english))
+    for (i, k), n in marks.items():
+        if 0 <= i < english and 0 <= k < french:
+            m[k, i] = n / max(1, students)
+    return m

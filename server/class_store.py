@@ -1,0 +1,403 @@
+"""The class store: the one place a visitor's click is written down.
+
+A teacher opens a *class* (a short code); while it is open, students' answers to the
+Exercises page are stored in it, anonymously (a random id per browser session), and the
+teacher's *Send to class* and *Reveal* are kept there for every following session to read.
+Nothing else a visitor does is written anywhere.
+
+One code path for two databases, through SQLAlchemy Core (2.x) with psycopg 3 for
+PostgreSQL: the SQL is written once, as Python expressions, and SQLAlchemy speaks each
+dialect, pools connections across the server's threads and gives one exception hierarchy.
+
+- **SQLite** (the default; ``settings.class_db()``): one file, WAL journal (readers never
+  wait for the writer), a busy timeout, and every writing transaction ``BEGIN IMMEDIATE`` (it
+  takes the write lock before reading, so a read-then-write never fails with "database is
+  locked" when another thread or process writes alongside). Safe for several server processes
+  on one machine (the lecture setup behind HAProxy).
+- **PostgreSQL** (``ATTN_EXPLORER_CLASS_DB=postgresql://…``): for servers on several machines.
+
+Bounded: an answer is at most ``MAX_ANSWER_BYTES`` of JSON; a session answers one exercise at
+most ``MAX_ATTEMPTS`` times (a unique (class, exercise, session, attempt) key enforces it in
+the database, whichever process writes); a class holds at most ``MAX_EXERCISES`` exercises and
+``MAX_CLASS_ANSWERS`` answers; a class refuses answers ``settings.class_hours()`` after it opens
+and is deleted, answers and all, by the next :meth:`ClassStore.purge_expired`.
+
+The teacher is whoever holds the key: ``ATTN_EXPLORER_TEACHER_KEY`` if the server was started
+with it, else one generated the first time a store is used and kept in the store, so that
+every process on one store has the same key (each prints it at start-up). Every call that
+only the teacher may make takes the key and checks it here, whatever the page does.
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+import streamlit as st
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+
+from server import settings
+
+MAX_ANSWER_BYTES = 4096      # an alignment of 30 x 30 words is well under this
+MAX_ATTEMPTS = 3             # answers per session and exercise (a student may change their mind twice)
+MAX_EXERCISES = 100          # distinct exercises per class
+MAX_CLASS_ANSWERS = 20_000   # a lecture hall of 300 answering 60 exercises
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed from a projector
+CODE_LENGTH = 6
+EXERCISE_ID = re.compile(r"^[a-z0-9][a-z0-9:._-]{0,63}$")
+SESSION_ID = re.compile(r"^[0-9a-f]{8,32}$")
+
+metadata = sa.MetaData()
+classes = sa.Table(
+    "classes", metadata,
+    sa.Column("code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("opened_at", sa.Float, nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("closed", sa.Boolean, nullable=False, default=False),
+    # what the teacher sent to the class: a page and its link's parameters; a version that
+    # every send or reveal raises, so a following session sees a change by one number
+    sa.Column("follow_version", sa.Integer, nullable=False, default=0),
+    sa.Column("follow_page", sa.String(64)),
+    sa.Column("follow_params", sa.Text),
+    sa.Column("revealed", sa.String(64)),
+)
+answers = sa.Table(
+    "answers", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("class_code", sa.String(CODE_LENGTH), nullable=False, index=True),
+    sa.Column("exercise", sa.String(64), nullable=False),
+    sa.Column("session", sa.String(32), nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("answer", sa.Text, nullable=False),
+    sa.Column("correct", sa.Boolean),
+    sa.Column("answered_at", sa.Float, nullable=False),
+    sa.UniqueConstraint("class_code", "exercise", "session", "attempt", name="one_answer_per_attempt"),
+)
+meta = sa.Table(
+    "meta", metadata,
+    sa.Column("name", sa.String(32), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+
+class StoreUnavailable(RuntimeError):
+    """The database cannot be reached: exercises still work, without a class."""
+
+
+class NotTeacher(PermissionError):
+    """A call only the teacher may make, made without the teacher's key."""
+
+
+class AnswerRefused(ValueError):
+    """An answer that is not stored, with the reason a student can read."""
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    code: str
+    opened_at: float
+    expires_at: float
+    closed: bool
+
+    @property
+    def open(self) -> bool:
+        return not self.closed and time.time() < self.expires_at
+
+
+@dataclass(frozen=True)
+class FollowState:
+    """What the teacher last sent: a page (its url path) with its link's parameters, and the
+    exercise whose answer is revealed (None: none). ``version`` grows with every change."""
+    code: str
+    version: int
+    page: str | None
+    params: dict
+    revealed: str | None
+    open: bool
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    exercise: str
+    session: str
+    attempt: int
+    answer: dict
+    correct: bool | None
+    answered_at: float
+
+
+def engine_for(url: str) -> sa.Engine:
+    """A pooled engine; SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE for writes."""
+    if url.startswith(("postgresql://", "postgres://")):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]  # psycopg 3, whatever SQLAlchemy's default
+    if not url.startswith("sqlite"):
+        return sa.create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=24, pool_timeout=10,
+                                connect_args={"connect_timeout": 3})
+    path = sa.engine.make_url(url).database
+    if path and path != ":memory:":
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # the first connection says so, as StoreUnavailable
+    engine = sa.create_engine(url, pool_size=8, max_overflow=24, pool_timeout=10,
+                              connect_args={"timeout": 15, "check_same_thread": False})
+
+    @sa.event.listens_for(engine, "connect")
+    def _sqlite_connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # SQLAlchemy's "begin" event below issues BEGIN itself
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # WAL's usual setting: durable at each checkpoint
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _sqlite_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
+    return engine
+
+
+class ClassStore:
+    """Classes, their answers and what the teacher sent, in one database (see the module)."""
+
+    def __init__(self, url: str, hours: float = 4.0, teacher_key: str | None = None):
+        self.url = url
+        self.hours = hours
+        self._given_key = teacher_key
+        self._broken: str | None = None  # why the URL gives no engine (a typo, a missing driver)
+        try:
+            self.engine = engine_for(url)
+        except (SQLAlchemyError, ImportError, ValueError) as e:
+            self.engine, self._broken = None, f"ATTN_EXPLORER_CLASS_DB is not usable ({type(e).__name__}: {e})"
+        self._schema_ready = False
+        self._schema_lock = threading.Lock()
+
+    @property
+    def kind(self) -> str:
+        return self.engine.dialect.name if self.engine is not None else "none"  # "sqlite" or "postgresql"
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _ensure_schema(self) -> None:
+        if self._schema_ready:
+            return
+        with self._schema_lock:
+            if self._schema_ready:
+                return
+            try:
+                metadata.create_all(self.engine)
+            except SQLAlchemyError as e:
+                if "already exists" not in str(e) and not isinstance(e, IntegrityError):
+                    raise  # the database is unreachable: no second wait
+                metadata.create_all(self.engine)  # another process created them alongside: look again
+            self._schema_ready = True
+
+    def _connect(self, write: bool = False):
+        """A transaction (BEGIN IMMEDIATE on SQLite when ``write``); StoreUnavailable when the
+        database cannot be reached."""
+        if self.engine is None:
+            raise StoreUnavailable(self._broken)
+        try:
+            self._ensure_schema()
+            conn = self.engine.connect()
+        except SQLAlchemyError as e:
+            raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {type(e).__name__}") from e
+        return conn.execution_options(write=True) if write else conn
+
+    def _run(self, work, write: bool = False):
+        """``work(conn)`` in one transaction; database errors become StoreUnavailable."""
+        conn = self._connect(write)
+        try:
+            with conn, conn.begin():
+                return work(conn)
+        except (AnswerRefused, NotTeacher, IntegrityError):
+            raise
+        except DBAPIError as e:
+            raise StoreUnavailable(f"the class store ({self.kind}) failed: {type(e).__name__}") from e
+
+    # -- the teacher's key ------------------------------------------------------------------------
+    def teacher_key(self) -> str:
+        """The key: the one the server was started with, else the store's own (made once)."""
+        if self._given_key:
+            return self._given_key
+
+        def read_or_make(conn):
+            row = conn.execute(sa.select(meta.c.value).where(meta.c.name == "teacher_key")).first()
+            if row:
+                return row.value
+            key = secrets.token_urlsafe(9)
+            conn.execute(meta.insert().values(name="teacher_key", value=key))
+            return key
+        try:
+            return self._run(read_or_make, write=True)
+        except IntegrityError:  # another process made it first (PostgreSQL): read theirs
+            return self._run(read_or_make)
+
+    def is_teacher(self, key: str | None) -> bool:
+        return bool(key) and hmac.compare_digest(str(key).encode(), self.teacher_key().encode())
+
+    def _check_teacher(self, key: str | None) -> None:
+        if not self.is_teacher(key):
+            raise NotTeacher("only the teacher (who holds the server's teacher key) may do this")
+
+    # -- classes -------------------------------------------------------------------------------------
+    def open_class(self, key: str | None) -> ClassInfo:
+        self._check_teacher(key)
+        self.purge_expired()
+        now = time.time()
+        for _ in range(5):  # a new random code; another class may hold it (1 in a billion)
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            info = ClassInfo(code, now, now + self.hours * 3600, False)
+            try:
+                row = dict(code=code, opened_at=now, expires_at=info.expires_at, closed=False, follow_version=0)
+                self._run(lambda conn, row=row: conn.execute(classes.insert().values(**row)), write=True)
+                return info
+            except IntegrityError:
+                continue
+        raise StoreUnavailable("could not draw a free class code")
+
+    def close_class(self, key: str | None, code: str) -> None:
+        self._check_teacher(key)
+        self._run(lambda conn: conn.execute(classes.update().where(classes.c.code == code).values(closed=True)),
+                  write=True)
+
+    def class_info(self, code: str | None) -> ClassInfo | None:
+        """The class with this code (open, closed or expired), or None."""
+        code = normalise_code(code)
+        if not code:
+            return None
+        row = self._run(lambda conn: conn.execute(sa.select(classes).where(classes.c.code == code)).first())
+        return ClassInfo(row.code, row.opened_at, row.expires_at, bool(row.closed)) if row else None
+
+    def purge_expired(self) -> int:
+        """Delete the classes past their hours, with their answers; returns how many."""
+        now = time.time()
+
+        def purge(conn):
+            old = sa.select(classes.c.code).where(classes.c.expires_at < now)
+            conn.execute(answers.delete().where(answers.c.class_code.in_(old)))
+            return conn.execute(classes.delete().where(classes.c.expires_at < now)).rowcount
+        return self._run(purge, write=True)
+
+    # -- answers -------------------------------------------------------------------------------------
+    def submit(self, code: str, exercise: str, session: str, answer: dict, correct: bool | None) -> int:
+        """Store one student's answer to an exercise of an open class; returns its attempt
+        number (1…MAX_ATTEMPTS). AnswerRefused, with a reason, for anything not stored."""
+        code = normalise_code(code)
+        if not EXERCISE_ID.match(exercise or "") or not SESSION_ID.match(session or ""):
+            raise AnswerRefused("this answer does not name a valid exercise and session")
+        try:
+            text = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError):
+            raise AnswerRefused("this answer is not plain data") from None
+        if len(text.encode("utf-8")) > MAX_ANSWER_BYTES:
+            raise AnswerRefused(f"this answer is larger than {MAX_ANSWER_BYTES} bytes, so it is not stored")
+
+        def insert(conn):
+            info = conn.execute(sa.select(classes.c.closed, classes.c.expires_at)
+                                .where(classes.c.code == code)).first()
+            if info is None:
+                raise AnswerRefused(f"there is no class {code}")
+            if info.closed or time.time() >= info.expires_at:
+                raise AnswerRefused(f"class {code} is closed, so answers are no longer collected")
+            mine = (answers.c.class_code == code) & (answers.c.exercise == exercise) & (answers.c.session == session)
+            attempt = conn.execute(sa.select(sa.func.count()).select_from(answers).where(mine)).scalar_one() + 1
+            if attempt > MAX_ATTEMPTS:
+                raise AnswerRefused(f"you have answered this exercise {MAX_ATTEMPTS} times already; "
+                                    "your last answer is the one counted")
+            in_class = answers.c.class_code == code
+            total, kinds = conn.execute(sa.select(sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise)))
+                                        .where(in_class)).one()
+            new_exercise = attempt == 1 and not conn.execute(
+                sa.select(answers.c.id).where(in_class & (answers.c.exercise == exercise)).limit(1)).first()
+            if total >= MAX_CLASS_ANSWERS or (new_exercise and kinds >= MAX_EXERCISES):
+                raise AnswerRefused(f"class {code} is full: ask the teacher to open a new class")
+            conn.execute(answers.insert().values(class_code=code, exercise=exercise, session=session, attempt=attempt,
+                                                 answer=text, correct=correct, answered_at=time.time()))
+            return attempt
+        for _ in range(3):
+            try:
+                return self._run(insert, write=True)
+            except IntegrityError:
+                continue  # the same session answered twice at once (two tabs): count again
+        raise AnswerRefused("this answer collided with another from the same session; try again")
+
+    def summary(self, key: str | None, code: str) -> list[StoredAnswer]:
+        """Every answer of the class, oldest first: for the teacher's key only."""
+        self._check_teacher(key)
+        code = normalise_code(code)
+        rows = self._run(lambda conn: conn.execute(
+            sa.select(answers).where(answers.c.class_code == code).order_by(answers.c.id)).all())
+        return [StoredAnswer(r.exercise, r.session, r.attempt, json.loads(r.answer), r.correct, r.answered_at)
+                for r in rows]
+
+    # -- follow the teacher ------------------------------------------------------------------------
+    def send(self, key: str | None, code: str, page: str, params: dict) -> int:
+        """Put a page and its parameters on every following screen; returns the new version."""
+        self._check_teacher(key)
+        text = json.dumps({str(k): str(v) for k, v in params.items()}, ensure_ascii=False)
+        if len(text.encode("utf-8")) > MAX_ANSWER_BYTES:
+            raise AnswerRefused("the page's link is too long to send")
+        return self._bump(code, follow_page=str(page)[:64], follow_params=text, revealed=None)
+
+    def reveal(self, key: str | None, code: str, exercise: str) -> int:
+        """Show the answer of ``exercise`` on every following screen; returns the new version."""
+        self._check_teacher(key)
+        if not EXERCISE_ID.match(exercise or ""):
+            raise AnswerRefused("not an exercise")
+        return self._bump(code, revealed=exercise)
+
+    def _bump(self, code: str, **values) -> int:
+        code = normalise_code(code)
+
+        def bump(conn):
+            done = conn.execute(classes.update().where(classes.c.code == code)
+                                .values(follow_version=classes.c.follow_version + 1, **values))
+            if not done.rowcount:
+                raise AnswerRefused(f"there is no class {code}")
+            return conn.execute(sa.select(classes.c.follow_version).where(classes.c.code == code)).scalar_one()
+        return self._run(bump, write=True)
+
+    def follow(self, code: str | None) -> FollowState | None:
+        """What a following session shows: one primary-key read, made every poll."""
+        code = normalise_code(code)
+        if not code:
+            return None
+        row = self._run(lambda conn: conn.execute(
+            sa.select(classes.c.follow_version, classes.c.follow_page, classes.c.follow_params, classes.c.revealed,
+                      classes.c.closed, classes.c.expires_at).where(classes.c.code == code)).first())
+        if row is None:
+            return None
+        return FollowState(code, row.follow_version, row.follow_page, json.loads(row.follow_params or "{}"),
+                           row.revealed, not row.closed and time.time() < row.expires_at)
+
+
+def normalise_code(code: str | None) -> str:
+    """A class code as typed ("abc 234" → "ABC234"); "" for anything that cannot be one."""
+    code = re.sub(r"[\s-]", "", str(code or "")).upper()
+    return code if len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET) else ""
+
+
+def new_session_id() -> str:
+    """The anonymous id of one browser session's answers: random, never a name."""
+    return secrets.token_hex(8)
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str, hours: float, key: str | None) -> ClassStore:
+    return ClassStore(url, hours, key)
+
+
+def class_store() -> ClassStore:
+    """This process's store (one engine and pool, shared by every session), as configured now."""
+    return _store(settings.class_db(), settings.class_hours(), settings.teacher_key())
+
+
+__all__ = ["ClassStore", "ClassInfo", "FollowState", "StoredAnswer", "StoreUnavailable", "NotTeacher", "AnswerRefused",
+           "class_store", "normalise_code", "new_session_id", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS"]

@@ -1,0 +1,206 @@
+"""The class store (server/class_store.py) on SQLite and on a real, throwaway PostgreSQL
+cluster (conftest.postgres_url): answers from many threads at once, its bounds, expiry, the
+teacher's key, following the teacher, and a database that is down."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from server.class_store import (AnswerRefused, answers, ClassStore, MAX_ANSWER_BYTES, MAX_ATTEMPTS, new_session_id,
+                                NotTeacher, normalise_code, StoreUnavailable)
+
+KEY = "teacher-secret"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def store(store_url):
+    s = ClassStore(store_url, hours=1, teacher_key=KEY)
+    yield s
+    s.engine.dispose()
+
+
+def rows(store) -> int:
+    store._ensure_schema()
+    with store.engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.count()).select_from(answers)).scalar_one()
+
+
+def test_thirty_threads_of_ten_answers_lose_nothing(store_url):
+    """30 students answer 10 exercises each, all at once, through two stores on one database
+    (two server processes): 300 rows, and the teacher's summary counts exactly 300."""
+    from model.exercises import class_summary
+    stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
+    code = stores[0].open_class(KEY).code
+    start, errors = threading.Barrier(30), []
+
+    def student(k: int):
+        store, session = stores[k % 2], new_session_id()
+        start.wait()
+        for n in range(10):
+            try:
+                store.submit(code, f"step:{n}", session, {"weights": [0.1 * k, 0.2, n]}, correct=k % 3 == 0)
+            except Exception as e:  # noqa: BLE001 - every failure is counted, none may happen
+                errors.append(repr(e))
+    threads = [threading.Thread(target=student, args=(k,)) for k in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == []
+    stored = stores[1].summary(KEY, code)
+    assert len(stored) == 300 and len({(a.session, a.exercise) for a in stored}) == 300
+    summary = class_summary(stored)
+    assert sum(s.answers for s in summary.values()) == 300
+    assert all(s.answers == 30 and s.correct == 10 for s in summary.values()) and len(summary) == 10
+    for s in stores:
+        s.engine.dispose()
+
+
+def test_no_open_class_writes_nothing(store):
+    before = rows(store)
+    session = new_session_id()
+    for code in ("", "NOPE22", "ABCDEF"):
+        with pytest.raises(AnswerRefused):
+            store.submit(code, "align:3", session, {"marks": [[0, 0]]}, True)
+    closed = store.open_class(KEY).code
+    store.close_class(KEY, closed)
+    with pytest.raises(AnswerRefused, match="closed"):
+        store.submit(closed, "align:3", session, {"marks": [[0, 0]]}, True)
+    assert rows(store) == before
+
+
+def test_an_expired_class_refuses_answers_then_is_deleted(store_url):
+    store = ClassStore(store_url, hours=0.5 / 3600, teacher_key=KEY)  # half a second
+    code = store.open_class(KEY).code
+    session = new_session_id()
+    assert store.submit(code, "which:1", session, {"choice": "dot"}, False) == 1
+    time.sleep(0.7)
+    assert not store.class_info(code).open
+    with pytest.raises(AnswerRefused, match="closed"):
+        store.submit(code, "which:1", session, {"choice": "dot"}, False)
+    assert store.purge_expired() >= 1
+    assert store.class_info(code) is None
+    with store.engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(answers)
+                            .where(answers.c.class_code == code)).scalar_one() == 0
+    store.engine.dispose()
+
+
+def test_answers_are_bounded(store):
+    code = store.open_class(KEY).code
+    session = new_session_id()
+    with pytest.raises(AnswerRefused, match=f"{MAX_ANSWER_BYTES} bytes"):
+        store.submit(code, "align:1", session, {"marks": "x" * MAX_ANSWER_BYTES}, None)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        assert store.submit(code, "align:1", session, {"marks": [[attempt, 0]]}, False) == attempt
+    with pytest.raises(AnswerRefused, match="already"):
+        store.submit(code, "align:1", session, {"marks": [[0, 0]]}, True)
+    for exercise, who in (("Bad id!", session), ("align:1", "not-hex"), ("x" * 80, session)):
+        with pytest.raises(AnswerRefused):
+            store.submit(code, exercise, who, {}, None)
+    assert len(store.summary(KEY, code)) == MAX_ATTEMPTS
+
+
+def test_without_the_key_nothing_of_the_teachers(store):
+    code = store.open_class(KEY).code
+    store.submit(code, "which:2", new_session_id(), {"choice": "general"}, True)
+    for key in (None, "", "teacher", KEY + " ", KEY.upper()):
+        with pytest.raises(NotTeacher):
+            store.open_class(key)
+        with pytest.raises(NotTeacher):
+            store.summary(key, code)
+        with pytest.raises(NotTeacher):
+            store.send(key, code, "exercises", {"ex": "which", "seed": "2"})
+        with pytest.raises(NotTeacher):
+            store.reveal(key, code, "which:2")
+        with pytest.raises(NotTeacher):
+            store.close_class(key, code)
+    assert store.class_info(code).open and store.follow(code).version == 0
+
+
+def test_following_the_teacher(store):
+    code = store.open_class(KEY).code
+    assert store.follow(code.lower()).page is None
+    v1 = store.send(KEY, code, "step-through", {"text": "Où est la gare ?", "model": "rnnsearch", "step": 3})
+    state = store.follow(code)
+    assert (state.version, state.page, state.params, state.revealed) == (
+        v1, "step-through", {"text": "Où est la gare ?", "model": "rnnsearch", "step": "3"}, None)
+    v2 = store.reveal(KEY, code, "align:7")
+    assert store.follow(code).revealed == "align:7" and v2 == v1 + 1
+    store.send(KEY, code, "exercises", {"ex": "step", "seed": "4"})
+    assert store.follow(code).revealed is None  # a new exercise starts unrevealed
+    store.close_class(KEY, code)
+    assert not store.follow(code).open
+    assert store.follow("ZZZZZZ") is None and store.follow("bad") is None
+
+
+def test_a_generated_key_is_shared_by_every_process_on_the_store(store_url):
+    first, second = ClassStore(store_url), ClassStore(store_url)
+    key = first.teacher_key()
+    assert len(key) >= 12 and second.teacher_key() == key and second.is_teacher(key)
+    assert not second.is_teacher(key[:-1]) and ClassStore(store_url, teacher_key="given").teacher_key() == "given"
+    for s in (first, second):
+        s.engine.dispose()
+
+
+def test_a_store_that_is_down_says_so(tmp_path):
+    down = ClassStore("postgresql://postgres@127.0.0.1:9/nowhere", teacher_key=KEY)
+    with pytest.raises(StoreUnavailable):
+        down.submit("ABCDEF", "align:1", new_session_id(), {}, None)
+    with pytest.raises(StoreUnavailable):
+        down.follow("ABCDEF")
+    with pytest.raises(StoreUnavailable, match="ATTN_EXPLORER_CLASS_DB"):
+        ClassStore("nosuchdb://x/y", teacher_key=KEY).submit("ABCDEF", "align:1", new_session_id(), {}, None)
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    with pytest.raises(StoreUnavailable):
+        ClassStore(f"sqlite:///{blocked / 'classes.sqlite3'}", teacher_key=KEY).follow("ABCDEF")
+
+
+def test_class_codes_as_typed():
+    assert normalise_code(" abc-234 ") == "ABC234" and normalise_code("ABC23") == "" and normalise_code("ABC10O") == ""
+
+
+WRITER = """
+import sys, threading
+sys.path.insert(0, {root!r})
+from server.class_store import ClassStore, new_session_id
+store = ClassStore({url!r}, teacher_key={key!r})
+errors = []
+def student():
+    session = new_session_id()
+    for n in range(10):
+        try:
+            store.submit({code!r}, f"which:{{n}}", session, {{"label": "dot"}}, False)
+        except Exception as e:
+            errors.append(repr(e))
+threads = [threading.Thread(target=student) for _ in range(8)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(len(errors), errors[:3])
+"""
+
+
+def test_two_server_processes_share_one_sqlite_file(tmp_path):
+    """The lecture setup: separate processes (as behind HAProxy), 8 threads each, one file."""
+    import subprocess
+    import sys
+    from conftest import ROOT
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    store = ClassStore(url, teacher_key=KEY)
+    code = store.open_class(KEY).code
+    script = WRITER.format(root=str(ROOT), url=url, key=KEY, code=code)
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert outputs == ["0 []", "0 []"] and len(store.summary(KEY, code)) == 2 * 8 * 10
+    store.engine.dispose()

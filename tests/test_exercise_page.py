@@ -1,0 +1,237 @@
+"""AppTest of the Exercises page (app_pages/exercises.py) and of a class around it
+(app_pages/class_session.py): each kind checked and revealed, answers counted in a class on a
+real SQLite store, the teacher's live summary, a student who cannot act as the teacher
+whatever the link says, following the teacher, and a store that is down."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_pages.common import EXAMPLES
+from conftest import ROOT
+from model.exercises import alignment_exercise, MECHANISMS, score_alignment, step_exercise, which_exercise
+from model.align import read_gold
+from model.zoo import DISPLAY_NAMES
+from server.class_store import ClassStore
+from server.settings import gold
+
+APP = str(ROOT / "explorer.py")
+KEY = "the-teachers-key"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch, tiny_zoo):
+    """A class store of its own (SQLite in tmp_path) with a known key, and the app pointed at it."""
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", url)
+    monkeypatch.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
+    s = ClassStore(url, teacher_key=KEY)
+    yield s
+    s.engine.dispose()
+
+
+def open_exercise(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page("app_pages/exercises.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def texts(at: AppTest) -> str:
+    return " ".join(str(e.value) for kind in ("markdown", "success", "error", "warning", "info", "caption")
+                    for e in getattr(at, kind))
+
+
+def check(at: AppTest, ex_id: str) -> AppTest:
+    at.button(key=f"ex_check_{ex_id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def mark(at: AppTest, seed: int, links: set) -> None:
+    pair = alignment_exercise(seed, read_gold(gold()))
+    for k in range(len(pair.french)):
+        at.multiselect(key=f"ex_align_{seed}_{k}").set_value(sorted(i for i, kk in links if kk == k))
+
+
+def test_predict_the_alignment_reveals_the_aer_against_gold(tiny_zoo):
+    seed = 1  # Where is the train station ? -> Où est la gare ?
+    pair = alignment_exercise(seed, read_gold(gold()))
+    at = open_exercise(ex="align", seed=str(seed))
+    assert not [m for m in at.metric if m.label == "Your AER against the gold"]  # nothing shown before the check
+    mark(at, seed, set(pair.sure))
+    check(at, f"align:{seed}")
+    assert metric(at, "Your AER against the gold") == "0.000" and metric(at, "Recall") == "1.000"
+    assert at.get_by_key("ex_align_fig") is not None
+    wrong = {(0, 0), (1, 1), (3, 2)}  # the train station's "la" linked to "train"
+    mark(at, seed, wrong)
+    at.run()
+    expected = score_alignment(wrong, pair, set())
+    assert metric(at, "Your AER against the gold") == f"{expected.aer:.3f}" != "0.000"
+    assert "Where the attention differs from you" in texts(at)
+
+
+def test_compute_one_step_accepts_the_right_numbers_and_rejects_a_wrong_alpha(tiny_zoo):
+    seed = 2  # the additive score
+    ex = step_exercise(seed)
+    truth = ex.solution()
+    at = open_exercise(ex="step", seed=str(seed))
+    for part, values in (("e", truth.energies), ("α", truth.weights), ("c", truth.context)):
+        for j, v in enumerate(values.ravel()):
+            at.number_input(key=f"ex_{seed}_{part}{j}").set_value(round(float(v), 2))
+    check(at, f"step:{seed}")
+    assert at.success and "All right" in at.success[0].value and not at.error
+    at.number_input(key=f"ex_{seed}_α1").set_value(round(float(truth.weights.ravel()[1]) + 0.1, 2))
+    check(at, f"step:{seed}")
+    assert at.error and "α_2" in at.error[0].value and "e_" not in at.error[0].value
+    assert "The worked answer" in [e.label for e in at.expander]
+
+
+def test_which_mechanism_reveals_the_model(tiny_zoo):
+    seed = 3
+    at = open_exercise(ex="which", seed=str(seed))
+    options = at.radio(key=f"ex_which_{seed}").options
+    models = [m for m in MECHANISMS if MECHANISMS[m] in options]
+    answer, _ = which_exercise(seed, models, [s for s in EXAMPLES if len(s.split()) <= 12])
+    wrong = next(m for m in models if m != answer)
+    at.radio(key=f"ex_which_{seed}").set_value(wrong)
+    check(at, f"which:{seed}")
+    assert f"No: it is {DISPLAY_NAMES[answer]}." in texts(at)
+    at.radio(key=f"ex_which_{seed}").set_value(answer).run()
+    assert f"Right: it is {DISPLAY_NAMES[answer]}." in texts(at)
+
+
+def answer_which(code: str, seed: int, right: bool) -> None:
+    at = open_exercise(ex="which", seed=str(seed), **{"class": code})
+    options = at.radio(key=f"ex_which_{seed}").options
+    models = [m for m in MECHANISMS if MECHANISMS[m] in options]
+    answer, _ = which_exercise(seed, models, [s for s in EXAMPLES if len(s.split()) <= 12])
+    at.radio(key=f"ex_which_{seed}").set_value(answer if right else next(m for m in models if m != answer))
+    check(at, f"which:{seed}")
+    assert "Counted in class" in texts(at)
+
+
+def test_the_teachers_summary_counts_the_class(store):
+    code = store.open_class(KEY).code
+    for right in (True, False, False):
+        answer_which(code, 5, right)
+    assert len(store.summary(KEY, code)) == 3
+    at = open_exercise(ex="which", seed="5", **{"class": code})
+    at.text_input(key="class_key_box").set_value(KEY)
+    at.button(key="class_sign_in").click().run()
+    assert not at.exception
+    assert metric(at, "Students who answered") == "3" and metric(at, "Right").startswith("1 ")
+    assert f"Class {code}: the answers, live" in [h.value for h in at.subheader]
+    assert "Most common mistake" in texts(at)
+    at.button(key="ex_reveal").click().run()
+    assert store.follow(code).revealed == "which:5"
+
+
+def test_a_student_cannot_act_as_the_teacher_whatever_the_link(store):
+    code = store.open_class(KEY).code
+    at = open_exercise(ex="which", seed="5", **{"class": code, "key": KEY, "teacher": "1", "class_teacher_key": KEY,
+                                                "class_session": "0" * 16})
+    everything = texts(at) + " ".join(h.value for h in at.subheader)
+    assert "the answers, live" not in everything and "Students who answered" not in everything
+    buttons = {b.key for b in at.button}
+    assert not buttons & {"ex_reveal", "class_open", "class_close", "class_send"}
+    at.text_input(key="class_key_box").set_value("guess")
+    at.button(key="class_sign_in").click().run()
+    assert "That is not the teacher key." in texts(at)
+    assert not {b.key for b in at.button} & {"ex_reveal", "class_open", "class_send"}
+    assert store.follow(code).version == 0
+
+
+def test_the_teacher_opens_a_class_and_a_follower_gets_the_page(store):
+    at = open_exercise(ex="step", seed="4")
+    at.text_input(key="class_key_box").set_value(KEY)
+    at.button(key="class_sign_in").click().run()
+    at.button(key="class_open").click().run()
+    assert not at.exception
+    code = at.session_state["class_code"]
+    assert store.class_info(code).open
+    at.button(key="class_send").click().run()
+    sent = store.follow(code)
+    assert sent.page == "exercises" and (sent.params["ex"], sent.params["seed"]) == ("step", "4")
+    student = AppTest.from_file(APP, default_timeout=60)
+    student.query_params.update({"class": code})
+    student.run()  # the class link: the follow fragment reads the teacher's state and opens the teacher's link
+    link = sent_link(student)
+    assert link.startswith("/exercises?") and "ex=step" in link and f"class={code}" in link
+    follower = open_link(link)
+    assert follower.session_state["ex_kind"] == "step" and follower.session_state["ex_seed"] == 4
+    follower.run()
+    assert sent_link(follower) is None  # the teacher's page already: no second opening
+    store.reveal(KEY, code, "step:4")
+    follower.run()
+    assert "The teacher revealed the answer." in texts(follower) and "The worked answer" in [e.label for e in follower.expander]
+    store.send(KEY, code, "step-through", {"text": "1 2 3 4 5", "model": "rnnsearch", "step": "3"})
+    follower.run()
+    stepping = open_link(sent_link(follower))
+    assert stepping.session_state["step_i"] == 3 and stepping.session_state["step_text"] == "1 2 3 4 5"
+
+
+def sent_link(at: AppTest) -> str | None:
+    """The link the follow fragment opens in the browser (window.location.replace), if any."""
+    import json
+    import re
+    for element in at.get("html"):
+        found = re.search(r"location\.replace\((.*)\);", element.proto.body)
+        if found:
+            return json.loads(found.group(1))
+    return None
+
+
+def open_link(link: str) -> AppTest:
+    from urllib.parse import parse_qsl, urlsplit
+    page = {"exercises": "exercises", "step-through": "step_through"}[urlsplit(link).path.strip("/")]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(dict(parse_qsl(urlsplit(link).query)))
+    at.run()
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_store_that_is_down_leaves_the_exercise_working(monkeypatch, tiny_zoo):
+    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", "postgresql://postgres@127.0.0.1:9/nowhere")
+    seed = 0
+    at = open_exercise(ex="step", seed=str(seed), **{"class": "ABCDEF"})
+    for part in ("e", "α"):
+        for j in range(step_exercise(seed).words):
+            at.number_input(key=f"ex_{seed}_{part}{j}").set_value(0.0)
+    check(at, f"step:{seed}")
+    assert at.error and "Not yet" in at.error[0].value  # the exercise still answers
+    assert any("The class is unavailable" in i.value for i in at.info)
+
+
+def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
+    """Three students' links (through the page) become the class heatmap: the share of students
+    per link, beside the model's α and the gold."""
+    import json
+    code = store.open_class(KEY).code
+    seed = 1  # Where is the train station ? -> Où est la gare ?
+    pair = alignment_exercise(seed, read_gold(gold()))
+    for links in (set(pair.sure), set(pair.sure), {(0, 0)}):
+        at = open_exercise(ex="align", seed=str(seed), **{"class": code})
+        mark(at, seed, links)
+        check(at, f"align:{seed}")
+        assert "Counted in class" in texts(at)
+    teacher = open_exercise(ex="align", seed=str(seed), **{"class": code})
+    teacher.text_input(key="class_key_box").set_value(KEY)
+    teacher.button(key="class_sign_in").click().run()
+    assert metric(teacher, "Students who answered") == "3" and metric(teacher, "Right").startswith("2 ")
+    z = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"][0]["z"]
+    from test_teaching import array
+    shares = array(z)
+    assert shares[0, 0] == 1.0 and shares[3, 4] == pytest.approx(2 / 3) and shares[1, 0] == 0.0
+    assert teacher.get_by_key("ex_class_model") is not None
+    assert "Most common mistake" in texts(teacher)

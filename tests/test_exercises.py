@@ -1,0 +1,112 @@
+"""Checking each exercise kind (model/exercises.py): right, wrong, within the tolerance; and
+the teacher's summary of a class's answers."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from model.align import read_gold
+from model.exercises import (alignment_exercise, alignment_pool, answer_record, check_step, class_summary, CURATED,
+                             differences, marks_matrix, MECHANISMS, score_alignment, step_exercise, TOLERANCE,
+                             which_exercise)
+from model.worked_example import general_attention, random_inputs
+from server.settings import gold
+
+
+def test_the_same_seed_is_the_same_exercise():
+    assert step_exercise(5).inputs.annotations.tolist() == step_exercise(5).inputs.annotations.tolist()
+    assert {step_exercise(s).score for s in range(3)} == {"dot", "general", "additive"}
+    assert all(3 <= step_exercise(s).words <= 4 for s in range(20))
+    assert which_exercise(3, list(MECHANISMS), ["a b", "c d"]) == which_exercise(3, list(MECHANISMS), ["a b", "c d"])
+    assert alignment_exercise(0, None) is CURATED[0]
+
+
+def test_the_hansards_pool_is_short_gold_pairs():
+    pairs = read_gold(gold())
+    pool = alignment_pool(pairs)
+    assert len(pool) > len(CURATED) + 20
+    for p in pool[len(CURATED):]:
+        assert 5 <= len(p.english) <= 10 and 5 <= len(p.french) <= 10 and p.sure <= p.possible
+        assert all(i < len(p.english) and k < len(p.french) for i, k in p.possible)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 7])
+def test_compute_one_step_right_within_tolerance_and_wrong(seed):
+    ex = step_exercise(seed)
+    truth = ex.solution()
+    e, a, c = truth.energies.ravel(), truth.weights.ravel(), truth.context.ravel()
+    assert check_step(ex, e, a, c).right
+    assert check_step(ex, np.round(e, 2), np.round(a, 2), np.round(c, 2)).right  # two decimals, as asked
+    near = check_step(ex, e + 0.9 * TOLERANCE, a - 0.9 * TOLERANCE, c)
+    assert near.right
+    wrong_alpha = a.copy()
+    wrong_alpha[1] += 3 * TOLERANCE
+    check = check_step(ex, e, wrong_alpha, c)
+    assert not check.right and check.wrong_parts() == ["α"] and check.weights.tolist().count(False) == 1
+    assert not check.weights[1]
+    missing = check_step(ex, [None] * len(e), a, c)
+    assert not missing.right and not missing.energies.any()
+    assert not check_step(ex, e[:-1], a, c).right  # too few numbers
+
+
+def test_general_score_is_s_W_h():
+    inputs = random_inputs(3, words=3, hidden=3)
+    W = np.arange(9.0).reshape(3, 3) / 10
+    steps = general_attention(inputs, W)
+    expected = [inputs.decoder_state @ W @ h for h in inputs.annotations]
+    assert np.allclose(steps.energies.ravel(), expected) and steps.weights.sum() == pytest.approx(1.0)
+
+
+def test_predict_the_alignment_scores_against_gold_and_model():
+    pair = CURATED[1]  # Where is the train station ? -> Où est la gare ?
+    perfect = score_alignment(set(pair.sure), pair, set(pair.sure))
+    assert perfect.aer == 0 and perfect.model_agreement == 1 and not perfect.missed and not perfect.wrong
+    shifted = {(i, (k + 1) % len(pair.french)) for i, k in pair.sure}
+    bad = score_alignment(shifted, pair, set(pair.sure))
+    assert bad.aer > 0.5 and bad.wrong and bad.missed
+    model_links = {(0, 0), (1, 1), (2, 2), (4, 3), (5, 4)}
+    assert differences({(0, 0), (1, 1)}, model_links) == [2, 3, 4]
+
+
+def test_which_mechanism_draws_only_loaded_models():
+    assert which_exercise(1, ["rnnsearch"], ["x"]) == ("rnnsearch", "x")
+    with pytest.raises(ValueError):
+        which_exercise(1, ["rnnenc"], ["x"])
+
+
+def test_class_summary_counts_last_answers():
+    def answer(session, exercise, label, correct, mistakes=(), marks=None):
+        return SimpleNamespace(session=session, exercise=exercise, correct=correct,
+                               answer=answer_record(label, correct, list(mistakes), marks))
+    stored = [answer("a1", "which:1", "dot (Luong)", False, ["dot (Luong)"]),
+              answer("a1", "which:1", "general (Luong)", True),  # changed their mind: the last one counts
+              answer("b2", "which:1", "dot (Luong)", False, ["dot (Luong)"]),
+              answer("c3", "which:1", "concat (Luong)", False, ["concat (Luong)"]),
+              answer("a1", "align:1", "AER 0.20", False, ["missed Où–Where"], {(0, 0), (1, 1)}),
+              answer("b2", "align:1", "AER 0.00", True, [], {(0, 0)})]
+    summary = class_summary(stored)
+    which = summary["which:1"]
+    assert (which.answers, which.students, which.correct) == (4, 3, 1)
+    assert which.choices == {"general (Luong)": 1, "dot (Luong)": 1, "concat (Luong)": 1}
+    align = summary["align:1"]
+    assert align.marks == {(0, 0): 2, (1, 1): 1} and align.most_common_mistake == ("missed Où–Where", 1)
+    m = marks_matrix(align.marks, align.students, english=3, french=2)
+    assert m.shape == (2, 3) and m[0, 0] == 1.0 and m[1, 1] == 0.5
+
+
+def test_local_p_tell_is_true_of_the_model(tiny_zoo):
+    """TELLS["luong-local"] says every cell outside the window is exactly 0 in the heatmap:
+    the record's weights (what the heatmap draws) on the tiny local-p, over a sentence wider
+    than its window."""
+    from model.checkpoint import load_checkpoint
+    from model.exercises import TELLS
+    from model.search import greedy, prepare_source
+    assert "every cell outside it is exactly 0" in TELLS["luong-local"]
+    model, vocab, _ = load_checkpoint(tiny_zoo / "luong-local")
+    rec = greedy(model, vocab, prepare_source(vocab, "1 2 3 4 5 6 7 8 9 1 2 3"))
+    D = model.cfg.local_window
+    distance = np.abs(np.arange(rec.weights.shape[1])[None, :] - rec.positions[:, None])
+    assert (distance > D).any(), "the sentence must be wider than the window"
+    assert (rec.weights[distance > D] == 0).all() and np.allclose(rec.weights.sum(1), 1)
