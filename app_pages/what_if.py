@@ -16,7 +16,7 @@ from viz.teaching import FORCED, FORCED_ROWS, highlighted_heatmap
 TYPED = -1  # the "type a word" choice in the alternatives list
 
 st.title("What if…")
-st.caption("Change one word of the model's French output and watch it carry on from your choice: the words "
+st.caption("Change one word of the model's output and watch it carry on from your choice: the words "
            "before it stay, your word is forced, and the decoder continues greedily from there.")
 
 text = sentence_input("whatif")
@@ -53,7 +53,7 @@ with c_alt:
     if choice == TYPED:
         typed = st.text_input("Your word(s)", key="whatif_typed", placeholder="e.g. la",
                               help="Split into subword pieces as the model would; every piece is forced.")
-        forced_ids = entry.vocab.encode(typed) if typed.strip() else []
+        forced_ids = entry.vocab.encode_target(typed) if typed.strip() else []
     else:
         forced_ids = [choice]
 if not forced_ids:
