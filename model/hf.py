@@ -219,6 +219,7 @@ class HFSeq2Seq(nn.Module):
             logits = logits.index_fill(-1, torch.tensor(self.banned, device=logits.device), float("-inf"))
         return self.ids.logprobs(F.log_softmax(logits, dim=-1))
 
+    @torch.no_grad()
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[None, Memory, dict]:
         """src: B x S (zoo ids, EOS last, PAD after) -> memory (annotations h_j: B x S x d,
         mask B x S, encoder self-attention B x L_enc x heads x S x S) and the empty cache."""

@@ -44,3 +44,11 @@ def tiny_zoo(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tiny_zoo) -> Path:
     return tiny_zoo / "rnnsearch"
+
+
+@pytest.fixture(scope="session")
+def tiny_hf(tmp_path_factory) -> Path:
+    """A MarianMT made here (``hf_tiny``: random weights, SentencePiece models trained on toy
+    sentences, English → French), saved with ``save_pretrained``: a model "made elsewhere"."""
+    from hf_tiny import tiny_marian
+    return tiny_marian(tmp_path_factory.mktemp("hf") / "tiny-marian")

@@ -525,7 +525,7 @@ def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
     from app_pages import common
     loads = []
     real_load = common.load_zoo
-    monkeypatch.setattr(common, "load_zoo", lambda root: loads.append(root) or real_load(root))
+    monkeypatch.setattr(common, "load_zoo", lambda root, **kw: loads.append(root) or real_load(root, **kw))
     common._load_zoo.clear()
     try:
         server.warm_up()
