@@ -100,6 +100,20 @@ def test_perplexity_pass_agrees_with_forced_decoding(hf):
     assert n == len(trg) + 1 and float(total) == pytest.approx(-rec.token_logprobs.sum(), abs=1e-3)
 
 
+def test_records_unchanged_under_concurrent_callers(hf):
+    """One loaded model serves every session: 4 threads decoding at once (greedy, beam, forced)
+    get exactly the records each gets alone."""
+    from concurrent.futures import ThreadPoolExecutor
+    model, vocab, _ = hf
+    jobs = [(t, beam) for t in (TEXT, *EN[1:4]) for beam in (1, 3)]
+    alone = [translate(model, vocab, t, beam=b) for t, b in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda job: translate(model, vocab, job[0], beam=job[1]), jobs * 2))
+    for a, b in zip(alone * 2, together):
+        assert a.target_ids == b.target_ids and a.source_tokens == b.source_tokens
+        np.testing.assert_array_equal(a.head_weights, b.head_weights)
+
+
 # -- loading ------------------------------------------------------------------------------------
 def test_languages_come_from_the_model(tiny_hf, tmp_path):
     spm_dir = tiny_hf.parent / f"{tiny_hf.name}_spm"
@@ -198,3 +212,14 @@ def test_toy_text_round_trips_through_the_tokenizers(hf, tmp_path):
     ids, spans = vocab.pieces_with_spans(EN[1])
     assert ids == vocab.encode(EN[1]) and spans[-1][1] == len(EN[1])
     assert train_spm(EN, tmp_path / "again").exists()
+
+
+def test_no_transformers_without_a_model_made_elsewhere(tiny_zoo):
+    """The app's start without ATTN_EXPLORER_HF_MODELS never imports transformers (its cold start
+    is unchanged): the zoo, the pages' shared module and the CLIs' modules load without it."""
+    code = ("import sys; from app_pages import common; from model import zoo, search, align, evaluate, translate; "
+            f"entries = zoo.load_zoo({str(tiny_zoo)!r}); assert entries['rnnsearch'].available; "
+            "assert 'transformers' not in sys.modules, 'transformers imported'")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "ATTN_EXPLORER_HF_MODELS"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
