@@ -75,6 +75,7 @@ class HFModelConfig:
     heads: int
     encoder_layers: int
     encoder_heads: int
+    d_model: int
     vocab_size: int                      # in the zoo's ids: the model's vocabulary + the slots it lacks
     shown_layer: int                     # 0-based decoder layer whose cross-attention heads are averaged
     shown_by_aer: float | None = None    # that layer's AER on the Hansards gold; None: the default, not yet scored
@@ -261,7 +262,7 @@ class HFSeq2Seq(nn.Module):
         out = self.hf.get_encoder()(input_ids=self._hf_ids(src), attention_mask=mask.long(), output_attentions=True,
                                     return_dict=True)
         memory = Memory(values=out.last_hidden_state, mask=mask, encoder_attention=torch.stack(out.attentions, 1))
-        d_k = self.hf.config.d_model // self.cfg.heads
+        d_k = self.cfg.d_model // self.cfg.heads
         empty = out.last_hidden_state.new_zeros(src.size(0), self.cfg.heads, 0, d_k)
         return None, memory, {name: empty for n in range(self.cfg.layers) for name in (f"K{n}", f"V{n}")}
 
@@ -429,18 +430,34 @@ def load_hf(spec: str, metrics_root: str | Path | None = None,
                 eos=c.eos_token_id)
     metrics_dir = metrics_folder(spec, metrics_root)
     metrics = read_metrics(metrics_dir)
-    L = c.decoder_layers
-    layer, aer = chosen_layer(metrics) or ((L - 2) % L, None)  # the penultimate until AER chooses
+    L, H, L_enc, H_enc, d_model = sizes(spec, c)
+    chosen = chosen_layer(metrics)
+    layer, aer = chosen if chosen and chosen[0] < L else ((L - 2) % L, None)  # the penultimate until AER chooses
     src_lang, trg_lang = languages(spec, tokenizer, c)
     name = slug(spec)
-    cfg = HFModelConfig(name=name, layers=L, heads=c.decoder_attention_heads, encoder_layers=c.encoder_layers,
-                        encoder_heads=c.encoder_attention_heads, vocab_size=ids.size, shown_layer=layer,
-                        shown_by_aer=aer, source_language=src_lang, target_language=trg_lang)
+    cfg = HFModelConfig(name=name, layers=L, heads=H, encoder_layers=L_enc, encoder_heads=H_enc, d_model=d_model,
+                        vocab_size=ids.size, shown_layer=layer, shown_by_aer=aer, source_language=src_lang,
+                        target_language=trg_lang)
     config = {"name": name, "metrics_folder": str(metrics_dir),
               "description": f"{c.model_type} model made elsewhere ({spec})", "hf": {
-        "spec": spec, "folder": str(folder), "model_type": c.model_type, "d_model": c.d_model,
+        "spec": spec, "folder": str(folder), "model_type": c.model_type, "d_model": d_model,
         "weights": "safetensors" if list(folder.glob("*.safetensors")) else "pytorch_model.bin (weights_only)"}}
     return HFSeq2Seq(hf_model, cfg, ids).eval(), HFVocabulary(tokenizer, ids), config
+
+
+def sizes(spec: str, c) -> tuple[int, int, int, int, int]:
+    """(decoder layers, decoder heads, encoder layers, encoder heads, d_model) from the config,
+    by the names Marian/BART use, else T5's."""
+    def first(*names):
+        for n in names:
+            if getattr(c, n, None) is not None:
+                return int(getattr(c, n))
+        raise HFLoadError(f"{spec}: its {c.model_type} config names none of {', '.join(names)}")
+    return (first("decoder_layers", "num_decoder_layers", "num_layers"),
+            first("decoder_attention_heads", "num_heads", "num_attention_heads"),
+            first("encoder_layers", "num_layers", "num_hidden_layers"),
+            first("encoder_attention_heads", "num_heads", "num_attention_heads"),
+            first("d_model", "hidden_size"))
 
 
 def attention_layer_note(cfg: HFModelConfig, spec: str) -> str:
