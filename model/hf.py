@@ -111,7 +111,8 @@ class IdMap:
         never = vocab_size  # the -inf column
         gather = [never, unk if unk is not None else never, never, eos] + rest
         self.gather = torch.tensor(gather, dtype=torch.long)
-        self.from_hf = {h: z for z, h in enumerate(to_hf) if z not in (PAD_ID, BOS_ID)}
+        # the model's ids back to ours: its padding (= Marian's start token) reads as PAD, never as BOS
+        self.from_hf = {h: z for z, h in enumerate(to_hf) if z >= 4 or (z in (UNK_ID, EOS_ID) and special[z] is not None)}
         self.from_hf.setdefault(pad, PAD_ID)
         self.size = len(to_hf)
 

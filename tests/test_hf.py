@@ -28,6 +28,21 @@ def hf(tiny_hf, tmp_path_factory):
     return load_hf(str(tiny_hf), metrics_root=tmp_path_factory.mktemp("no-metrics"))
 
 
+def test_id_map_puts_the_models_special_ids_at_ours():
+    """PAD, UNK, BOS, EOS = 0…3 for search.py; the model's own ids after them, in order."""
+    from model.hf import IdMap
+    marian = IdMap(6, pad=5, unk=1, start=5, eos=0)  # </s> 0, <unk> 1, <pad> last, also the start token
+    assert marian.to_hf.tolist() == [5, 1, 5, 0, 2, 3, 4] and marian.zoo_ids([0, 1, 2, 5]) == [3, 1, 4, 0]
+    lp = torch.log_softmax(torch.randn(2, 6), -1)
+    out = marian.logprobs(lp)
+    assert torch.isinf(out[:, 0]).all() and torch.isinf(out[:, 2]).all()  # PAD and BOS are never written
+    assert torch.equal(out[:, 3], lp[:, 0]) and torch.equal(out[:, 1], lp[:, 1]) and torch.equal(out[:, 4:], lp[:, 2:5])
+    bart = IdMap(6, pad=1, unk=3, start=2, eos=2)  # <s> 0, <pad> 1, </s> 2 (also the start), <unk> 3
+    assert bart.to_hf.tolist() == [1, 3, 2, 2, 0, 4, 5] and bart.zoo_ids([2, 0, 1]) == [3, 4, 0]
+    no_unk = IdMap(4, pad=3, unk=None, start=3, eos=0)
+    assert no_unk.zoo_ids([3, 1]) == [0, 4] and torch.isinf(no_unk.logprobs(torch.zeros(1, 4))[0, 1])
+
+
 # -- the record ---------------------------------------------------------------------------------
 def test_every_head_is_a_distribution_with_the_zoo_shapes(hf):
     model, vocab, _ = hf
