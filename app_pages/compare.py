@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import (usable_models, cached_translate, decoding_choice, InputError, plain, query_param,
-                              sentence_input, set_query_params, show_figure, view_choice,
+                              sentence_input, set_query_params, show_figure, target_language, view_choice,
                               WORD_RULE)
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
 from viz.export import matrix_csv
@@ -106,7 +106,7 @@ for k, n in enumerate(chosen):
             continue
         title = models[n].display_name + ("" if n not in choices else f" · layer {choices[n][0] + 1}, "
                                           + ("mean" if choices[n][1] is None else f"head {choices[n][1] + 1}"))
-        show_figure(alignment_heatmap(weights, source, target, title=title),
+        show_figure(alignment_heatmap(weights, source, target, title=title, target_language=target_language(models[n])),
                     f"alignment-{n}", key=f"compare_heatmap_{n}")
         st.download_button("Attention matrix (CSV)", matrix_csv(weights, source, target),
                            file_name=f"attention-{n}-{view}.csv", mime="text/csv", key=f"compare_csv_{n}",
@@ -179,7 +179,8 @@ if len(attending) >= 2:
         st.caption(f"α_A − α_B, {note} Red: {models[a].display_name} attends more; blue: "
                    f"{models[b].display_name} attends more.")
         show_figure(difference_heatmap(wa[:same] - wb[:same], source, ta[:same],
-                                       title=f"{models[a].display_name} − {models[b].display_name}"),
+                                       title=f"{models[a].display_name} − {models[b].display_name}",
+                                       target_language=target_language(models[a])),
                     f"difference-{a}-{b}", key="compare_difference")
 
 st.subheader("Why they differ")

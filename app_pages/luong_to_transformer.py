@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import plain, query_param, set_query_params, usable_models
+from app_pages.common import plain, query_param, set_query_params, target_language, usable_models
 from app_pages.teaching_common import (cached_forced, cached_greedy, cached_values, sentence_input, source_or_stop,
                                        step_in_range)
 from model.analysis import merge_to_words
@@ -143,7 +143,8 @@ def transformer_heads(record, agreement: np.ndarray | None) -> None:
     weights = (record.head_weights[:, layer].mean(1) if head is None else record.head_weights[:, layer, head])
     note = "" if agreement is None or head is None else f": {agreement[layer, head]:.0%} like RNNsearch"
     title = (f"L{layer + 1} · " + ("mean" if head is None else f"H{head + 1}")) + note
-    st.plotly_chart(alignment_heatmap(weights, record.source_tokens, record.target_tokens, title=title),
+    st.plotly_chart(alignment_heatmap(weights, record.source_tokens, record.target_tokens, title=title,
+                                      target_language=target_language(models[transformer])),
                     key="tf_head_map")
 
 

@@ -74,7 +74,8 @@ else:
                    "Hover a cell for α_ij. Colour: α from 0 (dark) to 1 (light), the same scale on every page.")
     if attention_caption(entry):  # which of its layers x heads this one matrix is
         st.caption(attention_caption(entry))
-    fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}")
+    fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}",
+                            target_language=language)
     show_figure(fig, f"alignment-{name}", key="translate_heatmap")
     st.download_button("Download attention matrix (CSV)", matrix_csv(weights, source, target),
                        file_name=f"attention-{name}-{view}.csv", mime="text/csv", key="translate_csv",

@@ -143,6 +143,7 @@ def test_another_language_pair_is_not_called_french(hf_app, tiny_hf, tmp_path, m
         said = " ".join(texts(at))
         assert "**German** (tiny-en-de (en→de, Hugging Face)" in said and "A human translation" not in said
         assert "French" not in " ".join(m.value for m in at.markdown)
+        assert heatmaps(at)[0]["layout"]["yaxis"]["title"]["text"] == "target (German)"
         at.switch_page("app_pages/forced_alignment.py")
         run(at)
         assert "tiny-en-de (en→de, Hugging Face)" not in at.selectbox(key="fa_model").options
