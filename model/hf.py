@@ -194,40 +194,6 @@ class HFVocabulary:
 # ----------------------------------------------------------------------------------------------
 # the model
 # ----------------------------------------------------------------------------------------------
-class OneRowOutput(nn.Module):
-    """The model's output layer (``lm_head``), with a matrix–vector product for one row.
-
-    Greedy decoding multiplies one decoder state by the whole output matrix at every step
-    (opus-mt-en-fr: 59,514 x 512, 122 MB read per token); there ``torch.mv`` takes ~10 ms on
-    one core where the general product takes ~16 (``bench/hf_speed.py``). Same weights, same
-    fp32 arithmetic, no copy; several rows (beam search, a teacher-forced pass) and training
-    take the module's own forward."""
-
-    def __init__(self, linear: nn.Linear):
-        super().__init__()
-        self.linear = linear
-
-    @property
-    def weight(self) -> torch.Tensor:
-        return self.linear.weight
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_grad_enabled() or x.numel() != x.size(-1):
-            return self.linear(x)
-        y = torch.mv(self.linear.weight, x.reshape(-1))
-        return (y if self.linear.bias is None else y + self.linear.bias).view(*x.shape[:-1], -1)
-
-
-def use_one_row_output(hf_model) -> None:
-    """Put :class:`OneRowOutput` in place of the model's output layer, once, at loading."""
-    head = hf_model.get_output_embeddings()
-    if type(head) is not nn.Linear:
-        return
-    for name, module in hf_model.named_children():
-        if module is head:
-            setattr(hf_model, name, OneRowOutput(head))
-
-
 class HFSeq2Seq(nn.Module):
     """A ``transformers`` encoder–decoder with the zoo's ``encode`` / ``step`` / ``forward``."""
 
@@ -424,7 +390,6 @@ def load_hf(spec: str, metrics_root: str | Path | None = None,
     hf_model.eval()
     c = hf_model.config
     V = hf_model.get_output_embeddings().weight.size(0)
-    use_one_row_output(hf_model)
     unk = tokenizer.unk_token_id
     ids = IdMap(V, pad=c.pad_token_id, unk=unk if unk is not None and unk < V else None,
                 start=c.decoder_start_token_id if c.decoder_start_token_id is not None else c.pad_token_id,
