@@ -130,15 +130,14 @@ def test_records_unchanged_under_concurrent_callers(hf):
 
 
 # -- loading ------------------------------------------------------------------------------------
-def test_languages_come_from_the_model(tiny_hf, tmp_path):
+def test_languages_come_from_the_model(tiny_hf, tmp_path, capsys):
+    from model.align import main as align_main
     spm_dir = tiny_hf.parent / f"{tiny_hf.name}_spm"
     de = save_marian(tmp_path / "tiny-en-de", spm_dir / "source.model", spm_dir / "target.model", target_lang="de")
     model, _, _ = load_hf(str(de), metrics_root=tmp_path)
     assert (model.cfg.source_language, model.cfg.target_language) == ("en", "de")
-    out = subprocess.run([sys.executable, "-m", "model.align", "--checkpoint", f"hf:{de}", "--gold",
-                          str(ROOT.parent / "shared" / "data" / "hansards-align")], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 1 and "English–French" in out.stderr
+    assert align_main(["--checkpoint", f"hf:{de}", "--gold", str(ROOT.parent / "shared" / "data" / "hansards-align")]) == 1
+    assert "English–French" in capsys.readouterr().err
 
 
 def test_unloadable_models_say_why(tmp_path):
