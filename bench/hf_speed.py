@@ -10,7 +10,9 @@ zoo's own SentencePiece model (checkpoints/_vocab/spm.model). Random weights nev
 </s>, so the translation is held to a French sentence's usual length, 1.2 × the source
 pieces + </s> (``greedy(..., max_len=…)``; ``uncapped_ms`` runs on to the search's length
 limit, 2 × source + 10, for comparison). Prints one JSON line: median milliseconds over
-``--repeats`` runs of the text-to-record path (``model.search.greedy``) on a 20-word sentence.
+``--repeats`` runs of the text-to-record path (``model.search.greedy``) on a 20-word sentence,
+and ``matrix_products_ms``: the same tokens' unavoidable matrix products alone (the floor: on a
+busy shared host it moves with the load, and the difference is the adapter's and transformers' own time).
 Target (issue 29): ≤ 600 ms on one core.
 """
 import argparse
@@ -49,6 +51,20 @@ def timed(fn, repeats: int) -> list[float]:
     return out
 
 
+@torch.no_grad()
+def matrix_products(marian, tokens: int) -> None:
+    """The floor under greedy decoding: only the products a step cannot skip, one row each,
+    ``tokens`` times: every decoder matrix but the cross-attention keys and values (computed
+    once per sentence) and the output matrix. Memory-bound: it moves with the host's load."""
+    names = ("encoder_attn.k_proj", "encoder_attn.v_proj")
+    mats = [m.weight for layer in marian.model.decoder.layers for n, m in layer.named_modules()
+            if isinstance(m, torch.nn.Linear) and not n.endswith(names)] + [marian.get_output_embeddings().weight]
+    rows = {w.size(1): torch.randn(1, w.size(1)) for w in mats}
+    for _ in range(tokens):
+        for w in mats:
+            torch.nn.functional.linear(rows[w.size(1)], w)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--repeats", type=int, default=7)
@@ -64,6 +80,7 @@ def main():
     src = prepare_source(vocab, SENTENCE)
     T = round(1.2 * len(src.ids)) + 1
     capped = timed(lambda: greedy(model, vocab, src, max_len=T), args.repeats)
+    floor = timed(lambda: matrix_products(model.hf, T), args.repeats)
     uncapped = timed(lambda: greedy(model, vocab, src), max(3, args.repeats // 2))
     record = greedy(model, vocab, src, max_len=T)
     print(json.dumps({
@@ -72,6 +89,7 @@ def main():
         "greedy_ms": round(statistics.median(capped), 1), "greedy_runs_ms": [round(x, 1) for x in capped],
         "uncapped_ms": round(statistics.median(uncapped), 1), "uncapped_tokens": max_output_length(len(src.ids) + 1),
         "per_token_ms": round(statistics.median(capped) / len(record.target_tokens), 2),
+        "matrix_products_ms": round(statistics.median(floor), 1),  # the same tokens' unavoidable products alone
         "attention_heads_shape": list(record.head_weights.shape), "load_s": round(load_s, 2),
         "threads": args.threads, "machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}",
     }))
