@@ -9,7 +9,7 @@ used along that path: the α stored in the tree at each of its steps.
 """
 import streamlit as st
 
-from app_pages.common import plain, query_param
+from app_pages.common import plain, query_param, target_language
 from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, sentence_input, source_or_stop
 from model.internals import beam_hypotheses, beam_path, path_attention
 from model.search import MAX_BEAM
@@ -87,6 +87,7 @@ if weights is None:
                                          "RNNenc has no attention."), icon=":material/info:")
 else:
     st.plotly_chart(highlighted_heatmap(weights, record.source_tokens, tokens,
-                                        title="α_ij along the path shown"), key="beam_heatmap")
+                                        title="α_ij along the path shown", target_language=target_language(entry)),
+                    key="beam_heatmap")
     st.caption("Row i is the attention the decoder used at step i of this hypothesis, stored in the tree when "
                "beam search expanded it.")

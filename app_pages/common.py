@@ -22,14 +22,14 @@ def zoo(root: str | None = None) -> dict[str, ZooEntry]:
 
     The folder is read from ATTN_EXPLORER_CHECKPOINTS when called, not when this module is
     imported, so a test that sets it after importing still gets its own checkpoints."""
-    models = _load_zoo(root or checkpoints_root())
+    models = _load_zoo(root or checkpoints_root(), settings.hf_models(), str(settings.results() / "hf"))
     models_loaded.set()
     return models
 
 
 @st.cache_resource(show_spinner="Loading the models…")
-def _load_zoo(root: str) -> dict[str, ZooEntry]:
-    return load_zoo(root)
+def _load_zoo(root: str, made_elsewhere: tuple[str, ...] = (), metrics_root: str | None = None) -> dict[str, ZooEntry]:
+    return load_zoo(root, made_elsewhere=made_elsewhere, metrics_root=metrics_root)
 
 
 def available_models() -> dict[str, ZooEntry]:
@@ -49,11 +49,23 @@ def show_unavailable() -> None:
                 st.warning(f"**{e.display_name}** is unavailable: {e.error}")
 
 
-def usable_models(purpose: str, attention_only: bool = False) -> dict[str, ZooEntry]:
-    """The loaded models (with attention, if asked), after listing the unavailable ones;
+# the one place that says why a view leaves the models made elsewhere out
+OURS_ONLY = ("Models made elsewhere (Hugging Face) are not listed here: this view shows the decoder's internals "
+             "step by step (the RNNs' annotations and query states, our Transformer's projections), which only "
+             "our own models expose. Translate, Compare, Beam search, What if and Forced alignment show theirs.")
+ENGLISH_FRENCH = ("en", "fr")
+
+
+def usable_models(purpose: str, attention_only: bool = False, ours_only: bool = False,
+                  pair: tuple[str, str] | None = None) -> dict[str, ZooEntry]:
+    """The loaded models (with attention, if asked; only ours, if asked; only those translating
+    ``pair``, e.g. the Hansards gold's English → French), after listing the unavailable ones;
     stops the page with a message if none is left, e.g. purpose="nothing can be translated"."""
     show_unavailable()
-    models = {n: e for n, e in available_models().items() if e.has_attention or not attention_only}
+    models = {n: e for n, e in available_models().items() if (e.has_attention or not attention_only)
+              and not (ours_only and e.made_elsewhere) and (pair is None or e.languages == pair)}
+    if ours_only and any(e.made_elsewhere for e in available_models().values()):
+        st.caption(OURS_ONLY)
     if not models:
         kind = "model with attention" if attention_only else "model"
         st.error(f"No {kind} could be loaded, so {purpose}. See the reasons above.")
@@ -61,11 +73,31 @@ def usable_models(purpose: str, attention_only: bool = False) -> dict[str, ZooEn
     return models
 
 
+def target_language(entry: ZooEntry) -> str:
+    """The language the model writes, by name ("French"), from the model itself."""
+    from model.hf import language_name  # no transformers: only the names of languages
+    return language_name(entry.languages[1])
+
+
+def attention_caption(entry: ZooEntry) -> str | None:
+    """Which layer × heads the one matrix of a Transformer is, and how that layer was chosen."""
+    cfg = entry.model.cfg
+    if cfg.decoder != "transformer":
+        return None
+    if entry.made_elsewhere:
+        from model.hf import attention_layer_note
+        return (f"{entry.display_name} has {cfg.layers} decoder layers × {cfg.heads} heads of cross-attention; this is "
+                + attention_layer_note(cfg, entry.spec) + ". Compare and *From Luong to the Transformer* show every head.")
+    return (f"A Transformer has {cfg.layers} layers × {cfg.heads} heads of cross-attention; this is layer "
+            f"{cfg.shown_layer % cfg.layers + 1} with its heads averaged. *From Luong to the Transformer* shows every head.")
+
+
 def pick_model(key: str, attention_only: bool = False, label: str = "Model",
-               purpose: str = "there is nothing to show") -> tuple[str, ZooEntry]:
+               purpose: str = "there is nothing to show", ours_only: bool = False,
+               pair: tuple[str, str] | None = None) -> tuple[str, ZooEntry]:
     """Model selectbox, first from the URL (``?model=``); says so when the link names a model
     that is not available here, and stops the page if no model is usable."""
-    models = usable_models(purpose, attention_only)
+    models = usable_models(purpose, attention_only, ours_only, pair)
     names = list(models)
     wanted = query_param("model", DEFAULT_MODEL)
     name = st.selectbox(label, names, index=names.index(wanted) if wanted in names else 0, key=key,
@@ -241,7 +273,8 @@ def show_figure(fig, filename: str, key: str) -> None:
                        mime="text/html", key=f"{key}_html", icon=":material/download:")
 
 
-__all__ = ["zoo", "available_models", "usable_models", "pick_model", "unavailable_models", "show_unavailable", "cached_translate",
+__all__ = ["zoo", "available_models", "usable_models", "pick_model", "target_language", "attention_caption",
+           "OURS_ONLY", "ENGLISH_FRENCH", "unavailable_models", "show_unavailable", "cached_translate",
            "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS",
            "Example", "EXAMPLES", "DEFAULT_SENTENCE", "DEFAULT_MODEL", "sentence_input", "plain", "show_figure",
            "decoding_choice",

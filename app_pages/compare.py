@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import (usable_models, cached_translate, decoding_choice, InputError, plain, query_param,
-                              sentence_input, set_query_params, show_figure, view_choice,
+                              sentence_input, set_query_params, show_figure, target_language, view_choice,
                               WORD_RULE)
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
 from viz.export import matrix_csv
@@ -19,8 +19,8 @@ DEFAULT_MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "rn
 
 st.title("Compare")
 st.caption("One sentence through several models. RNNsearch (Bahdanau) against Luong's dot, general and concat "
-           "scores, and RNNenc, which has no attention, for contrast; add the Transformer to see where its "
-           "cross-attention (one layer's heads averaged) looks.")
+           "scores, and RNNenc, which has no attention, for contrast; add the Transformer, or a model made elsewhere, "
+           "to see where its cross-attention looks (one layer's heads averaged, or any layer × head you pick).")
 models = usable_models("nothing can be compared")
 
 text = sentence_input("compare")
@@ -50,22 +50,43 @@ for notice in first.notices:
     st.warning(notice, icon=":material/content_cut:")
 
 
-def shown(record):
+def head_choice(n: str) -> tuple[int, int | None]:
+    """Which of a Transformer's cross-attention matrices to draw: (layer, head), head None for the
+    layer's heads averaged; the default is the layer every other page shows."""
+    cfg = models[n].model.cfg
+    options = [(layer, head) for layer in range(cfg.layers) for head in (None, *range(cfg.heads))]
+    return st.selectbox(f"{models[n].display_name}: layer × head", options, key=f"compare_head_{n}",
+                        index=options.index((cfg.shown_layer % cfg.layers, None)),
+                        format_func=lambda o: f"layer {o[0] + 1}, " + ("heads averaged" if o[1] is None else f"head {o[1] + 1}"))
+
+
+def shown(record, choice: tuple[int, int | None] | None):
     """(weights, source tokens, target tokens) in the chosen view; weights None without attention."""
     if not record.has_attention:
         return None, record.source_tokens, record.target_tokens
+    weights = record.weights
+    if choice is not None:
+        layer, head = choice
+        weights = record.head_weights[:, layer].mean(1) if head is None else record.head_weights[:, layer, head]
     if view == "words":
-        return merge_to_words(record.weights, record.source_tokens, record.target_tokens)
-    return record.weights, record.source_tokens, record.target_tokens
+        return merge_to_words(weights, record.source_tokens, record.target_tokens)
+    return weights, record.source_tokens, record.target_tokens
 
 
-views = {n: shown(r) for n, r in records.items()}
+with_heads = [n for n in chosen if records[n].head_weights is not None]
+choices = {}
+for k, n in enumerate(with_heads):
+    if k % 3 == 0:
+        picker_columns = st.columns(3)
+    with picker_columns[k % 3]:
+        choices[n] = head_choice(n)
+views = {n: shown(r, choices.get(n)) for n, r in records.items()}
 attending = [n for n in chosen if records[n].has_attention]
 
 st.subheader("Translations")
 st.dataframe(pd.DataFrame({
     "model": [models[n].display_name for n in chosen],
-    "French": [records[n].translation for n in chosen],
+    "translation": [records[n].translation for n in chosen],
     "log p(y|x)": [round(records[n].score, 2) for n in chosen],
     "target tokens": [len(records[n].target_tokens) for n in chosen],
 }), hide_index=True, width="stretch")
@@ -83,7 +104,9 @@ for k, n in enumerate(chosen):
             st.info(f"No attention to draw: RNNenc reads one fixed summary vector of the source at every step. "
                     f"Its translation: {plain(records[n].translation)}", icon=":material/block:")
             continue
-        show_figure(alignment_heatmap(weights, source, target, title=models[n].display_name),
+        title = models[n].display_name + ("" if n not in choices else f" · layer {choices[n][0] + 1}, "
+                                          + ("mean" if choices[n][1] is None else f"head {choices[n][1] + 1}"))
+        show_figure(alignment_heatmap(weights, source, target, title=title, target_language=target_language(models[n])),
                     f"alignment-{n}", key=f"compare_heatmap_{n}")
         st.download_button("Attention matrix (CSV)", matrix_csv(weights, source, target),
                            file_name=f"attention-{n}-{view}.csv", mime="text/csv", key=f"compare_csv_{n}",
@@ -156,7 +179,8 @@ if len(attending) >= 2:
         st.caption(f"α_A − α_B, {note} Red: {models[a].display_name} attends more; blue: "
                    f"{models[b].display_name} attends more.")
         show_figure(difference_heatmap(wa[:same] - wb[:same], source, ta[:same],
-                                       title=f"{models[a].display_name} − {models[b].display_name}"),
+                                       title=f"{models[a].display_name} − {models[b].display_name}",
+                                       target_language=target_language(models[a])),
                     f"difference-{a}-{b}", key="compare_difference")
 
 st.subheader("Why they differ")

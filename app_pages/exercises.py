@@ -12,7 +12,7 @@ import math
 import streamlit as st
 
 from app_pages.class_session import joined_class, record_answer, revealed_to_class, store_notice, teacher_key
-from app_pages.common import (available_models, cached_translate, EXAMPLES, InputError, plain, query_param,
+from app_pages.common import (available_models, cached_translate, ENGLISH_FRENCH, EXAMPLES, InputError, plain, query_param,
                               set_query_params, usable_models)
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.analysis import merge_to_words
@@ -76,8 +76,9 @@ def alignment_page():
             chosen = st.multiselect(f"{k + 1}. {word}", list(range(len(english))), key=f"ex_align_{seed}_{k}",
                                     format_func=lambda i: f"{english[i]} ({i + 1})", placeholder="English word(s)")
         marks |= {(int(i), k) for i in chosen}
+    # English → French pairs with French gold links: a model of another language pair is not offered
     name, entry = pick_model("ex_model", attention_only=True, label="Compare with the model",
-                             purpose="there is no attention to compare with")
+                             purpose="there is no attention to compare with", pair=ENGLISH_FRENCH)
     if check_button():
         score = score_alignment(marks, pair, set())
         mistakes = ([f"missed {french[k]}–{english[i]}" for i, k in sorted(score.missed)]

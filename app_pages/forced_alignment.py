@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import cached_translate, plain, query_param, set_query_params
+from app_pages.common import cached_translate, ENGLISH_FRENCH, plain, query_param, set_query_params
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.hansards import written_english, written_french
 from model.metrics import alignment_error_rate
@@ -30,7 +30,8 @@ st.caption("Give the model a French translation of your own: it scores every wor
 
 c_model, c_mode = st.columns([2, 3])
 with c_model:
-    name, entry = pick_model("fa_model", attention_only=True)
+    # the gold links and the French box are English → French: a model of another pair is not offered
+    name, entry = pick_model("fa_model", attention_only=True, pair=ENGLISH_FRENCH)
 pairs = gold_pairs()
 with c_mode:
     if pairs:

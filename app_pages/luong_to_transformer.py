@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import plain, set_query_params, usable_models
+from app_pages.common import plain, query_param, set_query_params, target_language, usable_models
 from app_pages.teaching_common import (cached_forced, cached_greedy, cached_values, sentence_input, source_or_stop,
                                        step_in_range)
 from model.analysis import merge_to_words
+from model.hf import attention_layer_note
 from model.multihead import as_query_keys_values, head_agreement
 from viz.heatmap import alignment_heatmap
 from viz.teaching import source_bars, weight_comparison
@@ -143,7 +144,8 @@ def transformer_heads(record, agreement: np.ndarray | None) -> None:
     weights = (record.head_weights[:, layer].mean(1) if head is None else record.head_weights[:, layer, head])
     note = "" if agreement is None or head is None else f": {agreement[layer, head]:.0%} like RNNsearch"
     title = (f"L{layer + 1} · " + ("mean" if head is None else f"H{head + 1}")) + note
-    st.plotly_chart(alignment_heatmap(weights, record.source_tokens, record.target_tokens, title=title),
+    st.plotly_chart(alignment_heatmap(weights, record.source_tokens, record.target_tokens, title=title,
+                                      target_language=target_language(models[transformer])),
                     key="tf_head_map")
 
 
@@ -152,14 +154,21 @@ if transformer is None:
             "shown.", icon=":material/block:")
     st.stop()
 st.subheader("④ A trained Transformer's cross-attention, every layer and head")
+# ours, or one made elsewhere (ATTN_EXPLORER_HF_MODELS): the same record, the same grid
+transformers_here = [n for n, e in models.items() if e.model.cfg.decoder == "transformer"]
+if len(transformers_here) > 1:
+    wanted = query_param("transformer", transformer)
+    transformer = st.selectbox("Transformer", transformers_here, key="tf_model",
+                               index=transformers_here.index(wanted) if wanted in transformers_here else 0,
+                               format_func=lambda n: models[n].display_name)
+    set_query_params(transformer=transformer if transformer != "transformer" else None)
 entry = models[transformer]
 source_or_stop(entry, text)
 record = cached_greedy(transformer, text)
 cfg = entry.model.cfg
-shown_layer = cfg.shown_layer % cfg.layers + 1
 st.markdown(f"{entry.display_name} translates: **{plain(record.translation)}**")
 agreement = None
-if bahdanau is not None and record.translation.strip():
+if bahdanau is not None and record.translation.strip() and entry.languages == ("en", "fr"):  # RNNsearch writes French
     reference = cached_forced(bahdanau, text, record.translation)
     ref_words, ref_src, ref_trg = merge_to_words(reference.weights[:-1], reference.source_tokens,
                                                  reference.target_tokens[:-1])
@@ -173,8 +182,10 @@ if bahdanau is not None and record.translation.strip():
 L, H = cfg.layers, cfg.heads
 best = None if agreement is None else tuple(int(x) for x in np.unravel_index(agreement.argmax(), agreement.shape))
 st.caption(f"{L} layers × {H} heads of scaled dot-product cross-attention; the decoder state of each layer is the "
-           f"query, the encoder's output the keys and values. Elsewhere the app shows layer {shown_layer} with its "
-           "heads averaged (the penultimate layer, which Garg et al. 2019 found to align best). "
+           "query, the encoder's output the keys and values. "
+           + (f"Elsewhere the app shows {attention_layer_note(cfg, entry.spec)}. " if entry.made_elsewhere else
+              f"Elsewhere the app shows layer {cfg.shown_layer % cfg.layers + 1} with its heads averaged (the "
+              "penultimate layer, which Garg et al. 2019 found to align best). ")
            + ("The framed head (★) agrees most often with RNNsearch: for each French word, the English word it "
               "attends to most is the one RNNsearch attends to most when forced along the same translation."
               if best else
@@ -199,8 +210,9 @@ def encoder_self_attention(record) -> None:
                "each English token's new vector is a weighted sum over the whole sentence, computed for all "
                "tokens at once, which is why it trains in parallel. Row j: what token j attends to.")
     c_layer, c_head = st.columns(2)
-    layer = c_layer.selectbox("Encoder layer", range(L), key="tf_enc_layer", format_func=lambda n: f"layer {n + 1}")
-    head = c_head.selectbox("Encoder head", [*range(H), None], key="tf_enc_head",
+    L_enc, H_enc = record.encoder_attention.shape[:2]  # a model made elsewhere may have other encoder sizes
+    layer = c_layer.selectbox("Encoder layer", range(L_enc), key="tf_enc_layer", format_func=lambda n: f"layer {n + 1}")
+    head = c_head.selectbox("Encoder head", [*range(H_enc), None], key="tf_enc_head",
                             format_func=lambda h: "heads averaged" if h is None else f"head {h + 1}")
     weights = record.encoder_attention[layer].mean(0) if head is None else record.encoder_attention[layer, head]
     st.plotly_chart(self_attention_heatmap(weights, record.source_tokens, title=head_label((layer, head))),

@@ -99,6 +99,18 @@ def parameters(entry) -> int | None:
     return get(entry.metrics, "parameters") or (entry.model.num_parameters() if entry.available else None)
 
 
+def made_elsewhere_facts(entry) -> dict:
+    """A Hugging Face model's card: what its config and tokenizer say."""
+    from model.hf import attention_layer_note, language_name
+    cfg, hf = entry.model.cfg, entry.config.get("hf", {})
+    return {"made by": f"Hugging Face transformers, {hf.get('model_type')} ({entry.spec})",
+            "languages": f"{language_name(cfg.source_language)} → {language_name(cfg.target_language)}",
+            "encoder": f"{cfg.encoder_layers} layers × {cfg.encoder_heads} heads",
+            "decoder": f"{cfg.layers} layers × {cfg.heads} heads", "d_model": hf.get("d_model"),
+            "vocabulary": f"{cfg.vocab_size:,} ids", "weights": hf.get("weights"), "folder": hf.get("folder"),
+            "attention shown": attention_layer_note(cfg, entry.spec).replace("**", "")}
+
+
 st.subheader("At a glance")
 st.dataframe(pd.DataFrame([{
     "model": e.display_name,
@@ -125,6 +137,8 @@ for name, entry in entries.items():
         if cfg.get("description"):
             st.markdown(plain(cfg["description"]))
         arch, train = cfg.get("model", {}), cfg.get("training", {})
+        if entry.made_elsewhere:  # what its own config says (model/hf.py), and the layer the pages draw
+            arch = made_elsewhere_facts(entry)
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("Parameters", f"{parameters(entry) / 1e6:.2f} M")
         c2.metric("BLEU, enfr test split", fmt(get(metrics, "test", "bleu")),
@@ -148,31 +162,37 @@ for name, entry in entries.items():
                          hide_index=True, width="stretch", height="content")
         with right:
             st.markdown("**Training**")
-            cpu_minutes, gpu_minutes = training_minutes(cfg)
-            facts = {
-                "data": train.get("data"),
-                "training pairs": train.get("train_pairs"),
-                "optimiser steps": train.get("steps"),
-                "epochs": train.get("epochs"),
-                "CPU minutes, all stages": cpu_minutes,
-                "GPU minutes, all stages": gpu_minutes or None,
-                "best dev BLEU": train.get("best_dev_bleu"),
-                "machine": train.get("machine"),
-            }
-            for i, stage in enumerate(train.get("stages", []), 1):  # scripts/promote_finetuned.py's record
-                facts[f"stage {i}: {stage_kind(stage)}"] = stage_summary(stage)
-            init = train.get("initialised_from")
-            if init:  # warm-started (model.train --init-from / train.init_from): say from what
-                facts["started from"] = f"{init.get('checkpoint')} (fresh: {', '.join(init.get('fresh', [])) or 'nothing'})"
-            st.dataframe(pd.DataFrame({"": list(facts), "value": [fmt(v) for v in facts.values()]}),
-                         hide_index=True, width="stretch", height="content",
-                         column_config={"value": st.column_config.TextColumn(width="large")})
+            if entry.made_elsewhere:
+                st.caption("Trained elsewhere: its own model card says on what. Scored here with our CLIs "
+                           "(BLEU, AER) once its owner runs them.")
+            else:
+                cpu_minutes, gpu_minutes = training_minutes(cfg)
+                facts = {
+                    "data": train.get("data"),
+                    "training pairs": train.get("train_pairs"),
+                    "optimiser steps": train.get("steps"),
+                    "epochs": train.get("epochs"),
+                    "CPU minutes, all stages": cpu_minutes,
+                    "GPU minutes, all stages": gpu_minutes or None,
+                    "best dev BLEU": train.get("best_dev_bleu"),
+                    "machine": train.get("machine"),
+                }
+                for i, stage in enumerate(train.get("stages", []), 1):  # scripts/promote_finetuned.py's record
+                    facts[f"stage {i}: {stage_kind(stage)}"] = stage_summary(stage)
+                init = train.get("initialised_from")
+                if init:  # warm-started (model.train --init-from / train.init_from): say from what
+                    facts["started from"] = f"{init.get('checkpoint')} (fresh: {', '.join(init.get('fresh', [])) or 'nothing'})"
+                st.dataframe(pd.DataFrame({"": list(facts), "value": [fmt(v) for v in facts.values()]}),
+                             hide_index=True, width="stretch", height="content",
+                             column_config={"value": st.column_config.TextColumn(width="large")})
 
+        checkpoint = f"hf:{entry.spec}" if entry.made_elsewhere else entry.folder
         if metrics is None:
-            st.info(f"Not evaluated yet: `python -m model.evaluate --checkpoint {entry.folder} --data "
+            st.info(f"Not evaluated yet: `python -m model.evaluate --checkpoint {checkpoint} --data "
                     "../shared/data/enfr/test.tsv.gz --bootstrap 1000 --write-metrics` writes the scores, "
-                    f"`python -m model.align --checkpoint {entry.folder} --gold ../shared/data/hansards-align "
-                    "--write-metrics` the AER.", icon=":material/pending:")
+                    f"`python -m model.align --checkpoint {checkpoint} --gold ../shared/data/hansards-align "
+                    "--write-metrics` the AER" + (" and chooses the layer the pages draw" if entry.made_elsewhere else "")
+                    + ".", icon=":material/pending:")
         else:
             left, right = st.columns(2)
             with left:
@@ -230,7 +250,9 @@ for name, entry in entries.items():
                                "shown layer's heads averaged.")
 
         log_path = entry.folder / TRAIN_LOG
-        if log_path.exists():
+        if entry.made_elsewhere:
+            pass  # trained elsewhere: no log of ours
+        elif log_path.exists():
             try:
                 log = pd.read_csv(log_path)
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as e:

@@ -51,7 +51,7 @@ st.caption("Walk the decoder one French token at a time. For the current step ev
 text = sentence_input("step")
 c_model, _ = st.columns([2, 3])
 with c_model:
-    name, entry = pick_model("step_model")
+    name, entry = pick_model("step_model", ours_only=True)
 source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 record = cached_greedy(name, text)
 values = cached_values(name, text)

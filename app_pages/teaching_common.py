@@ -117,7 +117,7 @@ def cached_forced(model_name: str, text: str, target_text: str) -> DecodingRecor
 def _forced(root: str, model_name: str, text: str, target_text: str) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():
-        return forced(entry.model, entry.vocab, prepare_source(entry.vocab, text), entry.vocab.encode(target_text))
+        return forced(entry.model, entry.vocab, prepare_source(entry.vocab, text), entry.vocab.encode_target(target_text))
 
 
 @st.cache_data(show_spinner=False, max_entries=128)

@@ -8,8 +8,8 @@ token y_i (eq. 6). The sentence and every choice live in the URL, so a link such
 import numpy as np
 import streamlit as st
 
-from app_pages.common import (cached_translate, pick_model, decoding_choice, EXAMPLES, InputError, plain,
-                              sentence_input, set_query_params, show_figure, view_choice,
+from app_pages.common import (attention_caption, cached_translate, pick_model, decoding_choice, EXAMPLES, InputError,
+                              plain, sentence_input, set_query_params, show_figure, target_language, view_choice,
                               WORD_RULE)
 from model.analysis import merge_to_words, word_groups
 from model.metrics import sentence_chrf
@@ -17,8 +17,9 @@ from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, probability_figure
 
 st.title("Translate")
-st.caption("English → French with an encoder–decoder (RNNs, or a Transformer). The heatmap shows where the "
-           "decoder looked in the English sentence while it wrote each French token.")
+st.caption("English → French with an encoder–decoder (RNNs, or a Transformer; or a model made elsewhere, in its own "
+           "language pair). The heatmap shows where the decoder looked in the English sentence while it wrote each "
+           "output token.")
 text = sentence_input("translate")
 c_model, c_decoding, c_view = st.columns([2, 2, 1.3])
 with c_model:
@@ -45,9 +46,10 @@ if byte_pieces:
             "not know are spelled byte by byte (SentencePiece byte fallback), so nothing is lost. "
             "The whole-words view decodes them back into their characters.", icon=":material/info:")
 
-st.markdown(f"**French** ({models[name].display_name}, {'greedy' if beam == 1 else f'beam search, k = {beam}'}):")
+language = target_language(entry)
+st.markdown(f"**{language}** ({models[name].display_name}, {'greedy' if beam == 1 else f'beam search, k = {beam}'}):")
 st.markdown(f"### {plain(record.translation) if record.translation.strip() else '*(empty translation)*'}")
-example = EXAMPLES.get(text.strip())
+example = EXAMPLES.get(text.strip()) if language == "French" else None  # the references are French
 if example and example.reference:
     st.markdown(f"**A human translation** ({example.source}): {plain(example.reference)}")
     st.caption(f"chrF of the model's translation against it: {sentence_chrf(record.translation, example.reference):.0f} "
@@ -71,12 +73,10 @@ else:
         weights, source, target = record.weights, record.source_tokens, record.target_tokens
         st.caption("Subword pieces as the model sees them: ▁ marks the start of a word, `</s>` ends the sentence. "
                    "Hover a cell for α_ij. Colour: α from 0 (dark) to 1 (light), the same scale on every page.")
-    cfg = entry.model.cfg
-    if cfg.decoder == "transformer":  # which of its layers x heads this one matrix is
-        st.caption(f"A Transformer has {cfg.layers} layers × {cfg.heads} heads of cross-attention; this is layer "
-                   f"{cfg.shown_layer % cfg.layers + 1} with its heads averaged. *From Luong to the Transformer* "
-                   "shows every head.")
-    fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}")
+    if attention_caption(entry):  # which of its layers x heads this one matrix is
+        st.caption(attention_caption(entry))
+    fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}",
+                            target_language=language)
     show_figure(fig, f"alignment-{name}", key="translate_heatmap")
     st.download_button("Download attention matrix (CSV)", matrix_csv(weights, source, target),
                        file_name=f"attention-{name}-{view}.csv", mime="text/csv", key="translate_csv",

@@ -9,14 +9,14 @@ changed word changes what the decoder looks at next.
 import numpy as np
 import streamlit as st
 
-from app_pages.common import plain
+from app_pages.common import plain, target_language
 from app_pages.teaching_common import cached_greedy, keep_in_url, pick_model, sentence_input, source_or_stop
 from viz.teaching import FORCED, FORCED_ROWS, highlighted_heatmap
 
 TYPED = -1  # the "type a word" choice in the alternatives list
 
 st.title("What if…")
-st.caption("Change one word of the model's French output and watch it carry on from your choice: the words "
+st.caption("Change one word of the model's output and watch it carry on from your choice: the words "
            "before it stay, your word is forced, and the decoder continues greedily from there.")
 
 text = sentence_input("whatif")
@@ -53,7 +53,7 @@ with c_alt:
     if choice == TYPED:
         typed = st.text_input("Your word(s)", key="whatif_typed", placeholder="e.g. la",
                               help="Split into subword pieces as the model would; every piece is forced.")
-        forced_ids = entry.vocab.encode(typed) if typed.strip() else []
+        forced_ids = entry.vocab.encode_target(typed) if typed.strip() else []
     else:
         forced_ids = [choice]
 if not forced_ids:
@@ -94,10 +94,12 @@ if original.has_attention:
     c_old, c_new = st.columns(2, gap="large")
     with c_old:
         st.plotly_chart(highlighted_heatmap(original.weights, original.source_tokens, original.target_tokens,
-                                            rows=[position], title="Before"), key="whatif_before")
+                                            rows=[position], title="Before", target_language=target_language(entry)),
+                        key="whatif_before")
     with c_new:
         st.plotly_chart(highlighted_heatmap(changed.weights, changed.source_tokens, changed.target_tokens,
                                             rows=range(position, position + n_forced), name=FORCED_ROWS,
+                                            target_language=target_language(entry),
                                             colour=FORCED, title="After"), key="whatif_after")
     shared = min(len(original.target_tokens), len(changed.target_tokens))
     moved = [j for j in range(position, shared)

@@ -48,24 +48,24 @@ def read_gold(folder: str | Path) -> list[GoldPair]:
     return pairs
 
 
-def word_pieces(vocab, written: Written) -> tuple[list[int], np.ndarray]:
-    """Encode written text whole; owner[p, k] = 1 where piece p overlaps token k's span.
+def word_pieces(vocab, written: Written, target: bool = False) -> tuple[list[int], np.ndarray]:
+    """Encode written text whole (``target``: with the target side's tokenizer, where a model
+    made elsewhere has one per language); owner[p, k] = 1 where piece p overlaps token k's span.
 
     A piece overlapping two tokens (``du`` for ``de le``) belongs to both. SentencePiece
     gives some pieces no width (a bare ``▁`` at the start, the first byte of a byte-fallback
     character): they count as one byte wide. A ``▁`` piece over the space between two words
     belongs to the word after it.
     """
-    proto = vocab.sp.encode(written.text, return_type="proto")
-    ids = [p.id for p in proto.pieces]
+    ids, spans = vocab.pieces_with_spans(written.text, target)
     owner = np.zeros((len(ids), len(written.spans)))
     begins = np.array([b for b, _ in written.spans])
     ends = np.array([e for _, e in written.spans])
-    for p, piece in enumerate(proto.pieces):
-        end = max(piece.end, piece.begin + 1)
-        owner[p] = (begins < end) & (piece.begin < ends)
+    for p, (begin, end) in enumerate(spans):
+        end = max(end, begin + 1)
+        owner[p] = (begins < end) & (begin < ends)
         if not owner[p].any():
-            later = np.flatnonzero(begins >= piece.begin)
+            later = np.flatnonzero(begins >= begin)
             owner[p, later[0] if len(later) else len(begins) - 1] = 1.0
     return ids, owner
 
@@ -110,7 +110,7 @@ def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], fren
         raise ValueError("both sentences need at least one word")
     write_en, write_fr = (written_english, written_french) if hansards else (as_typed, as_typed)
     src_ids, src_owner = word_pieces(vocab, write_en(english))
-    trg_ids, trg_owner = word_pieces(vocab, write_fr(french))
+    trg_ids, trg_owner = word_pieces(vocab, write_fr(french), target=True)
     rec = forced(model, vocab, PreparedSource(" ".join(english), src_ids, False), trg_ids)
     # a piece shared by two tokens gives each half its log-probability, so the words still sum to the sentence
     word_logprobs = (trg_owner / trg_owner.sum(1, keepdims=True)).T @ rec.token_logprobs[:len(trg_ids)]
@@ -173,6 +173,14 @@ def score_heads(model, vocab, pairs: list[GoldPair], hansards: bool) -> dict:
             else "gold tokens as given, joined by spaces"}
 
 
+def attention_layer(heads: dict, gold: str) -> dict:
+    """The decoder layer whose head average aligns best (lowest AER): what the app shows as the
+    attention of a model made elsewhere (``model/hf.py``), as it shows our Transformer's."""
+    best = min((r for r in heads["rows"] if r["head"] == "mean" and r["layer"] != "all"), key=lambda r: r["aer"])
+    return {"layer": best["layer"], "aer": best["aer"], "gold": str(gold), "sentences": heads["sentences"],
+            "rule": "the decoder layer whose cross-attention heads, averaged, give the lowest AER"}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="AER of a model's attention against gold word alignments.")
     p.add_argument("--checkpoint", required=True)
@@ -183,11 +191,18 @@ def main(argv=None) -> int:
                         "ordinary text (reported beside the written-text reading; docs/alignment.md)")
     p.add_argument("--write-metrics", action="store_true",
                    help="store both results (written, and as given) in CHECKPOINT/metrics.json")
+    p.add_argument("--results", default=None,
+                   help="hf: models only: metrics.json goes to RESULTS/hf/NAME/ (default: results/hf/NAME/)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    model, vocab, cfg = load_for_cli(args.checkpoint)
+    model, vocab, cfg = load_for_cli(args.checkpoint, args.results)
     if not model.cfg.has_attention:
         print("error: this model has no attention (RNNenc): there is no alignment to score", file=sys.stderr)
+        return 1
+    pair = (getattr(model.cfg, "source_language", "en"), getattr(model.cfg, "target_language", "fr"))
+    if pair != ("en", "fr"):
+        print(f"error: the gold alignments are English–French; this model translates {pair[0]} to {pair[1]}",
+              file=sys.stderr)
         return 1
     pairs = read_gold(args.gold)[:args.limit]
     result = score(model, vocab, pairs, hansards=not args.as_given)
@@ -201,7 +216,9 @@ def main(argv=None) -> int:
             other = score_heads(model, vocab, pairs, hansards=args.as_given)
             metrics["alignment_heads"] = {"written": other if args.as_given else heads,
                                           "as_given": heads if args.as_given else other}
-        write_metrics(args.checkpoint, metrics)
+        if "metrics_folder" in cfg:  # a model made elsewhere: the layer its head average is shown from
+            metrics["attention_layer"] = attention_layer(metrics["alignment_heads"]["written"], args.gold)
+        write_metrics(cfg.get("metrics_folder", args.checkpoint), metrics)
     if heads is not None:
         result["heads"] = heads
     if args.json:

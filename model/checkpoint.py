@@ -119,10 +119,14 @@ def load_checkpoint(folder: str | Path, device: str = "cpu",
     return model, vocab, cfg
 
 
-def load_for_cli(folder: str | Path) -> tuple[Seq2Seq, Vocabulary, dict]:
+def load_for_cli(folder: str | Path, results: str | Path | None = None) -> tuple[Seq2Seq, Vocabulary, dict]:
     """load_checkpoint for the command-line tools: a broken checkpoint ends the program with
-    its message on stderr and exit status 2, never a traceback."""
+    its message on stderr and exit status 2, never a traceback. ``hf:NAME_OR_FOLDER`` loads a
+    Hugging Face model (``model/hf.py``; its metrics.json under ``results``/hf/)."""
     try:
+        if str(folder).startswith("hf:"):
+            from .hf import load_hf
+            return load_hf(str(folder), metrics_root=Path(results) / "hf" if results else None, allow_download=True)
         return load_checkpoint(folder)
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -141,6 +145,7 @@ def read_metrics(folder: str | Path) -> dict | None:
 
 def write_metrics(folder: str | Path, metrics: dict) -> None:
     path = Path(folder) / METRICS
+    path.parent.mkdir(parents=True, exist_ok=True)  # a model made elsewhere: results/hf/NAME/ on its first score
     old = read_metrics(folder) or {}
     old.update(metrics)
     path.write_text(json.dumps(old, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -81,7 +81,7 @@ def translate_all(model: Seq2Seq, vocab: Vocabulary, sources: list[str], beam: i
 def perplexity(model: Seq2Seq, vocab: Vocabulary, sources: list[str], references: list[list[str]]) -> float:
     """exp(mean token cross-entropy) of each segment's first reference, teacher-forced."""
     src = [vocab.encode(s)[:MAX_SOURCE_TOKENS] for s in sources]
-    trg = [vocab.encode(r[0])[:MAX_SOURCE_TOKENS] for r in references]
+    trg = [vocab.encode_target(r[0])[:MAX_SOURCE_TOKENS] for r in references]
     order = sorted(range(len(src)), key=lambda i: len(src[i]))
     total, ntok = 0.0, 0
     model.eval()
@@ -218,9 +218,12 @@ def main(argv=None) -> int:
                         "weights shown (mean Spearman ρ over the sources of --min-pieces to --max-pieces pieces)")
     p.add_argument("--min-pieces", type=int, default=12)
     p.add_argument("--max-pieces", type=int, default=40)
+    p.add_argument("--results", default=None,
+                   help="hf: models only: metrics.json goes to RESULTS/hf/NAME/ (default: results/hf/NAME/)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    model, vocab, cfg = load_for_cli(args.checkpoint)
+    model, vocab, cfg = load_for_cli(args.checkpoint, args.results)
+    metrics_folder = cfg.get("metrics_folder", args.checkpoint)  # a model made elsewhere keeps its own
     sources, references, origins = load_segments(args)
     if args.stress:
         sources, references, origins = stress_set(sources, references, origins)
@@ -230,7 +233,7 @@ def main(argv=None) -> int:
         tracking = position_tracking_score(model, vocab, sources, args.min_pieces, args.max_pieces)
         tracking["set"] = args.set_name or str(args.data or args.src)
         if args.write_metrics:
-            write_metrics(args.checkpoint, {"position_tracking": tracking})
+            write_metrics(metrics_folder, {"position_tracking": tracking})
         if args.json:
             print(json.dumps(tracking))
         else:
@@ -245,7 +248,7 @@ def main(argv=None) -> int:
     name = cfg.get("name", Path(args.checkpoint).name)
     set_name = args.set_name or ("stress" if args.stress else "test")
     if args.write_metrics:
-        write_metrics(args.checkpoint, {set_name: result, "parameters": model.num_parameters()})
+        write_metrics(metrics_folder, {set_name: result, "parameters": model.num_parameters()})
     if args.length_csv:
         table = by_length.assign(model=name, set=set_name, beam=args.beam)
         path = Path(args.length_csv)

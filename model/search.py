@@ -30,6 +30,11 @@ def max_output_length(src_len: int) -> int:
     return int(src_len * 2 + 10)
 
 
+def model_device(model) -> torch.device:
+    """Where the model's weights live (ours, or a model made elsewhere: ``model/hf.py``)."""
+    return next(model.parameters()).device
+
+
 class InputError(ValueError):
     """Input the model cannot translate (e.g. empty after cleaning); the message is for users."""
 
@@ -151,7 +156,7 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
 
     ``choose(i, logprobs) -> token id or None``; None stops. A ``prefix`` is forced first.
     """
-    device = model.output_bias.device
+    device = model_device(model)
     batch = Batch([src_ids]).to(device)
     _, memory, state = model.encode(batch.src, batch.src_len)
     prev = torch.tensor([BOS_ID], device=device)
@@ -282,7 +287,7 @@ def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: in
 def greedy_batch(model: Seq2Seq, src: list[list[int]]) -> list[list[int]]:
     """Greedy decoding of a batch of source id lists; returns target ids without EOS."""
     model.eval()
-    device = model.output_bias.device
+    device = model_device(model)
     batch = Batch(src).to(device)
     _, memory, state = model.encode(batch.src, batch.src_len)
     B = len(src)
@@ -313,7 +318,7 @@ def beam_batch(model: Seq2Seq, src: list[list[int]], beam: int = 5, length_penal
     same finished hypotheses, same choice), vectorised over the batch and without the tree."""
     model.eval()
     k, alpha = beam, length_penalty
-    device = model.output_bias.device
+    device = model_device(model)
     batch = Batch(src).to(device)
     B = len(src)
     _, memory, state = model.encode(batch.src, batch.src_len)

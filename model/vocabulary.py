@@ -34,6 +34,15 @@ class Vocabulary:
     def encode(self, text: str) -> list[int]:
         return self.sp.encode(text, out_type=int)
 
+    def encode_target(self, text: str) -> list[int]:
+        """Target-side text (French to force-decode): the one joint model cuts both sides."""
+        return self.encode(text)
+
+    def pieces_with_spans(self, text: str, target: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids of ``text`` and each piece's (begin, end) character span (word alignment)."""
+        proto = self.sp.encode(text, return_type="proto")
+        return [p.id for p in proto.pieces], [(p.begin, p.end) for p in proto.pieces]
+
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         return self.sp.encode(texts, out_type=int)
 

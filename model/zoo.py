@@ -35,13 +35,31 @@ class ZooEntry:
     config: dict = field(default_factory=dict)
     metrics: dict | None = None
     error: str | None = None
+    spec: str | None = None  # a model made elsewhere: its Hub name or folder (``hf:`` + spec is its name)
 
     @property
     def available(self) -> bool:
         return self.model is not None
 
     @property
+    def made_elsewhere(self) -> bool:
+        """A Hugging Face model (``model/hf.py``): the same record as ours, but none of the
+        RNNs' internals (annotations, query states) for Step through."""
+        return self.spec is not None
+
+    @property
+    def languages(self) -> tuple[str | None, str | None]:
+        """(source, target) ISO 639-1 codes: every model we train is English → French."""
+        if self.model is None or not self.made_elsewhere:
+            return ("en", "fr")
+        return self.model.cfg.source_language, self.model.cfg.target_language
+
+    @property
     def display_name(self) -> str:
+        if self.made_elsewhere:
+            src, trg = self.languages if self.available else (None, None)
+            pair = f"{src}→{trg}, " if src and trg else ""
+            return f"{self.spec.rstrip('/').split('/')[-1]} ({pair}Hugging Face)"
         return DISPLAY_NAMES.get(self.name, self.name)
 
     @property
@@ -75,9 +93,26 @@ def load_entry(folder: str | Path) -> ZooEntry:
     return entry
 
 
-def load_zoo(root: str | Path = "checkpoints", only_present: bool = False) -> dict[str, ZooEntry]:
-    """Load every checkpoint under root. Missing zoo folders become unavailable entries
-    (unless ``only_present``), so the app can say which model is missing and why."""
+def load_made_elsewhere(spec: str, metrics_root: str | Path | None = None) -> ZooEntry:
+    """A Hugging Face model (a Hub name already in the local cache, or a saved folder) as a
+    zoo entry; on any failure an unavailable entry with the reason."""
+    from .hf import load_hf, metrics_folder, PREFIX  # transformers only when such a model is asked for
+    entry = ZooEntry(name=PREFIX + spec, folder=metrics_folder(spec, metrics_root), spec=spec)
+    try:
+        entry.model, entry.vocab, entry.config = load_hf(spec, metrics_root)
+        entry.metrics = read_metrics(entry.folder)
+    except CheckpointError as e:
+        entry.error = str(e)
+    except Exception as e:  # noqa: BLE001 - any other failure still must not take the app down
+        entry.error = f"{spec}: could not be loaded ({type(e).__name__}: {e})"
+    return entry
+
+
+def load_zoo(root: str | Path = "checkpoints", only_present: bool = False, made_elsewhere: tuple[str, ...] = (),
+             metrics_root: str | Path | None = None) -> dict[str, ZooEntry]:
+    """Load every checkpoint under root, then each model made elsewhere (``hf:`` specs; their
+    metrics under ``metrics_root``). Missing zoo folders become unavailable entries (unless
+    ``only_present``), so the app can say which model is missing and why."""
     root = Path(root)
     entries = {}
     for name in discover(root):
@@ -87,6 +122,9 @@ def load_zoo(root: str | Path = "checkpoints", only_present: bool = False) -> di
                 entries[name] = ZooEntry(name=name, folder=folder, error=f"{folder}: not found (not trained or not shipped)")
             continue
         entries[name] = load_entry(folder)
+    for spec in made_elsewhere:
+        entry = load_made_elsewhere(spec, metrics_root)
+        entries[entry.name] = entry
     # the fp32 copies made while loading and packing are garbage now: hand their pages back
     # once, after the last model (measured: the app's six models ~40 MB smaller; trimming after
     # every model instead made the next one's loading slower)

@@ -24,4 +24,8 @@ for run in "rnnsearch 1" "rnnsearch 5" "luong-general 5" "luong-dot 5" "luong-co
 done
 python bench/app_speed.py | stamp app_speed >> $OUT
 python bench/teaching_speed.py | stamp teaching_speed >> $OUT
+# a model made elsewhere (docs/own-model.md): needs requirements-hf.txt
+if python -c "import transformers" 2>/dev/null; then
+  OMP_NUM_THREADS=1 python bench/hf_speed.py | stamp hf_speed >> $OUT
+fi
 tail -n 10 $OUT

@@ -7,6 +7,8 @@ ATTN_EXPLORER_CHECKPOINTS     checkpoints/                   the model folders t
 ATTN_EXPLORER_RESULTS         results/                       bleu_by_length.csv, benchmarks.jsonl
 ATTN_EXPLORER_DATA            ../shared/data/enfr            the test split the BLEU page recomputes
 ATTN_EXPLORER_GOLD            ../shared/data/hansards-align  the Hansards gold word alignments
+ATTN_EXPLORER_HF_MODELS       (none)  Hugging Face encoder–decoders beside the zoo, comma-separated: Hub names
+                                      already in the local cache, or save_pretrained folders (docs/own-model.md)
 ATTN_EXPLORER_ADMIN           off     1: the owner's server; the BLEU page may recompute and write results
 ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
 ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
@@ -98,3 +100,9 @@ def teacher_key() -> str | None:
     """The key a server was started with, or None: the store then keeps one, generated once,
     so that every process on one store shares it."""
     return os.environ.get("ATTN_EXPLORER_TEACHER_KEY", "").strip() or None
+
+
+def hf_models() -> tuple[str, ...]:
+    """The models made elsewhere to load beside the zoo, in the order given (none by default,
+    and then ``transformers`` is never imported)."""
+    return tuple(dict.fromkeys(s.strip() for s in os.environ.get("ATTN_EXPLORER_HF_MODELS", "").split(",") if s.strip()))

@@ -89,3 +89,11 @@ def postgres_url():
     finally:
         run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_hf(tmp_path_factory) -> Path:
+    """A MarianMT made here (``hf_tiny``: random weights, SentencePiece models trained on toy
+    sentences, English → French), saved with ``save_pretrained``: a model "made elsewhere"."""
+    from hf_tiny import tiny_marian
+    return tiny_marian(tmp_path_factory.mktemp("hf") / "tiny-marian")

@@ -383,7 +383,7 @@ def test_compare_side_by_side(product):
         assert f["layout"]["yaxis"]["ticktext"] == escaped(words[n][2])
 
     translations = at.dataframe[0].value
-    assert list(translations["French"]) == [records[n].translation for n in chosen]
+    assert list(translations["translation"]) == [records[n].translation for n in chosen]
     numbers = at.dataframe[1].value
     np.testing.assert_allclose(numbers["mean entropy (nats)"], [entropy(words[n][0]).mean() for n in attending],
                                atol=1e-3)
@@ -531,7 +531,7 @@ def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
     from app_pages import common
     loads = []
     real_load = common.load_zoo
-    monkeypatch.setattr(common, "load_zoo", lambda root: loads.append(root) or real_load(root))
+    monkeypatch.setattr(common, "load_zoo", lambda root, **kw: loads.append(root) or real_load(root, **kw))
     common._load_zoo.clear()
     try:
         server.warm_up()

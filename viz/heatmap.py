@@ -39,7 +39,8 @@ def _cell_size(n: int) -> int:
     return 34 if n <= 30 else 24 if n <= 60 else 16
 
 
-def _layout(source_tokens, target_tokens, title: str | None, height: int | None) -> dict:
+def _layout(source_tokens, target_tokens, title: str | None, height: int | None,
+            target_language: str = "French") -> dict:
     S, T = len(source_tokens), len(target_tokens)
     upright = S <= 20 and max(map(len, source_tokens), default=0) <= 4
     x_size = FONT_SIZE if S <= 40 else 12 if S <= 80 else 10  # long inputs: smaller labels, all still shown
@@ -57,7 +58,7 @@ def _layout(source_tokens, target_tokens, title: str | None, height: int | None)
                    title=dict(text="source (English)", font=dict(size=FONT_SIZE))),
         yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)), tickfont=dict(size=y_size),
                    ticktext=[escape(t) for t in target_tokens], showgrid=False,
-                   title=dict(text="target (French)", font=dict(size=FONT_SIZE))),
+                   title=dict(text=f"target ({target_language})", font=dict(size=FONT_SIZE))),
         plot_bgcolor="white",
     )
     if title:
@@ -75,8 +76,10 @@ def _hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
 
 
 def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],
-                      title: str | None = None, show_scale: bool = True, height: int | None = None) -> go.Figure:
-    """The alignment matrix α (T x S) as a heatmap on the fixed 0–1 scale.
+                      title: str | None = None, show_scale: bool = True, height: int | None = None,
+                      target_language: str = "French") -> go.Figure:
+    """The alignment matrix α (T x S) as a heatmap on the fixed 0–1 scale; the target axis is
+    named by the model's output language (a model made elsewhere may write German).
 
     Hover shows the source token, the target token and α_ij to three decimals.
     """
@@ -90,11 +93,12 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
         customdata=_hover_labels(source_tokens, target_tokens), xgap=1, ygap=1,
         hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>α = %{z:.3f}<extra></extra>",
     )
-    return figure([heatmap], _layout(source_tokens, target_tokens, title, height))
+    return figure([heatmap], _layout(source_tokens, target_tokens, title, height, target_language))
 
 
 def difference_heatmap(difference: np.ndarray, source_tokens: list[str], target_tokens: list[str],
-                       title: str | None = None, height: int | None = None) -> go.Figure:
+                       title: str | None = None, height: int | None = None,
+                       target_language: str = "French") -> go.Figure:
     """α_A − α_B on a fixed −1…1 diverging scale (red: A attends more, blue: B attends more)."""
     difference = np.asarray(difference, dtype=float)
     heatmap = dict(
@@ -104,7 +108,7 @@ def difference_heatmap(difference: np.ndarray, source_tokens: list[str], target_
         customdata=_hover_labels(source_tokens, target_tokens),
         hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>Δα = %{z:+.3f}<extra></extra>",
     )
-    return figure([heatmap], _layout(source_tokens, target_tokens, title, height))
+    return figure([heatmap], _layout(source_tokens, target_tokens, title, height, target_language))
 
 
 def probability_figure(target_tokens: list[str], logprobs: np.ndarray, groups: list[int] | None = None,

@@ -34,10 +34,12 @@ def _small_layout(height: int, title: str | None = None, **more) -> dict:
 # -- the heatmap with a row picked out -------------------------------------------------------
 def highlighted_heatmap(weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],
                         rows: Sequence[int] = (), name: str = HIGHLIGHTED_ROW, colour: str = HIGHLIGHT,
-                        title: str | None = None, height: int | None = None) -> go.Figure:
+                        title: str | None = None, height: int | None = None,
+                        target_language: str = "French") -> go.Figure:
     """``viz.heatmap.alignment_heatmap`` with a frame drawn around each row in ``rows``
     (0-based target steps): the step being explained, or the steps the user forced."""
-    fig = alignment_heatmap(weights, source_tokens, target_tokens, title=title, height=height)
+    fig = alignment_heatmap(weights, source_tokens, target_tokens, title=title, height=height,
+                            target_language=target_language)
     S = len(source_tokens)
     fig.layout.shapes = [dict(type="rect", name=name, x0=-0.5, x1=S - 0.5, y0=r - 0.5, y1=r + 0.5,
                               line=dict(color=colour, width=4), fillcolor="rgba(0,0,0,0)") for r in rows]

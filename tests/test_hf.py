@@ -1,0 +1,239 @@
+"""A model made elsewhere (``model/hf.py``): a tiny MarianMT built and saved here (``hf_tiny``),
+offline. Its weights are random, so its French is nonsense; the tests check that it gives the
+zoo's record with the same guarantees as ours (every head's rows sum to 1, beam 1 = greedy,
+forced decoding reproduces greedy's log-probabilities, the shown attention is one layer's
+heads averaged), that the CLIs take ``hf:``, and that the pages show it beside the zoo."""
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import ROOT
+from hf_tiny import save_marian, train_spm, EN, FR
+from model.hf import HFLoadError, load_hf
+from model.search import beam_search, forced, greedy, prepare_source, translate
+from model.evaluate import greedy_batch
+
+TEXT = "the cat sat on the mat"
+
+
+@pytest.fixture(scope="module")
+def hf(tiny_hf, tmp_path_factory):
+    return load_hf(str(tiny_hf), metrics_root=tmp_path_factory.mktemp("no-metrics"))
+
+
+def test_id_map_puts_the_models_special_ids_at_ours():
+    """PAD, UNK, BOS, EOS = 0…3 for search.py; the model's own ids after them, in order."""
+    from model.hf import IdMap
+    marian = IdMap(6, pad=5, unk=1, start=5, eos=0)  # </s> 0, <unk> 1, <pad> last, also the start token
+    assert marian.to_hf.tolist() == [5, 1, 5, 0, 2, 3, 4] and marian.zoo_ids([0, 1, 2, 5]) == [3, 1, 4, 0]
+    lp = torch.log_softmax(torch.randn(2, 6), -1)
+    out = marian.logprobs(lp)
+    assert torch.isinf(out[:, 0]).all() and torch.isinf(out[:, 2]).all()  # PAD and BOS are never written
+    assert torch.equal(out[:, 3], lp[:, 0]) and torch.equal(out[:, 1], lp[:, 1]) and torch.equal(out[:, 4:], lp[:, 2:5])
+    bart = IdMap(6, pad=1, unk=3, start=2, eos=2)  # <s> 0, <pad> 1, </s> 2 (also the start), <unk> 3
+    assert bart.to_hf.tolist() == [1, 3, 2, 2, 0, 4, 5] and bart.zoo_ids([2, 0, 1]) == [3, 4, 0]
+    no_unk = IdMap(4, pad=3, unk=None, start=3, eos=0)
+    assert no_unk.zoo_ids([3, 1]) == [0, 4] and torch.isinf(no_unk.logprobs(torch.zeros(1, 4))[0, 1])
+
+
+# -- the record ---------------------------------------------------------------------------------
+def test_every_head_is_a_distribution_with_the_zoo_shapes(hf):
+    model, vocab, _ = hf
+    rec = translate(model, vocab, TEXT)
+    T, S = len(rec.target_tokens), len(rec.source_tokens)
+    assert rec.source_tokens[-1] == "</s>" and S == len(vocab.encode(TEXT)) + 1
+    assert rec.head_weights.shape == (T, model.cfg.layers, model.cfg.heads, S)
+    np.testing.assert_allclose(rec.head_weights.sum(-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(rec.weights.sum(-1), 1.0, atol=1e-5)
+    assert rec.encoder_attention.shape == (model.cfg.encoder_layers, model.cfg.encoder_heads, S, S)
+    np.testing.assert_allclose(rec.encoder_attention.sum(-1), 1.0, atol=1e-5)
+    # decoder self-attention: step i over y_0 … y_i, nothing on the future
+    assert rec.self_weights.shape == (T, model.cfg.layers, model.cfg.heads, T)
+    np.testing.assert_allclose(rec.self_weights.sum(-1), 1.0, atol=1e-5)
+    assert np.all(np.triu(rec.self_weights.transpose(1, 2, 0, 3), 1) == 0)
+    assert np.all(np.exp(rec.topk_probs).sum(1) > 0) and rec.topk_ids.shape == (T, 5)
+    assert np.all(np.diff(rec.topk_probs, axis=1) <= 1e-7)  # best first
+    probs = np.exp(model.step(torch.tensor([2]), model.encode(torch.tensor([[5, 3]]), torch.tensor([2]))[2],
+                              model.encode(torch.tensor([[5, 3]]), torch.tensor([2]))[1])[0])
+    assert probs.sum().item() == pytest.approx(1.0, abs=1e-5)  # over the zoo's ids, padding never written
+    assert probs[0, 0] == 0 and probs[0, 2] == 0  # PAD, BOS
+
+
+def test_shown_attention_is_the_mean_of_the_chosen_layers_heads(hf):
+    model, vocab, _ = hf
+    rec = translate(model, vocab, TEXT)
+    assert model.cfg.shown_layer == model.cfg.layers - 2 and model.cfg.shown_by_aer is None  # the stated default
+    np.testing.assert_allclose(rec.weights, rec.head_weights[:, model.cfg.shown_layer].mean(1), atol=1e-6)
+    # the record's context vector is Bahdanau's c_i = Σ_j α_ij h_j over the encoder's output
+    _, memory, _ = model.encode(torch.tensor([vocab.encode(TEXT) + [3]]), torch.tensor([len(vocab.encode(TEXT)) + 1]))
+    np.testing.assert_allclose(rec.contexts, rec.weights @ memory.values[0].numpy(), atol=1e-4)
+
+
+def test_beam_one_is_greedy_and_forced_reproduces_greedy(hf):
+    model, vocab, _ = hf
+    src = prepare_source(vocab, TEXT)
+    g = greedy(model, vocab, src)
+    b = beam_search(model, vocab, src, beam=1)
+    assert b.target_ids == g.target_ids
+    np.testing.assert_allclose(b.token_logprobs, g.token_logprobs, atol=1e-5)
+    np.testing.assert_allclose(b.weights, g.weights, atol=1e-6)
+    ended = g.target_ids[-1] == 3
+    f = forced(model, vocab, src, g.target_ids, append_eos=ended)
+    assert f.target_ids == g.target_ids
+    np.testing.assert_allclose(f.token_logprobs, g.token_logprobs, atol=1e-5)
+    np.testing.assert_allclose(f.head_weights, g.head_weights, atol=1e-6)
+    # a forced prefix: the model continues from it
+    p = greedy(model, vocab, src, prefix=g.target_ids[:1] + [vocab.encode_target("la")[0]])
+    assert p.target_ids[:2] == g.target_ids[:1] + [vocab.encode_target("la")[0]]
+
+
+def test_beam_tree_and_batched_decoding(hf):
+    model, vocab, _ = hf
+    rec = translate(model, vocab, TEXT, beam=3)
+    assert rec.beam_tree[0].parent is None and len(rec.beam_tree) > 3
+    for node in rec.beam_tree[1:]:
+        assert sum(node.attention) == pytest.approx(1.0, abs=1e-5)
+    # batched greedy (model.evaluate's) gives each sentence's own greedy output, padding and all
+    texts = [TEXT, "two children play by the river", "I will eat"]
+    singles = [greedy(model, vocab, prepare_source(vocab, t)).target_ids for t in texts]
+    assert greedy_batch(model, [vocab.encode(t) for t in texts]) == [s[:-1] if s[-1] == 3 else s for s in singles]
+
+
+def test_perplexity_pass_agrees_with_forced_decoding(hf):
+    from model.data import Batch
+    model, vocab, _ = hf
+    src, trg = vocab.encode(TEXT), vocab.encode_target("le chat est assis")
+    total, n = model(*(lambda b: (b.src, b.src_len, b.trg_in, b.trg_out))(Batch([src], [trg])))
+    rec = forced(model, vocab, prepare_source(vocab, TEXT), trg)
+    assert n == len(trg) + 1 and float(total) == pytest.approx(-rec.token_logprobs.sum(), abs=1e-3)
+
+
+def test_records_unchanged_under_concurrent_callers(hf):
+    """One loaded model serves every session: 4 threads decoding at once (greedy, beam, forced)
+    get exactly the records each gets alone."""
+    from concurrent.futures import ThreadPoolExecutor
+    model, vocab, _ = hf
+    jobs = [(t, beam) for t in (TEXT, *EN[1:4]) for beam in (1, 3)]
+    alone = [translate(model, vocab, t, beam=b) for t, b in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda job: translate(model, vocab, job[0], beam=job[1]), jobs * 2))
+    for a, b in zip(alone * 2, together):
+        assert a.target_ids == b.target_ids and a.source_tokens == b.source_tokens
+        np.testing.assert_array_equal(a.head_weights, b.head_weights)
+
+
+# -- loading ------------------------------------------------------------------------------------
+def test_languages_come_from_the_model(tiny_hf, tmp_path, capsys):
+    from model.align import main as align_main
+    spm_dir = tiny_hf.parent / f"{tiny_hf.name}_spm"
+    de = save_marian(tmp_path / "tiny-en-de", spm_dir / "source.model", spm_dir / "target.model", target_lang="de")
+    model, _, _ = load_hf(str(de), metrics_root=tmp_path)
+    assert (model.cfg.source_language, model.cfg.target_language) == ("en", "de")
+    assert align_main(["--checkpoint", f"hf:{de}", "--gold", str(ROOT.parent / "shared" / "data" / "hansards-align")]) == 1
+    assert "English–French" in capsys.readouterr().err
+
+
+def test_unloadable_models_say_why(tmp_path):
+    with pytest.raises(HFLoadError, match="not in the local Hugging Face cache"):
+        load_hf("hf:no-such-org/opus-mt-xx-yy", metrics_root=tmp_path)
+    with pytest.raises(HFLoadError, match="no such folder"):
+        load_hf(str(tmp_path / "missing"), metrics_root=tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "config.json").write_text("{}")
+    with pytest.raises(HFLoadError, match="no model.safetensors"):
+        load_hf(str(tmp_path / "empty"), metrics_root=tmp_path)
+
+
+class Payload:
+    """A pickle that would run code when fully unpickled."""
+
+    def __reduce__(self):
+        return (exec, ("open(__import__('os').environ['PWNED'], 'w').write('ran')",))
+
+
+def test_pickled_weights_load_only_as_tensors(tiny_hf, tmp_path, monkeypatch):
+    """A folder with only pytorch_model.bin loads through torch's weights_only loading: real
+    tensors load, a pickle that would run code is refused (and does not run)."""
+    from safetensors.torch import load_file
+    good = tmp_path / "bin-only"
+    good.mkdir()
+    for f in tiny_hf.iterdir():
+        if f.name != "model.safetensors":
+            (good / f.name).write_bytes(f.read_bytes())
+    torch.save(load_file(tiny_hf / "model.safetensors"), good / "pytorch_model.bin")
+    model, vocab, config = load_hf(str(good), metrics_root=tmp_path)
+    assert config["hf"]["weights"].startswith("pytorch_model.bin")
+    reference, ref_vocab, _ = load_hf(str(tiny_hf), metrics_root=tmp_path)
+    assert translate(model, vocab, TEXT).target_ids == translate(reference, ref_vocab, TEXT).target_ids
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    for f in good.iterdir():
+        if f.name != "pytorch_model.bin":
+            (evil / f.name).write_bytes(f.read_bytes())
+    (evil / "pytorch_model.bin").write_bytes(pickle.dumps({"weight": Payload()}))
+    marker = tmp_path / "pwned"
+    monkeypatch.setenv("PWNED", str(marker))
+    with pytest.raises(HFLoadError):
+        load_hf(str(evil), metrics_root=tmp_path)
+    assert not marker.exists()
+
+
+# -- the CLIs -----------------------------------------------------------------------------------
+def cli(*args, timeout=300) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                         env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out
+
+
+def test_translate_cli_json(tiny_hf):
+    out = cli("model.translate", "--checkpoint", f"hf:{tiny_hf}", "--json", TEXT)
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    heads = np.array(rec["attention_heads"])  # [layers][heads][target][source]
+    assert heads.shape[:2] == (3, 2) and heads.shape[2:] == np.array(rec["attention"]).shape
+    np.testing.assert_allclose(heads.sum(-1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(np.array(rec["attention"]).sum(-1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(rec["attention"], heads[1].mean(0), atol=1e-5)  # layer 2 of 3: the default
+
+
+def test_align_cli_scores_and_records_the_layer(tiny_hf, tmp_path):
+    """model.align on the Hansards gold prints an AER; --write-metrics records the layer whose
+    head average aligns best, which the adapter then shows."""
+    gold = ROOT.parent / "shared" / "data" / "hansards-align"
+    out = cli("model.align", "--checkpoint", f"hf:{tiny_hf}", "--gold", str(gold), "--limit", "3",
+              "--write-metrics", "--results", str(tmp_path))
+    assert "AER" in out.stdout and "layer 3 head mean" in out.stdout
+    metrics = json.loads((tmp_path / "hf" / "tiny-marian" / "metrics.json").read_text())
+    means = [r for r in metrics["alignment_heads"]["written"]["rows"] if r["head"] == "mean" and r["layer"] != "all"]
+    best = min(means, key=lambda r: r["aer"])
+    assert metrics["attention_layer"]["layer"] == best["layer"] and 0 <= metrics["alignment"]["aer"] <= 1
+    model, vocab, _ = load_hf(str(tiny_hf), metrics_root=tmp_path / "hf")
+    assert model.cfg.shown_layer == best["layer"] - 1 and model.cfg.shown_by_aer == best["aer"]
+    rec = translate(model, vocab, TEXT)
+    np.testing.assert_allclose(rec.weights, rec.head_weights[:, best["layer"] - 1].mean(1), atol=1e-6)
+
+
+def test_toy_text_round_trips_through_the_tokenizers(hf, tmp_path):
+    _, vocab, _ = hf
+    assert vocab.decode(vocab.encode_target(FR[0])) == FR[0]
+    ids, spans = vocab.pieces_with_spans(EN[1])
+    assert ids == vocab.encode(EN[1]) and spans[-1][1] == len(EN[1])
+    assert train_spm(EN, tmp_path / "again").exists()
+
+
+def test_no_transformers_without_a_model_made_elsewhere(tiny_zoo):
+    """The app's start without ATTN_EXPLORER_HF_MODELS never imports transformers (its cold start
+    is unchanged): the zoo, the pages' shared module and the CLIs' modules load without it."""
+    code = ("import sys; from app_pages import common; from model import zoo, search, align, evaluate, translate; "
+            f"entries = zoo.load_zoo({str(tiny_zoo)!r}); assert entries['rnnsearch'].available; "
+            "assert 'transformers' not in sys.modules, 'transformers imported'")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "ATTN_EXPLORER_HF_MODELS"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
