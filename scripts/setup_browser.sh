@@ -13,17 +13,6 @@ if [ -x /usr/bin/chromium ] && fc-list 2>/dev/null | grep -qi "color emoji"; the
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "error: installing chromium needs root (or sudo)" >&2
-        exit 1
-    fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update
-$SUDO apt-get install -y --no-install-recommends chromium fonts-dejavu-core fonts-noto-color-emoji
+source "$(dirname "$0")/apt.sh"
+apt_install chromium fonts-dejavu-core fonts-noto-color-emoji
 /usr/bin/chromium --version

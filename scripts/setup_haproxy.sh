@@ -10,17 +10,6 @@ if command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; then
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "error: installing haproxy needs root (or sudo)" >&2
-        exit 1
-    fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update
-$SUDO apt-get install -y --no-install-recommends haproxy
+source "$(dirname "$0")/apt.sh"
+apt_install haproxy
 /usr/sbin/haproxy -v | head -1

@@ -12,20 +12,9 @@ if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "error: installing postgresql needs root (or sudo)" >&2
-        exit 1
-    fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update
+source "$(dirname "$0")/apt.sh"
 # postgresql-common first, told not to create (and start) a "main" cluster when the server installs
-$SUDO apt-get install -y --no-install-recommends postgresql-common
-$SUDO sed -i 's/^#\?\s*create_main_cluster.*/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf
-$SUDO apt-get install -y --no-install-recommends postgresql
+apt_install postgresql-common
+as_root sed -i 's/^#\?\s*create_main_cluster.*/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf
+apt_install postgresql
 ls -d /usr/lib/postgresql/*/bin
