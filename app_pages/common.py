@@ -8,6 +8,7 @@ import streamlit as st
 
 from model.search import DecodingRecord, InputError, MAX_BEAM, translate
 from model.zoo import load_zoo, ZooEntry
+from app_pages.url_state import query_param, set_query_params  # noqa: F401 - the pages import them from here
 from server import settings
 from server.loading import models_loaded
 from server.limits import decoding_slot
@@ -122,20 +123,6 @@ def _cached_translate(root: str, model_name: str, text: str, beam: int) -> Decod
     entry = zoo(root)[model_name]
     with decoding_slot():
         return translate(entry.model, entry.vocab, text, beam=beam)
-
-
-def query_param(name: str, default: str | None = None) -> str | None:
-    value = st.query_params.get(name)
-    return value if value not in (None, "") else default
-
-
-def set_query_params(**values) -> None:
-    """Keep the current choices in the URL so a teacher can share a link."""
-    for k, v in values.items():
-        if v is None or v == "":
-            st.query_params.pop(k, None)
-        elif st.query_params.get(k) != str(v):
-            st.query_params[k] = str(v)
 
 
 # -- the sentence box, shared by Translate and Compare ---------------------------------------

@@ -541,6 +541,14 @@ def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
         common._load_zoo.clear()
 
 
+def test_the_first_visit_imports_no_torch_before_the_page():
+    """explorer.py runs its own imports (the warm-up state, the class panel) while the server's
+    warm-up thread is still importing torch (server/loading.py): they must not import it too."""
+    code = ("import sys, streamlit, server.loading, app_pages.class_session; "
+            "assert 'torch' not in sys.modules, 'the first visit imported torch'")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
 def test_viz_imports_no_torch():
     code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export; "
             "assert 'torch' not in sys.modules, 'viz imported torch'")
