@@ -16,7 +16,11 @@ What the proxy does, and why (``haproxy_config``):
   spreads students; round robin would count requests, not students.
 - health: ``/_stcore/health`` (Streamlit's runtime is up) and then ``/_attn/ready``
   (``app.py``: the warm-up thread has loaded the models). A replica still loading its models
-  gets no student; a dead one is out after two failed checks, one second apart.
+  gets no student; a dead one (connection refused) is out after two failed checks, one second
+  apart. A check may take 5 s (``timeout check``): a replica busy with 100 students answers
+  late, and the 1 s default took live replicas out mid-lesson. Marking a replica down does
+  not close its students' websockets: a dead replica's close by themselves, and a live one
+  marked down by mistake keeps the students it has.
 - ``option redispatch``: a student whose cookie names a dead replica is sent to a live one. The
   front end reconnects by itself and reruns the page from its URL, which carries the sentence
   and the choices (``app_pages/common.py``), so the page comes back as it was.
@@ -73,6 +77,9 @@ def haproxy_config(address: str, port: int, servers: list[tuple[str, str]], stat
         "    timeout client 60s",
         "    timeout server 60s",
         "    timeout http-request 30s",
+        "    # a replica busy with a full class answers its health check late, not never: only one that",
+        "    # cannot answer in 5 s (or refuses the connection: a dead one, out in about 2 s) is taken out",
+        "    timeout check 5s",
         "    # a websocket is a tunnel once upgraded: a student reading a page sends nothing for minutes",
         "    timeout tunnel 1h",
         "    timeout client-fin 10s",
@@ -93,7 +100,7 @@ def haproxy_config(address: str, port: int, servers: list[tuple[str, str]], stat
         "    http-check connect",
         f"    http-check send meth GET uri {READY_PATH}",
         "    http-check expect status 200",
-        "    default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 1 on-marked-down shutdown-sessions",
+        "    default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 1",
         *lines,
         "",
         "listen stats",
