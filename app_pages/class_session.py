@@ -36,7 +36,7 @@ def session_id() -> str:
 
 
 def joined_class() -> str:
-    """The class this session answers in ("" for none): first from the link's ``?class=``."""
+    """The class this browser tab answers in ("" for none): first from the link's ``?class=``."""
     in_link = normalise_code(st.query_params.get("class"))
     if CLASS not in st.session_state or (in_link and in_link != st.session_state[CLASS]):
         code = in_link  # a link naming a class joins it
@@ -63,7 +63,7 @@ def store_notice(error: Exception) -> None:
 
 
 def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
-    """Store this session's answer in the joined class, if any, and say what became of it."""
+    """Store the student's answer in the joined class, if any, and say what became of it."""
     code = joined_class()
     if not code or teacher_key():  # the teacher's own tries are not the class's
         return

@@ -46,7 +46,7 @@ if revealed_to_class(ex_id) and not st.session_state.get(checked_key):
 
 
 def revealed() -> bool:
-    """Show the answer: after this session checked its own, when the teacher revealed it, and to the teacher."""
+    """Show the answer: after the student checked their own, when the teacher revealed it, and to the teacher."""
     return bool(st.session_state.get(checked_key)) or revealed_to_class(ex_id) or teacher
 
 

@@ -58,6 +58,19 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def proxy_stats(stats_port: int) -> list[dict]:
+    """HAProxy's own figures per replica (the CSV of its stats page on 127.0.0.1:stats_port):
+    name, status (UP, DOWN …), sessions_total, sessions_now."""
+    import csv
+    import io
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    text = opener.open(f"http://127.0.0.1:{stats_port}/stats;csv", timeout=5).read().decode()
+    rows = csv.DictReader(io.StringIO(text.lstrip("# ")))
+    return [{"name": r["svname"], "status": r["status"], "sessions_total": int(r["stot"] or 0),
+             "sessions_now": int(r["scur"] or 0)}
+            for r in rows if r["pxname"] == "replicas" and r["svname"] not in ("BACKEND", "FRONTEND")]
+
+
 def haproxy_binary() -> str | None:
     return shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
                                             if os.access(p, os.X_OK)), None)
@@ -281,15 +294,7 @@ class Lecture:
         raise TimeoutError(f"replicas not healthy after {timeout:.0f} s: {self.healthy()}\n{logs}")
 
     def proxy_stats(self) -> list[dict]:
-        """HAProxy's own figures per server (CSV of its stats page): name, status, sessions."""
-        import csv
-        import io
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        text = opener.open(f"http://127.0.0.1:{self.stats_port}/stats;csv", timeout=5).read().decode()
-        rows = csv.DictReader(io.StringIO(text.lstrip("# ")))
-        return [{"name": r["svname"], "status": r["status"], "sessions_total": int(r["stot"] or 0),
-                 "sessions_now": int(r["scur"] or 0)}
-                for r in rows if r["pxname"] == "replicas" and r["svname"] not in ("BACKEND", "FRONTEND")]
+        return proxy_stats(self.stats_port)
 
     def proxy_up(self) -> bool:
         try:

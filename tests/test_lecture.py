@@ -33,7 +33,7 @@ def _load(name: str, path: Path):
 
 bench = _load("bench_classroom", ROOT / "bench" / "classroom.py")
 serve = _load("scripts_serve", ROOT / "scripts" / "serve.py")
-from server.lecture import COOKIE, haproxy_binary  # noqa: E402
+from server.lecture import COOKIE, haproxy_binary, proxy_stats  # noqa: E402
 
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -73,10 +73,7 @@ class Hall:
         raise AssertionError(f"no {marker!r} from scripts/serve.py; it printed:\n{''.join(self.output)}{logs}")
 
     def stats(self) -> dict[str, dict]:
-        text = OPENER.open(f"http://127.0.0.1:{self.stats_port}/stats;csv", timeout=5).read().decode()
-        header, *rows = [line.split(",") for line in text.lstrip("# ").splitlines() if line]
-        rows = [dict(zip(header, r)) for r in rows]
-        return {r["svname"]: r for r in rows if r["pxname"] == "replicas" and r["svname"].startswith("r")}
+        return {row["name"]: row for row in proxy_stats(self.stats_port)}
 
     def wait_status(self, name: str, status: str, timeout: float) -> float:
         start = time.monotonic()
@@ -127,10 +124,10 @@ def test_a_session_through_the_proxy_is_sticky_and_its_translate_page_finishes(h
     tab = _open(base)
     assert re.fullmatch(rf"{COOKIE}=r[12]", tab.cookie), tab.cookie  # the proxy named a replica
     chosen = tab.replica
-    before = {name: int(row["stot"]) for name, row in hall.stats().items()}
+    before = {name: row["sessions_total"] for name, row in hall.stats().items()}
     for _ in range(3):  # the same browser comes back: each time to the replica its cookie names
         assert _open(base, tab.cookie).replica == chosen
-    after = {name: int(row["stot"]) for name, row in hall.stats().items()}
+    after = {name: row["sessions_total"] for name, row in hall.stats().items()}
     other = "r2" if chosen == "r1" else "r1"
     assert after[chosen] - before[chosen] >= 6  # three pages and three websockets
     assert after[other] == before[other]
