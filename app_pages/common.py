@@ -2,8 +2,11 @@
 the text-input rules. No model logic lives here: only loading and wiring."""
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 from model.search import DecodingRecord, InputError, MAX_BEAM, translate
@@ -113,12 +116,43 @@ def checkpoints_root() -> str:
     return str(settings.checkpoints())
 
 
+def read_only(value):
+    """``value`` with every numpy array in it (in dataclasses, lists, tuples, dicts) made
+    read-only, so that a page writing into a result every session shares raises at once."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            read_only(getattr(value, f.name))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            read_only(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            read_only(v)
+    return value
+
+
+def shared_result(max_entries: int | None = None):
+    """Cache a function's results once per process for every session, as ``st.cache_data``
+    does, but hand out the one stored object: ``st.cache_data`` unpickles a fresh copy on
+    every call, and Step through's slider asked for four records per move (a twentieth of the
+    server's CPU in a class, docs/performance.md). The results are made read-only instead
+    (``read_only``), which is the promise ``st.cache_data``'s copies kept."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def computed(*args, **kwargs):
+            return read_only(fn(*args, **kwargs))
+        return st.cache_resource(show_spinner=False, max_entries=max_entries)(computed)
+    return wrap
+
+
 def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
     """Translate through the shared model; the same (model, text, beam) is computed once."""
     return _cached_translate(checkpoints_root(), model_name, text, beam)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@shared_result(max_entries=256)
 def _cached_translate(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():

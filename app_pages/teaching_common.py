@@ -10,7 +10,7 @@ import streamlit as st
 from server import settings
 from server.limits import decoding_slot
 from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, query_param,
-                              sentence_input, set_query_params, zoo)
+                              sentence_input, set_query_params, shared_result, zoo)
 from model.align import forced_alignment, ForcedAlignment, read_gold
 from model.internals import annotation_values, local_p_steps, LocalPSteps, recomputed_energies
 from model.search import beam_search, DecodingRecord, forced, greedy, prepare_source, PreparedSource
@@ -29,7 +29,7 @@ def gold_pairs():
     return _gold_pairs(str(gold_folder()))
 
 
-@st.cache_data(show_spinner=False)
+@shared_result()
 def _gold_pairs(folder: str):
     try:
         return read_gold(folder)
@@ -113,28 +113,28 @@ def cached_forced(model_name: str, text: str, target_text: str) -> DecodingRecor
     return _forced(checkpoints_root(), model_name, text, target_text)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@shared_result(max_entries=64)
 def _forced(root: str, model_name: str, text: str, target_text: str) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():
         return forced(entry.model, entry.vocab, prepare_source(entry.vocab, text), entry.vocab.encode_target(target_text))
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@shared_result(max_entries=128)
 def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():
         return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix))
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@shared_result(max_entries=128)
 def _values(root: str, model_name: str, text: str):
     entry = zoo(root)[model_name]
     with decoding_slot():
         return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@shared_result(max_entries=128)
 def _energies(root: str, model_name: str, text: str):
     entry = zoo(root)[model_name]
     record = cached_translate(model_name, text, 1)
@@ -142,7 +142,7 @@ def _energies(root: str, model_name: str, text: str):
         return recomputed_energies(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@shared_result(max_entries=128)
 def _local_p(root: str, model_name: str, text: str) -> LocalPSteps | None:
     entry = zoo(root)[model_name]
     record = cached_translate(model_name, text, 1)
@@ -150,14 +150,14 @@ def _local_p(root: str, model_name: str, text: str) -> LocalPSteps | None:
         return local_p_steps(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@shared_result(max_entries=64)
 def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():
         return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@shared_result(max_entries=128)
 def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...],
                       hansards: bool) -> ForcedAlignment:
     entry = zoo(root)[model_name]

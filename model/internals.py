@@ -45,7 +45,8 @@ def _source_memory(model: Seq2Seq, source_ids: list[int]) -> Memory:
 
 def _queries(memory: Memory, query_states: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The T query states as a batch of T, beside the one sentence's keys and mask repeated T times."""
-    query = torch.as_tensor(np.asarray(query_states), dtype=memory.proj_keys.dtype, device=memory.proj_keys.device)
+    # a copy: the app hands in a cached record's read-only array, which torch must not share
+    query = torch.tensor(np.asarray(query_states), dtype=memory.proj_keys.dtype, device=memory.proj_keys.device)
     T = query.size(0)
     return query, memory.proj_keys.expand(T, -1, -1), memory.mask.expand(T, -1)
 

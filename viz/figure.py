@@ -10,19 +10,46 @@ property name still fails the tests rather than the browser.
 """
 from __future__ import annotations
 
+import functools
+
 import plotly.graph_objects as go
-from _plotly_utils.utils import convert_to_base64
+import plotly.io as pio
+from _plotly_utils.utils import convert_to_base64, is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 
 class Figure(go.Figure):
-    """A go.Figure whose ``to_dict`` does not deep-copy. ``st.plotly_chart`` serialises a
-    figure through ``to_dict``, and Plotly's deep copy of every trace and of the layout cost
-    as much as building the figure (1–2.5 ms a chart; Step through draws seven per slider
-    move). A figure from ``viz/`` is built for one call and never changed afterwards, so a
-    shallow copy of each trace and of the layout is enough: ``convert_to_base64`` (numpy
-    arrays to Plotly's typed-array form) then writes into the copies' top level."""
+    """A go.Figure that keeps its spec as plain dicts until something asks for Plotly's objects.
+
+    ``st.plotly_chart`` needs only ``to_dict``, yet building Plotly's objects (even
+    unvalidated: every trace's properties deep-copied into compound objects, the layout's
+    template) and Plotly's own ``to_dict`` (another deep copy) were a fifth of the server's
+    CPU in a class (docs/performance.md, "Where a click's server CPU goes"). So a figure from
+    ``figure()`` holds the spec, and ``to_dict`` answers from it with copies of its dicts only.
+    Any other use (``fig.data``, ``fig.layout``, ``update_layout``, ``add_trace``, pickling)
+    reads an attribute that only Plotly's constructor sets, and ``__getattr__`` builds the
+    figure then, once, exactly as ``go.Figure(spec, _validate=False)`` would have. A built
+    figure's ``to_dict`` skips Plotly's deep copy as well: a figure from ``viz/`` is built for
+    one call and never changed afterwards."""
+
+    def __init__(self, spec: dict):  # noqa: super().__init__ runs on first use, in __getattr__
+        self.__dict__["_spec"] = spec
+
+    def __getattr__(self, name: str):
+        # only reached for an attribute not set yet, i.e. one of Plotly's own: build them now
+        if name.startswith("__") or "_spec" not in self.__dict__:  # copy's and pickle's probes
+            raise AttributeError(name)
+        spec = self.__dict__.pop("_spec")
+        go.Figure.__init__(self, spec, _validate=False)
+        return getattr(self, name)
 
     def to_dict(self) -> dict:
+        spec = self.__dict__.get("_spec")
+        if spec is not None:
+            res = _json_ready(spec)
+            name = pio.templates.default  # what Plotly's constructor would put in (Streamlit sets its own)
+            if name and res["layout"].get("template") is None:
+                res["layout"]["template"] = _template_json(name)
+            return res
         res = {"data": [dict(trace) for trace in self._data], "layout": dict(self._layout)}
         if self._frame_objs:
             res["frames"] = [dict(frame._props) for frame in self._frame_objs]
@@ -30,13 +57,28 @@ class Figure(go.Figure):
         return res
 
 
+def _json_ready(value, key: str | None = None):
+    """``value`` with its dicts copied and numpy arrays in Plotly's typed-array form, as
+    ``convert_to_base64`` writes them (it converts in place; the spec stays as built)."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value] if any(isinstance(v, dict) for v in value) else value
+    if key is not None and not is_skipped_key(key) and is_homogeneous_array(value):
+        return to_typed_array_spec(value)
+    return value
+
+
+@functools.lru_cache(maxsize=4)
+def _template_json(name: str) -> dict:
+    """The layout template ``name`` (Plotly's registry) as plain JSON, built once and shared
+    read-only: Plotly's constructor would copy the same template into every figure."""
+    return _json_ready(pio.templates[name].to_plotly_json())
+
+
 def figure(data: list[dict], layout: dict) -> go.Figure:
     """A Figure (above) from trace dicts and a layout dict, skipping validation (see above)."""
-    spec = {"data": data, "layout": layout}
-    try:
-        return Figure(spec, _validate=False)
-    except (TypeError, ValueError):  # a Plotly without the private switch: validate, slower but correct
-        return go.Figure(spec)
+    return Figure({"data": data, "layout": layout})
 
 
 def validated(fig: go.Figure) -> go.Figure:
