@@ -12,6 +12,7 @@ translation already in the shared caches (``app_pages/common.py``).
 from __future__ import annotations
 
 import faulthandler
+import gc
 import logging
 import os
 import signal
@@ -74,6 +75,10 @@ def warm_up() -> None:
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
     finally:
         context_log.setLevel(level)
+        # What is loaded now (modules, the models, Streamlit) lives as long as the server: moved
+        # out of the garbage collector's view, a full collection no longer walks its ~300,000
+        # objects, which took ~130 ms each time during a class (docs/performance.md)
+        gc.freeze()
         state.figures_ready.set()
         state.finished.set()
 
