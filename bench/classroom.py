@@ -78,8 +78,8 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
-from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
-from test_browser import free_port, stop  # noqa: E402 - the browser test's own helpers
+from server.lecture import COOKIE as REPLICA_COOKIE, free_port  # noqa: E402
+from test_browser import stop  # noqa: E402 - the browser test's own helper
 sys.path.insert(0, str(ROOT))
 from server.class_store import ClassStore  # noqa: E402 - the class the bench opens, as the teacher
 

@@ -203,11 +203,13 @@ class Lecture:
     stats_port: int = field(default=0, init=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)  # a restart and stop() never overlap
+    _own_workdir: bool = field(default=False, init=False)  # a temporary folder of ours: removed by stop()
 
     def start(self) -> None:
         binary = haproxy_binary()
         if binary is None:
             raise FileNotFoundError(INSTALL_HINT)
+        self._own_workdir = self.workdir is None
         self.workdir = Path(self.workdir or tempfile.mkdtemp(prefix="attn-lecture-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ if self.env is None else self.env)
@@ -307,9 +309,13 @@ class Lecture:
         return [r.proc.pid for r in self.local if r.alive] + ([self.proxy.pid] if self.proxy else [])
 
     def stop(self) -> None:
-        """Stop the proxy first (no new student reaches a replica that is going), then every replica."""
+        """Stop the proxy first (no new student reaches a replica that is going), then every
+        replica; then remove the temporary folder of the config and logs, unless ``workdir``
+        named one (``--workdir``: keep them, e.g. to read a replica's log afterwards)."""
         self._stopping.set()
         with self._lock:
             stop_process(self.proxy, grace=5)
             for replica in self.local:
                 stop_process(replica.proc)
+            if self._own_workdir and self.workdir is not None:
+                shutil.rmtree(self.workdir, ignore_errors=True)

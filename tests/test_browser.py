@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,9 @@ from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script (see the top), not only under pytest
+    sys.path.insert(0, str(ROOT))
+from server.lecture import free_port  # noqa: E402
 OUTPUT = ROOT / "test-output" / "browser"
 CHROMIUM = "/usr/bin/chromium"
 # headless (Playwright's default), no sandbox (root in a container), nothing fetched from Google;
@@ -38,12 +40,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 SENTENCE_BOX = 'textarea[aria-label="English sentence"]'
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(check, timeout: float, what: str, interval: float = 0.25):
@@ -197,7 +193,6 @@ def test_browser_types_a_sentence_and_sees_the_heatmap(tiny_zoo):
 
 
 def main(argv=None) -> int:
-    sys.path.insert(0, str(ROOT))
     from app_pages.common import DEFAULT_SENTENCE
     p = argparse.ArgumentParser(description="Screenshot of the Translate page with a typed sentence.")
     p.add_argument("--checkpoints", default=str(ROOT / "checkpoints"))

@@ -31,7 +31,7 @@ class Figure(go.Figure):
     figure's ``to_dict`` skips Plotly's deep copy as well: a figure from ``viz/`` is built for
     one call and never changed afterwards."""
 
-    def __init__(self, spec: dict):  # noqa: super().__init__ runs on first use, in __getattr__
+    def __init__(self, spec: dict):  # Plotly's own __init__ runs on first use, in __getattr__
         self.__dict__["_spec"] = spec
 
     def __getattr__(self, name: str):
