@@ -42,6 +42,17 @@ class Figure(go.Figure):
         go.Figure.__init__(self, spec, _validate=False)
         return getattr(self, name)
 
+    def set_layout(self, **props) -> "Figure":
+        """Set top-level layout properties (``shapes=[...]``), in the spec while there is one;
+        returns the figure."""
+        spec = self.__dict__.get("_spec")
+        for name, value in props.items():
+            if spec is not None:
+                spec["layout"][name] = value
+            else:
+                self.layout[name] = value
+        return self
+
     def to_dict(self) -> dict:
         spec = self.__dict__.get("_spec")
         if spec is not None:

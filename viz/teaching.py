@@ -41,9 +41,8 @@ def highlighted_heatmap(weights: np.ndarray, source_tokens: list[str], target_to
     fig = alignment_heatmap(weights, source_tokens, target_tokens, title=title, height=height,
                             target_language=target_language)
     S = len(source_tokens)
-    fig.layout.shapes = [dict(type="rect", name=name, x0=-0.5, x1=S - 0.5, y0=r - 0.5, y1=r + 0.5,
-                              line=dict(color=colour, width=4), fillcolor="rgba(0,0,0,0)") for r in rows]
-    return fig
+    return fig.set_layout(shapes=[dict(type="rect", name=name, x0=-0.5, x1=S - 0.5, y0=r - 0.5, y1=r + 0.5,
+                                       line=dict(color=colour, width=4), fillcolor="rgba(0,0,0,0)") for r in rows])
 
 
 # -- one decoder step, number by number -------------------------------------------------------
