@@ -37,6 +37,9 @@ sentence, or close the socket right after asking for a rerun (then open the link
   within 10 s, or got another page).
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every
   0.5 s) during the concurrent run.
+- ``reference_cpu_ms``: the server's CPU milliseconds per interaction, by kind, in the reference
+  run (each session alone on its server, so each interaction's CPU is its own; mean of 10 ms
+  ticks): where a click's CPU goes, page by page.
 - ``server_cpu_s``, ``client_cpu_s``, ``wall_s``: CPU seconds the server and this client used
   during the concurrent run, and its length: a server near one CPU-second per second is
   bound by the GIL (its Python runs on one core at a time).
@@ -313,8 +316,11 @@ def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict) -> str | None
     return None
 
 
-async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list) -> None:
+async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
+                 cpu: dict | None = None) -> None:
     """One session plays its lesson; appends (session, step, kind, ms, digest, error, replica) to out.
+    With ``cpu`` (the reference run: this session alone on the server), adds to ``cpu[kind]``
+    the server CPU seconds from each interaction's start to the next one's.
 
     A tab whose socket breaks (its replica died) does what Streamlit's front end does: it
     reconnects, and the page reruns from its URL. With ``--kill-replica-after`` that is timed
@@ -323,12 +329,17 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
     rng = random.Random(f"{args.seed}:{n}")  # per session, so scheduling does not change the plan
     await asyncio.sleep(delay)
     tab = Tab(target.base, args.timeout, target.sticky)
+    server_cpu = (lambda: sum(cpu_seconds(pid) for pid in target.pids())) if cpu is not None else None
     try:
         for step, (kind, action) in enumerate(lesson.steps()):
             if step:
                 await asyncio.sleep(think * rng.uniform(0.8, 1.2))
             replica = tab.replica
+            before = server_cpu() if server_cpu else 0.0
             ms, digest, error = await tab.do(action)
+            if server_cpu:
+                await asyncio.sleep(0.05)  # the replies still being sent belong to this interaction
+                cpu.setdefault(kind, []).append(server_cpu() - before)
             out.append((n, step, kind, ms, digest, error, replica or tab.replica))
             if error and (error == "timeout" or error.startswith("disconnect")):
                 if not args.kill_replica_after:
@@ -514,12 +525,13 @@ async def classroom(lessons: list[Lesson], target: Target, args) -> tuple[list, 
     return out, {**cpu, "killed_replica": killed or None}
 
 
-async def reference(lessons: list[Lesson], target: Target, args) -> dict[Lesson, list]:
-    """Each distinct lesson alone, one after the other, without think time: its digests."""
+async def reference(lessons: list[Lesson], target: Target, args, cpu: dict | None = None) -> dict[Lesson, list]:
+    """Each distinct lesson alone, one after the other, without think time: its digests; with
+    ``cpu``, the server CPU seconds of each interaction, by kind (see ``attend``)."""
     digests = {}
     for lesson in lessons:
         out = []
-        await attend(0, lesson, target, args, 0.0, 0.0, out)
+        await attend(0, lesson, target, args, 0.0, 0.0, out, cpu if target.pids() else None)
         digests[lesson] = {step: (digest, error) for _, step, _, _, digest, error, _ in out}
     return digests
 
@@ -801,8 +813,11 @@ def main(argv=None) -> int:
         else:
             say(f"reference: {len(distinct)} distinct lesson(s), one at a time, "
                 + ("at the URL (its caches stay warm)" if args.url else "on a fresh server"))
+            alone: dict[str, list[float]] = {}
             with (nullcontext(Target(args.url.rstrip("/"), sticky=True)) if args.url else server(args.port)) as target:
-                ref = asyncio.run(reference(distinct, target, args))
+                ref = asyncio.run(reference(distinct, target, args, alone))
+            # server CPU per interaction kind, each session alone on a fresh server (the tick is 10 ms)
+            result["reference_cpu_ms"] = {kind: round(1000 * sum(v) / len(v), 1) for kind, v in alone.items()}
             say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
             with class_target() as target:
                 before = len(store.summary(key, code)) if store else 0
