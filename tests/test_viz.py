@@ -40,6 +40,18 @@ FIGURES = {
 }
 
 
+@pytest.mark.parametrize("name", FIGURES)
+def test_a_figure_sends_what_plotlys_own_figure_would(name):
+    """viz.figure.Figure answers to_dict from its spec, without Plotly's objects: the JSON that
+    st.plotly_chart sends must be the one Plotly's own figure of that spec gives (typed arrays,
+    the default template, unset properties left out), key order aside."""
+    import json
+    import plotly.io as pio
+    fast, built = FIGURES[name](), FIGURES[name]()
+    built.data  # any attribute of Plotly's builds the figure as go.Figure(spec, _validate=False)
+    assert json.loads(pio.to_json(fast.to_dict(), validate=False)) == json.loads(pio.to_json(built.to_dict(), validate=False))
+
+
 def _tiny_tree():
     """<s> -> le (-> chat </s>) and la (pruned): the nodes beam_tree reads."""
     node = lambda i, parent, step, token, lp, score, **kw: SimpleNamespace(  # noqa: E731
