@@ -108,7 +108,8 @@ for k, n in enumerate(chosen):
                                           + ("mean" if choices[n][1] is None else f"head {choices[n][1] + 1}"))
         show_figure(alignment_heatmap(weights, source, target, title=title, target_language=target_language(models[n])),
                     f"alignment-{n}", key=f"compare_heatmap_{n}")
-        st.download_button("Attention matrix (CSV)", matrix_csv(weights, source, target),
+        # the CSV is written only when clicked (the loop's values bound now), as the figure's HTML is
+        st.download_button("Attention matrix (CSV)", lambda w=weights, s=source, t=target: matrix_csv(w, s, t),
                            file_name=f"attention-{n}-{view}.csv", mime="text/csv", key=f"compare_csv_{n}",
                            icon=":material/table:")
 

@@ -78,7 +78,7 @@ else:
     fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}",
                             target_language=language)
     show_figure(fig, f"alignment-{name}", key="translate_heatmap")
-    st.download_button("Download attention matrix (CSV)", matrix_csv(weights, source, target),
+    st.download_button("Download attention matrix (CSV)", lambda w=weights, s=source, t=target: matrix_csv(w, s, t),
                        file_name=f"attention-{name}-{view}.csv", mime="text/csv", key="translate_csv",
                        icon=":material/table:")
 

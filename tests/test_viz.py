@@ -114,3 +114,18 @@ def test_head_grid_places_every_head_and_frames_the_marked_one():
     assert any(a["text"] == "L2 · H3 ★" for a in fig["layout"]["annotations"])
     with pytest.raises(ValueError):
         head_grid(heads, SOURCE[:2], TARGET)
+
+
+def test_the_downloads_hold_the_matrix_and_a_standalone_page():
+    """The CSV (written when its button is clicked) is α itself, repeated tokens kept apart;
+    the HTML page carries the figure's data and plotly.js."""
+    import io
+
+    import pandas as pd
+
+    from viz.export import figure_html, matrix_csv
+    table = pd.read_csv(io.StringIO(matrix_csv(WEIGHTS, ["▁a", "▁a", "<b>", "</s>"], TARGET)))
+    assert list(table.columns) == ["target \\ source", "▁a", "▁a.1", "<b>", "</s>"]
+    assert table.iloc[:, 0].tolist() == TARGET and np.allclose(table.iloc[:, 1:].to_numpy(), WEIGHTS)
+    page = figure_html(FIGURES["highlighted"](), "a <title>")
+    assert "<title>a &lt;title&gt;</title>" in page and "plotly" in page.lower() and "highlighted row" in page

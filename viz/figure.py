@@ -45,7 +45,7 @@ class Figure(go.Figure):
         go.Figure.__init__(self, spec, _validate=False)
         return getattr(self, name)
 
-    def set_layout(self, **props) -> "Figure":
+    def set_layout(self, **props) -> Figure:
         """Set top-level layout properties (``shapes=[...]``), in the spec while there is one;
         returns the figure."""
         spec = self.__dict__.get("_spec")
