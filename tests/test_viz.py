@@ -48,7 +48,7 @@ def test_a_figure_sends_what_plotlys_own_figure_would(name):
     import json
     import plotly.io as pio
     fast, built = FIGURES[name](), FIGURES[name]()
-    built.data  # any attribute of Plotly's builds the figure as go.Figure(spec, _validate=False)
+    assert built.data  # reading any of Plotly's attributes builds the figure as go.Figure(spec, _validate=False)
     assert json.loads(pio.to_json(fast.to_dict(), validate=False)) == json.loads(pio.to_json(built.to_dict(), validate=False))
 
 
