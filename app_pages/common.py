@@ -125,8 +125,9 @@ def read_only(value):
         for f in dataclasses.fields(value):
             read_only(getattr(value, f.name))
     elif isinstance(value, (list, tuple)):
-        for v in value:
-            read_only(v)
+        if value and not isinstance(value[0], (str, int, float, bool)):  # a list of tokens holds no array
+            for v in value:
+                read_only(v)
     elif isinstance(value, dict):
         for v in value.values():
             read_only(v)

@@ -5,7 +5,8 @@
 
 Starts N ``streamlit run app.py`` processes on local ports (one shared cookie secret), writes
 an ``haproxy.cfg`` (cookie stickiness, health checks, websocket tunnels, leastconn) into a
-temporary folder and runs HAProxy on ``--address:--port``. A replica that exits is restarted;
+temporary folder (removed at the end; ``--workdir`` keeps one) and runs HAProxy on
+``--address:--port``. A replica that exits is restarted;
 Ctrl-C stops everything this command started. ``streamlit run app.py`` stays the one-machine
 command. Design and measurements: docs/performance.md#a-lecture-several-processes.
 
@@ -33,7 +34,9 @@ def main(argv=None) -> int:
                    help="an app process on another machine (repeatable)")
     p.add_argument("--first-replica-port", type=int, default=None,
                    help="local replicas listen on this port and the next ones (default: free ports)")
-    p.add_argument("--workdir", type=Path, default=None, help="where haproxy.cfg and the logs go (default: a temp folder)")
+    p.add_argument("--workdir", type=Path, default=None,
+                   help="where haproxy.cfg and the logs go, kept afterwards (default: a temporary folder, "
+                        "removed when the lecture stops)")
     args = p.parse_args(argv)
     if args.replicas < 0 or (args.replicas == 0 and not args.backend):
         p.error("--replicas must be at least 1 (or 0 with --backend)")

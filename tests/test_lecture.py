@@ -158,6 +158,25 @@ def test_ctrl_c_stops_everything_the_launcher_started(hall):
     for port in ports:
         with pytest.raises(OSError):
             OPENER.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
+    assert (hall.workdir / "haproxy.cfg").exists() and (hall.workdir / "r1.log").exists()  # --workdir: kept
+
+
+def test_without_workdir_the_launcher_leaves_no_folder_behind(tiny_zoo):
+    """The temporary folder of the config and logs is removed when the lecture stops."""
+    port = bench.free_port()
+    env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(tiny_zoo), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "scripts/serve.py", "--replicas", "1", "--port", str(port),
+                             "--address", "127.0.0.1"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    hall = Hall(proc, port, Path("/nonexistent"))
+    try:
+        hall.read_until("r1: 127.0.0.1", 60)
+        workdir = Path(re.search(r"config and logs in (\S+)", "".join(hall.output))[1])
+        assert (workdir / "haproxy.cfg").exists()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+    assert not workdir.exists()
 
 
 def _is_ours(proc_dir: Path, hall: Hall) -> bool:
