@@ -77,7 +77,7 @@ def warm_up() -> None:
         context_log.setLevel(level)
         # What is loaded now (modules, the models, Streamlit) lives as long as the server: moved
         # out of the garbage collector's view, a full collection no longer walks its ~300,000
-        # objects, which took ~130 ms each time during a class (docs/performance.md)
+        # objects, 90–130 ms each time during a class (docs/performance.md)
         gc.freeze()
         state.figures_ready.set()
         state.finished.set()

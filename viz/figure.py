@@ -4,7 +4,8 @@
 validator classes: about 25 ms for one alignment heatmap on this machine, against 2 ms for
 the same figure built unvalidated. The Compare page draws six figures per interaction, so
 validation alone would eat half of its 300 ms budget. The figures in ``viz/`` are
-therefore written as plain dicts in Plotly's JSON schema and wrapped here unvalidated;
+therefore written as plain dicts in Plotly's JSON schema and wrapped here unvalidated (a
+``Figure`` builds no Plotly object at all until something other than ``to_dict`` asks);
 ``tests/test_viz.py`` builds every one of them *with* full validation, so a typo in a
 property name still fails the tests rather than the browser.
 """
