@@ -319,7 +319,7 @@ def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict) -> str | None
 async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
                  cpu: dict | None = None) -> None:
     """One session plays its lesson; appends (session, step, kind, ms, digest, error, replica) to out.
-    With ``cpu`` (the reference run: this session alone on the server), adds to ``cpu[kind]``
+    With ``cpu`` (the reference run: one student alone on the server), adds to ``cpu[kind]``
     the server CPU seconds from each interaction's start to the next one's.
 
     A tab whose socket breaks (its replica died) does what Streamlit's front end does: it

@@ -17,8 +17,7 @@ import functools
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from _plotly_utils.utils import (convert_to_base64, is_homogeneous_array, is_skipped_key, plotlyjsShortTypes,
-                                 to_typed_array_spec)
+from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, plotlyjsShortTypes, to_typed_array_spec
 
 
 class Figure(go.Figure):
@@ -32,8 +31,8 @@ class Figure(go.Figure):
     Any other use (``fig.data``, ``fig.layout``, ``update_layout``, ``add_trace``, pickling)
     reads an attribute that only Plotly's constructor sets, and ``__getattr__`` builds the
     figure then, once, exactly as ``go.Figure(spec, _validate=False)`` would have. A built
-    figure's ``to_dict`` skips Plotly's deep copy as well: a figure from ``viz/`` is built for
-    one call and never changed afterwards."""
+    figure's ``to_dict`` goes the same way from Plotly's property dicts (no deep copy: a figure
+    from ``viz/`` is built for one call and never changed afterwards)."""
 
     def __init__(self, spec: dict):  # Plotly's own __init__ runs on first use, in __getattr__
         self.__dict__["_spec"] = spec
@@ -59,22 +58,20 @@ class Figure(go.Figure):
 
     def to_dict(self) -> dict:
         spec = self.__dict__.get("_spec")
-        if spec is not None:
-            res = _json_ready(spec)
-            name = pio.templates.default  # what Plotly's constructor would put in (Streamlit sets its own)
-            if name and res["layout"].get("template") is None:
-                res["layout"]["template"] = _template_json(name)
-            return res
-        res = {"data": [dict(trace) for trace in self._data], "layout": dict(self._layout)}
-        if self._frame_objs:
-            res["frames"] = [dict(frame._props) for frame in self._frame_objs]
-        convert_to_base64(res)
+        if spec is None:  # built: its traces' and layout's own properties, the same way
+            spec = {"data": [trace._props for trace in self._data_objs], "layout": self._layout_obj._props}
+            if self._frame_objs:
+                spec["frames"] = [frame._props for frame in self._frame_objs]
+        res = _json_ready(spec)
+        name = pio.templates.default  # what Plotly's constructor puts in (Streamlit sets its own)
+        if name and res["layout"].get("template") is None:
+            res["layout"]["template"] = _template_json(name)
         return res
 
 
 def _json_ready(value, key: str | None = None):
     """``value`` with its dicts copied and numpy arrays in Plotly's typed-array form, as
-    ``convert_to_base64`` writes them (it converts in place; the spec stays as built). Scalars
+    Plotly's ``convert_to_base64`` writes them (it converts in place; the spec stays as built). Scalars
     and strings, most of a spec, and numpy's arrays and scalars are told apart before Plotly's
     own array test, which asks narwhals about every value (half the time of a figure)."""
     if value is None or isinstance(value, (str, bool, int, float, np.generic)):
