@@ -23,6 +23,8 @@ from viz.teaching import context_sum, highlighted_heatmap, local_p_forms, source
 from viz.transformer import head_rows
 
 STEP = "step_i"  # session key of the slider: target step i, 1-based as in the papers
+GLANCE_WIDTH = 420  # pixels of "Step i at a glance"; the heatmap takes the rest
+EQUATION_WIDTH = 460  # pixels of a section's equations; its chart takes the rest of the row (wraps below if narrow)
 
 LUONG_SCORES = {  # Luong et al. 2015, eq. 8, as model/attention.py computes them (concat with U_a's bias b_a)
     "dot": r"e_{ij} = s_i^\top \bar h_j = s_i^\top W_m h_j",
@@ -67,15 +69,14 @@ def move(delta: int) -> None:
 
 
 def equation(title: str, latex: str | list[str], note: str | None = None):
-    """A section: its title and equations on the left; returns the right column, for the numbers."""
-    left, right = st.columns([2, 3], vertical_alignment="top", gap="medium")
-    with left:
-        st.markdown(f"**{title}**")
-        for line in [latex] if isinstance(latex, str) else latex:
-            st.latex(line)
-        if note:
-            st.caption(note)
-    return right
+    """A section: its title, equations and note as one text on the left; returns the row, for
+    the numbers drawn beside them. One row and one text, not columns holding a title, each
+    equation and a caption: a slider move redraws every section, and each element is a
+    message the server builds and sends (docs/performance.md, "Step through")."""
+    row = st.container(horizontal=True, gap="medium")
+    body = f"**{title}**\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
+    row.markdown(body + (f"\n\n:small[{note}]" if note else ""), width=EQUATION_WIDTH)
+    return row
 
 
 def norm(v) -> str:
@@ -141,43 +142,40 @@ def step_header() -> None:
     """Which token this step emits, in the output so far."""
     words = [plain(t) for t in record.target_tokens]
     words[k] = f":orange-background[**{words[k]}**]"
-    st.markdown(f"**Step {i} of {T}** · output so far: " + " ".join(words))
-    st.caption(f"The decoder has written $y_{{<{i}}}$ and now emits $y_{{{i}}}$; the token before it, "
-               f"$y_{{{i - 1}}}$ = {'⟨s⟩' if k == 0 else plain(record.target_tokens[k - 1])}, is fed back in.")
+    st.markdown(f"**Step {i} of {T}** · output so far: " + " ".join(words) + "\n\n"
+                f":small[The decoder has written $y_{{<{i}}}$ and now emits $y_{{{i}}}$; the token before it, "
+                f"$y_{{{i - 1}}}$ = {'⟨s⟩' if k == 0 else plain(record.target_tokens[k - 1])}, is fed back in.]")
 
 
 def glance() -> None:
     """The heatmap with the step's row framed, and the step at a glance."""
-    c_map, c_glance = st.columns([3, 2], gap="large")
-    with c_map:
-        if record.has_attention:
-            st.plotly_chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
-                                                title=f"α_ij: row {i} is the step explained"), key="step_heatmap")
-        else:
-            st.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
-                    f"({RNNENC_SOURCE}).", icon=":material/block:")
-    with c_glance:
-        st.markdown(f"#### Step {i} at a glance")
-        lines = [f"- emits $y_{{{i}}}$ = `{record.target_tokens[k]}`, $p$ = {np.exp(record.token_logprobs[k]):.3f}"]
-        if record.has_attention:
-            top = int(np.argmax(record.weights[k]))
-            lines += [f"- looks most at `{record.source_tokens[top]}`, $\\alpha$ = {record.weights[k, top]:.3f}",
-                      f"- entropy of $\\alpha_{{{i}}}$: {float(entropy(record.weights[k])):.2f} nats "
-                      f"(uniform: {np.log(len(record.source_tokens)):.2f}, one token: 0)"]
-        if record.positions is not None:
-            lines.append(f"- local-p centre $p_{{{i}}}$ = {float(record.positions[k]):.2f}")
-        st.markdown("\n".join(lines))
-        st.markdown("**Order of computation** " + {
-            "rnnsearch": "(Bahdanau et al. 2014, §3.1): attention reads the *previous* state, *before* the RNN step.  \n"
-                         "score($s_{i-1}$, $h_j$) → weights → context $c_i$ → RNN step $s_i$ → output",
-            "luong": "(Luong et al. 2015, §3): the RNN step comes *first*; attention reads the *current* state.  \n"
-                     "RNN step $s_i$ → score($s_i$, $\\bar h_j$) → weights → context $c_i$ → attentional state "
-                     "$\\tilde h_i$ → output",
-            "rnnenc": f"({RNNENC_SOURCE}): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
-            "transformer": "(Vaswani et al. 2017): no recurrence; every layer attends to the target so far, then "
-                           "to the source.  \nself-attention → query → scaled dot-product scores, per head → "
-                           "weights → heads joined → next layer → output",
-        }[cfg.decoder])
+    row = st.container(horizontal=True, gap="large")
+    if record.has_attention:
+        row.plotly_chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
+                                             title=f"α_ij: row {i} is the step explained"), key="step_heatmap")
+    else:
+        row.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
+                 f"({RNNENC_SOURCE}).", icon=":material/block:")
+    lines = [f"#### Step {i} at a glance", "",
+             f"- emits $y_{{{i}}}$ = `{record.target_tokens[k]}`, $p$ = {np.exp(record.token_logprobs[k]):.3f}"]
+    if record.has_attention:
+        top = int(np.argmax(record.weights[k]))
+        lines += [f"- looks most at `{record.source_tokens[top]}`, $\\alpha$ = {record.weights[k, top]:.3f}",
+                  f"- entropy of $\\alpha_{{{i}}}$: {float(entropy(record.weights[k])):.2f} nats "
+                  f"(uniform: {np.log(len(record.source_tokens)):.2f}, one token: 0)"]
+    if record.positions is not None:
+        lines.append(f"- local-p centre $p_{{{i}}}$ = {float(record.positions[k]):.2f}")
+    row.markdown("\n".join(lines) + "\n\n**Order of computation** " + {
+        "rnnsearch": "(Bahdanau et al. 2014, §3.1): attention reads the *previous* state, *before* the RNN step.  \n"
+                     "score($s_{i-1}$, $h_j$) → weights → context $c_i$ → RNN step $s_i$ → output",
+        "luong": "(Luong et al. 2015, §3): the RNN step comes *first*; attention reads the *current* state.  \n"
+                 "RNN step $s_i$ → score($s_i$, $\\bar h_j$) → weights → context $c_i$ → attentional state "
+                 "$\\tilde h_i$ → output",
+        "rnnenc": f"({RNNENC_SOURCE}): no attention.  \nRNN step $s_i$ with the fixed $c$ → output",
+        "transformer": "(Vaswani et al. 2017): no recurrence; every layer attends to the target so far, then "
+                       "to the source.  \nself-attention → query → scaled dot-product scores, per head → "
+                       "weights → heads joined → next layer → output",
+    }[cfg.decoder], width=GLANCE_WIDTH)
 
 
 def sections() -> None:
@@ -292,17 +290,16 @@ def step_view() -> None:
     reruns only this part, not the sentence box, the model picker and the decoding above it.
     i and k are the page's globals, which the sections read."""
     global i, k
-    c_prev, c_slider, c_next = st.columns([1, 12, 1], vertical_alignment="bottom")
-    c_prev.button("◀", key="step_prev", on_click=move, args=(-1,), help="previous target step",
-                  disabled=st.session_state[STEP] <= 1)
-    c_next.button("▶", key="step_next", on_click=move, args=(1,), help="next target step",
-                  disabled=st.session_state[STEP] >= T)
-    with c_slider:
-        if T > 1:
-            i = st.slider("Target step i", 1, T, key=STEP)
-        else:
-            i = 1
-            st.caption("The output has a single token, so there is only step 1.")
+    row = st.container(horizontal=True, vertical_alignment="bottom")  # ◀ slider ▶, in that order
+    row.button("◀", key="step_prev", on_click=move, args=(-1,), help="previous target step",
+               disabled=st.session_state[STEP] <= 1)
+    if T > 1:
+        i = row.slider("Target step i", 1, T, key=STEP)
+    else:
+        i = 1
+        row.caption("The output has a single token, so there is only step 1.")
+    row.button("▶", key="step_next", on_click=move, args=(1,), help="next target step",
+               disabled=st.session_state[STEP] >= T)
     keep_in_url(name, text, step=i if i > 1 else None)
     k = i - 1  # 0-based row of the record
     step_header()

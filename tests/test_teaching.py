@@ -170,9 +170,12 @@ ORDERS = {  # the order each decoder computes in (model/decoders.py)
 @pytest.mark.parametrize("name", list(ORDERS))
 def test_step_through_equations_follow_the_mechanisms_order(name):
     at = open_page("step_through", text=DIGITS, model=name)
-    titles = [m.value for m in at.markdown if m.value.startswith("**") and m.value[2] in "①②③④⑤⑥"]
+    sections = [m.value for m in at.markdown if m.value.startswith("**") and m.value[2] in "①②③④⑤⑥"]
+    titles = [section.split("\n", 1)[0] for section in sections]
     assert [next(t for t in ORDERS[name] if t in title) for title in titles] == ORDERS[name]
-    latex = " ".join(x.value for x in at.latex)
+    # each section is one text: its title, its equations as display math ($$ … $$), its note
+    assert all("\n$$\n" in section for section in sections)
+    latex = " ".join(sections)
     if name == "rnnsearch":  # the score reads s_{i-1}, before the RNN step
         assert latex.index(r"W_a s_{i-1} + U_a h_j") < latex.index(r"\mathrm{GRU}") < latex.index("maxout")
     else:  # the RNN step first, then the score reads s_i
@@ -181,7 +184,7 @@ def test_step_through_equations_follow_the_mechanisms_order(name):
 
 def test_step_through_local_and_rnnenc(tiny):
     at = open_page("step_through", text=DIGITS, model="luong-local")
-    assert any("p_i" in x.value for x in at.latex)
+    assert any("p_i = (S-1)" in m.value for m in at.markdown)
     # a sentence wider than the window: the step's two forms of local-p, side by side, are the model's
     text = "1 2 3 4 5 6 7 8 9"
     at = open_page("step_through", text=text, model="luong-local")
@@ -192,7 +195,7 @@ def test_step_through_local_and_rnnenc(tiny):
     assert [t["name"].split(" (")[0] for t in bars] == ["shipped", "Luong eq. 10"]
     assert np.allclose(array(bars[0]["y"]), steps.shipped_weights[0], atol=1e-6)
     assert np.allclose(array(bars[1]["y"]), steps.luong_weights[0], atol=1e-6)
-    caption = next(c.value for c in at.caption if c.value.startswith("The same energies"))
+    caption = next(m.value for m in at.markdown if ":small[The same energies" in m.value)
     assert f"Window masses: {steps.shipped_mass[0]:.4f} shipped, {steps.luong_mass[0]:.4f} Luong's" in caption
     at = open_page("step_through", text=DIGITS, model="rnnenc")
     assert any("no attention" in i.value for i in at.info)
@@ -498,7 +501,7 @@ def test_luong_to_transformer_page(tiny_zoo):
 
 def test_step_through_transformer():
     at = open_page("step_through", text=DIGITS, model="transformer")
-    latex = " ".join(x.value for x in at.latex)
+    latex = " ".join(m.value for m in at.markdown)
     assert r"\sqrt{d_k}" in latex and r"\frac{1}{h} \sum_k" in latex
     assert array(chart(at, "step_heads")["data"][0]["z"]).shape[0] == 4
 
