@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from model.search import DecodingRecord, InputError, MAX_BEAM, translate
+from model.search import BeamNode, DecodingRecord, InputError, MAX_BEAM, translate
 from model.zoo import load_zoo, ZooEntry
 from app_pages.url_state import query_param, set_query_params  # noqa: F401 - the pages import them from here
 from server import settings
@@ -125,7 +125,8 @@ def read_only(value):
         for f in dataclasses.fields(value):
             read_only(getattr(value, f.name))
     elif isinstance(value, (list, tuple)):
-        if value and not isinstance(value[0], (str, int, float, bool)):  # a list of tokens holds no array
+        # a list of tokens holds no array, nor does a beam-search tree (its nodes hold Python numbers)
+        if value and not isinstance(value[0], (str, int, float, bool, BeamNode)):
             for v in value:
                 read_only(v)
     elif isinstance(value, dict):

@@ -147,11 +147,12 @@ if attending:
         + ("; empty where two models cut the sentence into different pieces (another vocabulary): the words view "
            "compares them." if any(not comparable(n, reference) for n in attending) else "."))
     if len(attending) > 1:
-        agreement = pd.DataFrame([[agreement_between(a, b) for b in attending] for a in attending],
-                                 index=[models[a].display_name for a in attending],
-                                 columns=[models[b].display_name for b in attending])
-        with st.expander("Argmax agreement between every pair"):
-            st.dataframe(agreement, width="stretch")
+        # built only when opened (the expander reruns the page then), like Translate's alternatives
+        pairs = st.expander("Argmax agreement between every pair", key="compare_pairs", on_change="rerun")
+        if pairs.open:
+            pairs.dataframe(pd.DataFrame([[agreement_between(a, b) for b in attending] for a in attending],
+                                         index=[models[a].display_name for a in attending],
+                                         columns=[models[b].display_name for b in attending]), width="stretch")
     show_figure(entropy_figure({models[n].display_name: entropy(views[n][0]) for n in attending}),
                 "attention-entropy", key="compare_entropy")
 

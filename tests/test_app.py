@@ -389,6 +389,13 @@ def test_compare_side_by_side(product):
                                atol=1e-3)
     np.testing.assert_allclose(numbers["diagonality"], [diagonality(words[n][0]) for n in attending], atol=1e-3)
     assert numbers.filter(like="argmax agrees").iloc[0, 0] == 1.0
+    # every pair's agreement is built only once its expander is opened
+    assert len(at.dataframe) == 2
+    at.session_state["compare_pairs"] = True
+    pairs = run(at).dataframe[2].value
+    assert list(pairs.index) == list(pairs.columns) == [product["display"][n] for n in attending]
+    np.testing.assert_allclose(np.diag(pairs.to_numpy(dtype=float)), 1.0)
+    np.testing.assert_allclose(pairs.iloc[:, 0], numbers.filter(like="argmax agrees").iloc[:, 0], atol=1e-9)
     assert any("additive" in t and "multiplicative" in t and "s_{i-1}" in t for t in at.markdown.values)
     assert at.query_params["models"] == ",".join(chosen)
 
