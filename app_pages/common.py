@@ -287,6 +287,25 @@ def plain(text: str) -> str:
     return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!|~$" else ch for ch in text)
 
 
+def small(text: str) -> str:
+    """``text`` in small type (Streamlit's ``:small[…]``) for a markdown body. A square bracket
+    that pairs with none (a token such as `](` quoted in the text) would end the directive
+    early and show the rest as it is typed, so such a text keeps its normal size."""
+    depth, escaped = 0, False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                break
+    return f":small[{text}]" if depth == 0 else text
+
+
 def show_figure(fig, filename: str, key: str) -> None:
     """A Plotly figure (PNG from its own toolbar's camera button) and a download of it as a
     standalone, still interactive HTML page (built only when clicked)."""
@@ -296,7 +315,7 @@ def show_figure(fig, filename: str, key: str) -> None:
                        mime="text/html", key=f"{key}_html", icon=":material/download:")
 
 
-__all__ = ["zoo", "available_models", "usable_models", "pick_model", "target_language", "attention_caption",
+__all__ = ["zoo", "small", "available_models", "usable_models", "pick_model", "target_language", "attention_caption",
            "OURS_ONLY", "ENGLISH_FRENCH", "unavailable_models", "show_unavailable", "cached_translate",
            "query_param", "set_query_params", "InputError", "MAX_INPUT_CHARS",
            "Example", "EXAMPLES", "DEFAULT_SENTENCE", "DEFAULT_MODEL", "sentence_input", "plain", "show_figure",

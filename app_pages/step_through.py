@@ -15,7 +15,7 @@ Equation numbers are the ones the docstrings of ``model/decoders.py`` and
 import numpy as np
 import streamlit as st
 
-from app_pages.common import plain
+from app_pages.common import plain, small
 from model.analysis import entropy
 from app_pages.teaching_common import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url,
                                        pick_model, sentence_input, source_or_stop, step_in_range)
@@ -75,7 +75,7 @@ def equation(title: str, latex: str | list[str], note: str | None = None):
     message the server builds and sends (docs/performance.md, "Step through")."""
     row = st.container(horizontal=True, gap="medium")
     body = f"**{title}**\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
-    row.markdown(body + (f"\n\n:small[{note}]" if note else ""), width=EQUATION_WIDTH)
+    row.markdown(body + (f"\n\n{small(note)}" if note else ""), width=EQUATION_WIDTH)
     return row
 
 
@@ -143,8 +143,8 @@ def step_header() -> None:
     words = [plain(t) for t in record.target_tokens]
     words[k] = f":orange-background[**{words[k]}**]"
     st.markdown(f"**Step {i} of {T}** · output so far: " + " ".join(words) + "\n\n"
-                f":small[The decoder has written $y_{{<{i}}}$ and now emits $y_{{{i}}}$; the token before it, "
-                f"$y_{{{i - 1}}}$ = {'⟨s⟩' if k == 0 else plain(record.target_tokens[k - 1])}, is fed back in.]")
+                + small(f"The decoder has written $y_{{<{i}}}$ and now emits $y_{{{i}}}$; the token before it, "
+                        f"$y_{{{i - 1}}}$ = {'⟨s⟩' if k == 0 else plain(record.target_tokens[k - 1])}, is fed back in."))
 
 
 def glance() -> None:

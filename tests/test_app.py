@@ -597,3 +597,13 @@ def test_pages_only_wire(page_file):
 def test_viz_knows_no_torch_and_no_streamlit(viz_file):
     imports = _imports(ROOT / "viz" / viz_file)
     assert not imports & {"torch", "streamlit", "model", "app_pages"}, imports
+
+
+def test_small_type_only_where_the_brackets_pair_up():
+    """Step through's notes quote tokens; one with a lone bracket would end ``:small[…]`` early."""
+    from app_pages.common import plain, small
+    assert small("goes to `▁the`: the framed row") == ":small[goes to `▁the`: the framed row]"
+    assert small("goes to `[` and `]`") == ":small[goes to `[` and `]`]"
+    assert small("goes to `](`: the framed row") == "goes to `](`: the framed row"
+    assert small("goes to `[x`") == "goes to `[x`"
+    assert small(f"the token {plain('](')} is fed back in").startswith(":small[")  # escaped brackets pair with none
