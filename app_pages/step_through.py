@@ -72,7 +72,7 @@ def equation(title: str, latex: str | list[str], note: str | None = None):
     """A section: its title, equations and note as one text on the left; returns the row, for
     the numbers drawn beside them. One row and one text, not columns holding a title, each
     equation and a caption: a slider move redraws every section, and each element is a
-    message the server builds and sends (docs/performance.md, "Step through")."""
+    message the server builds and sends (docs/performance.md, "Where a click's server CPU goes")."""
     row = st.container(horizontal=True, gap="medium")
     body = f"**{title}**\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
     row.markdown(body + (f"\n\n{small(note)}" if note else ""), width=EQUATION_WIDTH)
