@@ -83,7 +83,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 from server.lecture import COOKIE as REPLICA_COOKIE, free_port  # noqa: E402
 from test_browser import stop  # noqa: E402 - the browser test's own helper
-sys.path.insert(0, str(ROOT))
 from server.class_store import ClassStore  # noqa: E402 - the class the bench opens, as the teacher
 
 # 8-20 words each; none is among the app's examples, so nothing is translated before it is asked

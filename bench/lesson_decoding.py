@@ -28,6 +28,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # as the server decodes (app.py)
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+import torch  # noqa: E402 - after OMP_NUM_THREADS
 from classroom import BAD_TEXT, COMPARED, SENTENCES, make_lessons  # noqa: E402
 from model.checkpoint import load_checkpoint  # noqa: E402
 from model.search import InputError, translate  # noqa: E402
@@ -53,7 +54,6 @@ def main(argv=None) -> int:
     p.add_argument("--sessions", type=int, default=30)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
-    import torch
     torch.set_num_threads(1)
     decodings, clicks = lesson_decodings(make_lessons(args.sessions, args.seed, SENTENCES))
     models = {}
