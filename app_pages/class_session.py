@@ -27,6 +27,7 @@ SENT = "sent"                 # in a link the follow opened: this page is the te
 REVEALED = "class_revealed"   # the exercise the teacher revealed
 FOLLOW_EVERY = 1.0            # seconds between two looks at the teacher's state
 KEPT = "class_"               # session keys that survive following the teacher to a new page
+PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
 
 
 def session_id() -> str:
@@ -42,6 +43,8 @@ def joined_class() -> str:
         code = in_link  # a link naming a class joins it
         st.session_state[CLASS] = code
         st.session_state[FOLLOW] = bool(code)  # opened from the class link: following
+        if code:
+            st.session_state[PANEL] = True  # the panel says which class, and offers to stop following
         if code and st.query_params.get(SENT):  # opened by following: this is the teacher's page already
             try:
                 state = class_store().follow(code)
@@ -129,30 +132,39 @@ def _refollow() -> None:
 def class_sidebar(pages: dict, current: str) -> None:
     """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
     code = joined_class()
-    with st.sidebar.expander("Class", expanded=bool(code) or bool(teacher_key()), icon=":material/groups:"):
-        if teacher_key():
-            _teacher_panel(code, current)
-        else:
-            if normalise_code(st.session_state.get("class_code_box")) != code:
-                st.session_state["class_code_box"] = code  # joined by a link: the box says so
-            st.text_input("Class code", key="class_code_box", max_chars=12, on_change=_join,
-                          placeholder="e.g. K7PQ2M", help="The code the teacher shows. Answers are counted "
-                          "anonymously; nobody else sees yours.")
-            if st.session_state.pop("class_code_bad", False):
-                st.warning("A class code is 6 letters and digits.")
-            if code:
-                st.toggle("Follow the teacher", key=FOLLOW, on_change=_refollow,
-                          help="Show what the teacher sends to the class; turn off to explore alone.")
-            with st.popover("I am the teacher"):
-                st.text_input("Teacher key", type="password", key="class_key_box",
-                              help="Printed by the server when it starts (or ATTN_EXPLORER_TEACHER_KEY).")
-                st.button("Sign in", key="class_sign_in", on_click=_sign_in)
-            wrong = st.session_state.pop("class_key_wrong", None)
-            if wrong:
-                st.warning("That is not the teacher key." if wrong is True else f"Cannot check the key: {wrong}")
+    st.session_state.setdefault(PANEL, bool(code) or bool(teacher_key()))
+    # drawn only while open (opening it reruns the page): most visitors never join a class, and
+    # its boxes and buttons were a sixth of the elements every rerun of every page sent
+    panel = st.sidebar.expander("Class", key=PANEL, on_change="rerun", icon=":material/groups:")
+    if panel.open:
+        with panel:
+            if teacher_key():
+                _teacher_panel(code, current)
+            else:
+                _student_panel(code)
     if code and st.session_state.get(FOLLOW) and not teacher_key():
         with st.sidebar:
             _follow(pages, code, current)
+
+
+def _student_panel(code: str) -> None:
+    if normalise_code(st.session_state.get("class_code_box")) != code:
+        st.session_state["class_code_box"] = code  # joined by a link: the box says so
+    st.text_input("Class code", key="class_code_box", max_chars=12, on_change=_join,
+                  placeholder="e.g. K7PQ2M", help="The code the teacher shows. Answers are counted "
+                  "anonymously; nobody else sees yours.")
+    if st.session_state.pop("class_code_bad", False):
+        st.warning("A class code is 6 letters and digits.")
+    if code:
+        st.toggle("Follow the teacher", key=FOLLOW, on_change=_refollow,
+                  help="Show what the teacher sends to the class; turn off to explore alone.")
+    with st.popover("I am the teacher"):
+        st.text_input("Teacher key", type="password", key="class_key_box",
+                      help="Printed by the server when it starts (or ATTN_EXPLORER_TEACHER_KEY).")
+        st.button("Sign in", key="class_sign_in", on_click=_sign_in)
+    wrong = st.session_state.pop("class_key_wrong", None)
+    if wrong:
+        st.warning("That is not the teacher key." if wrong is True else f"Cannot check the key: {wrong}")
 
 
 def _teacher_panel(code: str, current: str) -> None:

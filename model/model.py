@@ -74,7 +74,10 @@ class Seq2Seq(nn.Module):
         else:
             state, step = self.decoder.recurrence(prev_emb, state, memory)
             features = self.decoder.readout(prev_emb, *self.decoder.readout_inputs(step))
-        return F.log_softmax(self.logits(features).float(), dim=-1), state, step
+        logits = self.logits(features)
+        if logits.dtype != torch.float32:  # a bf16 model's; the check, not .float(), on fp32 (one torch call less a step)
+            logits = logits.float()
+        return F.log_softmax(logits, dim=-1), state, step
 
     # -- training ---------------------------------------------------------------------------------
     def forward(self, src, src_len, trg_in, trg_out=None, label_smoothing: float = 0.0, return_weights: bool = False):

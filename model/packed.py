@@ -91,17 +91,21 @@ class PackedMatrix:
     def __call__(self, x: torch.Tensor, add: torch.Tensor | None = None) -> torch.Tensor:
         """x W^T + b (+ add); x: (…, in), add: (…, out)."""
         self.pack()
-        rows = x.reshape(-1, x.size(-1))
+        # a decoding step's input is already B x in: no reshape there, each torch call costs
+        # microseconds and hands the GIL to the server's other threads (docs/performance.md)
+        flat = x.dim() == 2
+        rows = x if flat else x.reshape(-1, x.size(-1))
+        if add is not None and add.dim() != 2:
+            add = add.reshape(rows.size(0), -1)
         if self._plain is not None and rows.size(0) == 1:
             y = F.linear(rows, self._plain, self._bias)
             if add is not None:
-                y = y + add.reshape(y.shape)
+                y = y + add
         elif add is not None:
-            y = torch.ops.mkldnn._linear_pointwise.binary(rows, add.reshape(rows.size(0), -1), self._packed,
-                                                          self._bias, "add")
+            y = torch.ops.mkldnn._linear_pointwise.binary(rows, add, self._packed, self._bias, "add")
         else:
             y = torch.ops.mkldnn._linear_pointwise(rows, self._packed, self._bias, "none", [], "")
-        return y.view(*x.shape[:-1], y.size(-1))
+        return y if flat else y.view(*x.shape[:-1], y.size(-1))
 
 
 class PackedLinear(nn.Linear):
@@ -134,8 +138,10 @@ def gru_gates(input_gates: torch.Tensor, hidden_gates: torch.Tensor, h: torch.Te
     """``nn.GRUCell``'s update from its two products, W_ih x + b_ih and W_hh h + b_hh
     (B x 3H each, gates r, z, n), in few operations: each costs microseconds at one row."""
     H = h.size(-1)
-    r, z = torch.sigmoid(input_gates[:, :2 * H] + hidden_gates[:, :2 * H]).chunk(2, -1)
-    n = torch.tanh(torch.addcmul(input_gates[:, 2 * H:], r, hidden_gates[:, 2 * H:]))
+    input_rz, input_n = input_gates.split((2 * H, H), -1)
+    hidden_rz, hidden_n = hidden_gates.split((2 * H, H), -1)
+    r, z = torch.sigmoid(input_rz + hidden_rz).chunk(2, -1)
+    n = torch.tanh(torch.addcmul(input_n, r, hidden_n))
     return torch.lerp(n, h, z)  # (1 − z) ⊙ n + z ⊙ h
 
 

@@ -149,8 +149,23 @@ def test_a_student_cannot_act_as_the_teacher_whatever_the_link(store):
     assert store.follow(code).version == 0
 
 
+def test_the_class_panel_draws_its_boxes_only_when_opened():
+    """Outside a class the sidebar's Class panel is closed and draws nothing inside (every
+    rerun of every page would send its boxes); opening it shows the code box and the
+    teacher's sign-in."""
+    at = open_exercise(ex="step", seed="4")
+    keys = {w.key for w in at.text_input}
+    assert not keys & {"class_code_box", "class_key_box"}
+    at.session_state["class_panel"] = True  # what a click on the panel's title sets
+    at.run()
+    assert {"class_code_box", "class_key_box"} <= {w.key for w in at.text_input}
+    assert "class_sign_in" in {b.key for b in at.button}
+
+
 def test_the_teacher_opens_a_class_and_a_follower_gets_the_page(store):
     at = open_exercise(ex="step", seed="4")
+    at.session_state["class_panel"] = True
+    at.run()
     at.text_input(key="class_key_box").set_value(KEY)
     at.button(key="class_sign_in").click().run()
     at.button(key="class_open").click().run()
