@@ -365,15 +365,16 @@ async def reconnect(tab: Tab, within: float) -> float | None:
 
 
 @contextmanager
-def server(port: int | None, env: dict | None = None):
+def server(port: int | None, env: dict | None = None, root: Path = ROOT):
     """The app's server on 127.0.0.1, healthy and past its first (model-loading) page; killed
-    on the way out, whatever happens. ``env``: more environment (the class store's settings)."""
+    on the way out, whatever happens. ``env``: more environment (the class store's settings);
+    ``root``: the checkout whose app.py runs (another commit's, for a before/after)."""
     port = port or free_port()
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                            cwd=root, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
                             start_new_session=True)  # Ctrl-C reaches us, and we stop it in order
     try:
         local = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
