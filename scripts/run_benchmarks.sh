@@ -17,6 +17,7 @@ done
 python bench/step_cost.py --checkpoint checkpoints/rnnsearch | stamp step_cost >> $OUT
 python bench/element_cost.py | stamp element_cost >> $OUT
 python bench/lesson_decoding.py | stamp lesson_decoding >> $OUT
+python bench/page_cost.py | stamp page_cost >> $OUT
 # the whole test split (5,350 rows = 4,292 multi-reference segments), one core: greedy for
 # rnnsearch, beam 5 for every model (the bar is per model)
 for run in "rnnsearch 1" "rnnsearch 5" "luong-general 5" "luong-dot 5" "luong-concat 5" "luong-local 5" "rnnenc 5"; do
