@@ -300,8 +300,11 @@ class ClassStore:
             raise AnswerRefused(f"this answer is larger than {MAX_ANSWER_BYTES} bytes, so it is not stored")
 
         def insert(conn):
+            # the class's row locked until this answer is in (PostgreSQL's FOR UPDATE; SQLite's
+            # BEGIN IMMEDIATE already runs one write at a time): answers arriving at once are
+            # counted one after another, so the caps below hold exactly
             info = conn.execute(sa.select(classes.c.closed, classes.c.expires_at)
-                                .where(classes.c.code == code)).first()
+                                .where(classes.c.code == code).with_for_update()).first()
             if info is None:
                 raise AnswerRefused(f"there is no class {code}")
             if info.closed or time.time() >= info.expires_at:

@@ -111,6 +111,35 @@ def test_answers_are_bounded(store):
     assert len(store.summary(KEY, code)) == MAX_ATTEMPTS
 
 
+def test_the_class_caps_hold_when_answers_arrive_at_once(store_url, monkeypatch):
+    """Sixteen students start a new exercise at the same moment, through two stores on one
+    database (two server processes), when the class has room for one more: exactly one is
+    stored, whatever the database."""
+    monkeypatch.setattr("server.class_store.MAX_EXERCISES", 5)
+    stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
+    code = stores[0].open_class(KEY).code
+    for n in range(4):
+        stores[0].submit(code, f"which:{n}", new_session_id(), {"pick": n}, True)
+    start, stored, refused = threading.Barrier(16), [], []
+
+    def student(k: int):
+        start.wait()
+        try:
+            stores[k % 2].submit(code, f"which:{10 + k}", new_session_id(), {"pick": k}, True)
+            stored.append(k)
+        except AnswerRefused as e:
+            refused.append(str(e))
+    threads = [threading.Thread(target=student, args=(k,)) for k in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(stored) == 1 and len(refused) == 15 and all("full" in r for r in refused)
+    assert len({a.exercise for a in stores[1].summary(KEY, code)}) == 5
+    for s in stores:
+        s.engine.dispose()
+
+
 def test_without_the_key_nothing_of_the_teachers(store):
     code = store.open_class(KEY).code
     store.submit(code, "which:2", new_session_id(), {"choice": "general"}, True)
