@@ -75,7 +75,7 @@ class Seq2Seq(nn.Module):
             state, step = self.decoder.recurrence(prev_emb, state, memory)
             features = self.decoder.readout(prev_emb, *self.decoder.readout_inputs(step))
         logits = self.logits(features)
-        if logits.dtype != torch.float32:  # a bf16 model's; the check, not .float(), on fp32 (one torch call less a step)
+        if logits.dtype != torch.float32:  # a bf16 model's; on fp32, .float() would be one more torch call a step
             logits = logits.float()
         return F.log_softmax(logits, dim=-1), state, step
 
