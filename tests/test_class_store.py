@@ -35,27 +35,36 @@ def rows(store) -> int:
         return conn.execute(sa.select(sa.func.count()).select_from(answers)).scalar_one()
 
 
+def at_once(n: int, student, timeout: float) -> None:
+    """``student(k)`` for k < n, each on its own thread, all released at the same moment."""
+    start = threading.Barrier(n)
+
+    def run(k: int):
+        start.wait()
+        student(k)
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+
+
 def test_thirty_threads_of_ten_answers_lose_nothing(store_url):
     """30 students answer 10 exercises each, all at once, through two stores on one database
     (two server processes): 300 rows, and the teacher's summary counts exactly 300."""
     from model.exercises import class_summary
     stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
     code = stores[0].open_class(KEY).code
-    start, errors = threading.Barrier(30), []
+    errors = []
 
     def student(k: int):
         store, session = stores[k % 2], new_session_id()
-        start.wait()
         for n in range(10):
             try:
                 store.submit(code, f"step:{n}", session, {"weights": [0.1 * k, 0.2, n]}, correct=k % 3 == 0)
             except Exception as e:  # noqa: BLE001 - every failure is counted, none may happen
                 errors.append(repr(e))
-    threads = [threading.Thread(target=student, args=(k,)) for k in range(30)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+    at_once(30, student, timeout=120)
     assert errors == []
     stored = stores[1].summary(KEY, code)
     assert len(stored) == 300 and len({(a.session, a.exercise) for a in stored}) == 300
@@ -120,20 +129,15 @@ def test_the_class_caps_hold_when_answers_arrive_at_once(store_url, monkeypatch)
     code = stores[0].open_class(KEY).code
     for n in range(4):
         stores[0].submit(code, f"which:{n}", new_session_id(), {"pick": n}, True)
-    start, stored, refused = threading.Barrier(16), [], []
+    stored, refused = [], []
 
     def student(k: int):
-        start.wait()
         try:
             stores[k % 2].submit(code, f"which:{10 + k}", new_session_id(), {"pick": k}, True)
             stored.append(k)
         except AnswerRefused as e:
             refused.append(str(e))
-    threads = [threading.Thread(target=student, args=(k,)) for k in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    at_once(16, student, timeout=60)
     assert len(stored) == 1 and len(refused) == 15 and all("full" in r for r in refused)
     assert len({a.exercise for a in stores[1].summary(KEY, code)}) == 5
     for s in stores:
