@@ -132,7 +132,7 @@ def _refollow() -> None:
 def class_sidebar(pages: dict, current: str) -> None:
     """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
     code = joined_class()
-    st.session_state.setdefault(PANEL, bool(code) or bool(teacher_key()))
+    st.session_state.setdefault(PANEL, bool(teacher_key()))  # a class link opens it (joined_class)
     # drawn only while open (opening it reruns the page): most visitors never join a class, and
     # open, its boxes and buttons are five of the ~28 elements a rerun of Translate sends
     panel = st.sidebar.expander("Class", key=PANEL, on_change="rerun", icon=":material/groups:")

@@ -455,6 +455,11 @@ def rss_kb(pid: int) -> int:
     return total
 
 
+def cpu_ms_by_kind(cpu: dict[str, list[float]]) -> dict[str, float]:
+    """Mean server CPU milliseconds per interaction of each kind, from ``reference``'s seconds."""
+    return {kind: round(1000 * sum(v) / len(v), 1) for kind, v in cpu.items()}
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (all its threads), from /proc/PID/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -817,7 +822,7 @@ def main(argv=None) -> int:
             with (nullcontext(Target(args.url.rstrip("/"), sticky=True)) if args.url else server(args.port)) as target:
                 ref = asyncio.run(reference(distinct, target, args, alone))
             # server CPU per interaction kind, each session alone on a fresh server (the tick is 10 ms)
-            result["reference_cpu_ms"] = {kind: round(1000 * sum(v) / len(v), 1) for kind, v in alone.items()}
+            result["reference_cpu_ms"] = cpu_ms_by_kind(alone)
             say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
             with class_target() as target:
                 before = len(store.summary(key, code)) if store else 0

@@ -23,14 +23,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from classroom import Lesson, MODELS, news_sentences, ROOT, Tab, reference, server  # noqa: E402
+from classroom import cpu_ms_by_kind, Lesson, MODELS, news_sentences, ROOT, Tab, reference, server  # noqa: E402
 
 
 def per_click(cpu: dict) -> tuple[dict, float]:
     """Milliseconds by kind, and over every interaction."""
     clicks = sum(len(v) for v in cpu.values())
-    return ({kind: round(1000 * sum(v) / len(v), 1) for kind, v in cpu.items()},
-            round(1000 * sum(sum(v) for v in cpu.values()) / clicks, 1))
+    return cpu_ms_by_kind(cpu), round(1000 * sum(sum(v) for v in cpu.values()) / clicks, 1)
 
 
 async def play(lessons: list[Lesson], target) -> dict:
