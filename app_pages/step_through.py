@@ -68,13 +68,21 @@ def move(delta: int) -> None:
     st.session_state[STEP] = min(T, max(1, st.session_state[STEP] + delta))
 
 
-def equation(title: str, latex: str | list[str], note: str | None = None):
-    """A section: its title, equations and note as one text on the left; returns the row, for
-    the numbers drawn beside them. One row and one text, not columns holding a title, each
-    equation and a caption: a slider move redraws every section, and each element is a
-    message the server builds and sends (docs/performance.md, "Where a click's server CPU goes")."""
+def section(key: str, title: str):
+    """A section of the mechanism: an expander, closed until the student opens it, that keeps
+    its state as the slider moves. Returns it open, or None: a closed section builds nothing
+    (no note, no chart, no second scoring), so a slider move costs what the open sections cost
+    (docs/performance.md, "Where a click's server CPU goes")."""
+    box = st.expander(title, key=f"step_open_{key}", on_change="rerun")
+    return box if box.open else None
+
+
+def equation(latex: str | list[str], note: str | None = None):
+    """Inside an open section: its equations and note as one text on the left; returns the row,
+    for the numbers drawn beside them. One row and one text, not columns holding each equation
+    and a caption: each element is a message the server builds and sends."""
     row = st.container(horizontal=True, gap="medium")
-    body = f"**{title}**\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
+    body = "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
     row.markdown(body + (f"\n\n{small(note)}" if note else ""), width=EQUATION_WIDTH)
     return row
 
@@ -95,47 +103,55 @@ def recomputation_gap(energies) -> str:
 
 
 def score_weights_context(query: str, score_title: str, score_latex: list[str], weights_title: str,
-                          context_title: str, context_latex: list[str], value: str, note: str = ""):
+                          context_title: str, context_latex: list[str], value: str, note: str = "",
+                          before_score: str = ""):
     """The three sections every attention model shares (score, weights, context), in its own words."""
     energies, weights = record.energies[k], record.weights[k]
     top = int(np.argmax(weights))
-    finite = energies[np.isfinite(energies)]
-    with equation(score_title, score_latex,
-                  f"One energy per source token, from ${query}$ and that token's ${value}$: here "
-                  f"$e_{{{i}j}}$ runs from {finite.min():.3f} to {finite.max():.3f}."
-                  + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
-                  + recomputation_gap(energies) + note):
-        label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
-        st.plotly_chart(source_bars(energies, record.source_tokens, label, highlight=top), key="step_energies")
-    with equation(weights_title, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
-                  f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, goes "
-                  f"to `{record.source_tokens[top]}`: the framed row of the heatmap."):
-        st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
-                                    fmt=".3f"), key="step_weights")
-    if values is not None:
+    if box := section("score", score_title):
+        finite = energies[np.isfinite(energies)]
+        if before_score:
+            box.caption(before_score)
+        with box, equation(score_latex,
+                           f"One energy per source token, from ${query}$ and that token's ${value}$: here "
+                           f"$e_{{{i}j}}$ runs from {finite.min():.3f} to {finite.max():.3f}."
+                           + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
+                           + recomputation_gap(energies) + note):
+            label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
+            st.plotly_chart(source_bars(energies, record.source_tokens, label, highlight=top), key="step_energies")
+    if box := section("weights", weights_title):
+        with box, equation(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
+                           f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, "
+                           f"goes to `{record.source_tokens[top]}`: the framed row of the heatmap."):
+            st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
+                                        fmt=".3f"), key="step_weights")
+    if values is not None and (box := section("context", context_title)):
         # local-p (eq. 10): the weights the context sums are m_i α_ij, whose total is the window mass m_i
         mass = 1.0 if record.window_masses is None else float(record.window_masses[k])
         gap = float(np.abs(mass * weights @ values - record.contexts[k]).max())
-        with equation(context_title, context_latex,
-                      f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
-                      + (f"times the window mass $m_{{{i}}}$ = {mass:.3f} " if record.window_masses is not None else "")
-                      + f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ by "
-                      f"at most {gap:.1e}: the same numbers."):
+        with box, equation(context_latex,
+                           f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
+                           + (f"times the window mass $m_{{{i}}}$ = {mass:.3f} " if record.window_masses is not None
+                              else "")
+                           + f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ "
+                           f"by at most {gap:.1e}: the same numbers."):
             st.plotly_chart(context_sum(mass * weights, values, record.source_tokens, record.contexts[k]),
                             key="step_context")
 
 
 def vector_section(title: str, latex: str | list[str], vector, label: str, note: str, key: str):
-    with equation(title, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
-        st.plotly_chart(vector_strip(vector, label), key=key)
+    if box := section(key, title):
+        with box, equation(latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
+            st.plotly_chart(vector_strip(vector, label), key=f"step_{key}")
 
 
 def output_section(title: str, latex: list[str], note: str = ""):
-    with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
-                                f"emits the first, `{record.target_tokens[k]}` "
-                                f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
-        st.plotly_chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
-                        key="step_topk")
+    if box := section("output", title):
+        with box, equation(latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
+                                  f"emits the first, `{record.target_tokens[k]}` "
+                                  f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
+            st.plotly_chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
+                            key="step_topk")
 
 
 def step_header() -> None:
@@ -179,16 +195,18 @@ def glance() -> None:
 
 
 def sections() -> None:
-    """The mechanism, section by section, in the order it computes."""
+    """The mechanism, section by section, in the order it computes, each closed until opened."""
     st.divider()
+    st.caption("The mechanism in the order this model computes it. Open a section to see its equations beside "
+               "this step's numbers; an open section stays open as you move through the steps.")
     if cfg.decoder == "rnnsearch":
         vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
-                       f"The state after step {i - 1} ($s_0$ comes from the encoder).", "step_query")
+                       f"The state after step {i - 1} ($s_0$ comes from the encoder).", "query")
         score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)", [BAHDANAU_SCORE],
                               "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j",
                               note=BIAS_NOTE)
         vector_section("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
-                       record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "step_state")
+                       record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "state")
         output_section("⑤ Output (eq. 4; deep output, A.2.2)",
                        [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
                         r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"], DEEP_OUTPUT)
@@ -197,13 +215,13 @@ def sections() -> None:
         inner = cfg.attention[len("local-"):] if local else cfg.attention
         vector_section("① RNN step (input feeding, §3.3)",
                        r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; \tilde h_{i-1}]\right)", record.query_states[k],
-                       f"s_{i}", "The new state is the query: attention comes after the RNN step.", "step_query")
+                       f"s_{i}", "The new state is the query: attention comes after the RNN step.", "query")
         if local:
             score_title, score_latex = "② Score, local-p around $p_i$ (eq. 9, 8, 10)", [
                 r"p_i = (S-1)\,\sigma\left(v_p^\top \tanh(W_p s_i)\right)", LUONG_SCORES[inner],
                 r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
-            st.caption(f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
-                       f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
+            before = (f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
+                      f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
                        "of it get weight. The weights shown are the Gaussian-weighted align renormalised to sum to 1 "
                        "(the Gaussian added to the energies in log space); "
                        + ("the context is their sum times the window mass $m_i$, the share of the inner score's "
@@ -211,20 +229,20 @@ def sections() -> None:
                           + LOCAL_P_FORM if cfg.local_p == "eq10" else
                           "this checkpoint was trained with that renormalised form, so its context is their plain sum."))
         else:
-            score_title, score_latex = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]]
+            score_title, score_latex, before = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]], ""
         bridge = entry.model.decoder.W_m.weight.shape
         score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
                               [r"c_i = m_i \sum_j \alpha_{ij} \bar h_j" if local and cfg.local_p == "eq10"
                                else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j",
                               note=" " + MEMORY_BRIDGE.format(rows=bridge[0], cols=bridge[1])
-                              + (BIAS_NOTE if inner == "concat" else ""))
+                              + (BIAS_NOTE if inner == "concat" else ""), before_score=before)
         if local and cfg.local_p == "eq10":
             local_p_two_forms()
         if record.attentional is not None:
             vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
                            record.attentional[k], f"h̃_{i}",
                            "It goes to the output layer and is fed into the next RNN step (input feeding).",
-                           "step_attentional")
+                           "attentional")
         output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
     elif cfg.decoder == "transformer":
         layer = cfg.shown_layer % cfg.layers + 1
@@ -232,21 +250,22 @@ def sections() -> None:
                        [r"x' = x + \mathrm{SelfAttention}(\mathrm{LN}(x), \text{positions} \le i)",
                         r"q_i = \mathrm{LN}(x'_i)"], record.query_states[k], f"q_{i}",
                        "No RNN step: the target so far is read by masked self-attention, and the result is the "
-                       "query of the cross-attention.", "step_query")
+                       "query of the cross-attention.", "query")
         src, heads = record.source_tokens, record.head_weights[k, layer - 1]  # h x S
-        with equation(f"② Scores and weights, per head (eq. 1), layer {layer}",
-                      [r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
-                       r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
-                      f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own projections and "
-                      f"takes its own softmax: here they look most at "
-                      + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
-            st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
-        top = int(np.argmax(record.weights[k]))
-        with equation("③ The attention shown: heads averaged", r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
-                      f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
-                      "The From Luong to the Transformer page shows every layer and head."):
-            st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),
-                            key="step_weights")
+        if box := section("heads", f"② Scores and weights, per head (eq. 1), layer {layer}"):
+            with box, equation([r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
+                                r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
+                               f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own "
+                               f"projections and takes its own softmax: here they look most at "
+                               + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
+                st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
+        if box := section("weights", "③ The attention shown: heads averaged"):
+            top = int(np.argmax(record.weights[k]))
+            with box, equation(r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
+                               f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
+                               "The From Luong to the Transformer page shows every layer and head."):
+                st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top,
+                                            fmt=".3f"), key="step_weights")
         output_section("④ Output, after the last layer (§3.4)",
                        [r"\mathrm{head}_k = \mathrm{softmax}(e^{(k)}_i)\, (H W^V_k), \quad "
                         r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h] W^O",
@@ -255,30 +274,30 @@ def sections() -> None:
         vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
                                       r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
                        record.states[k], f"s_{i}", "The fixed c is the same at every step; this is the new state.",
-                       "step_state")
+                       "state")
         output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
                                     r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
 
 
 def local_p_two_forms() -> None:
     """This step's local-p in the shipped form and in Luong's eq. 10, from the same e_ij and p_i."""
-    steps = cached_local_p(name, text)
+    box = section("local_forms", "Local-p in two forms (eq. 10)")
+    steps = cached_local_p(name, text) if box else None
     if steps is None:
         return
     shipped, luong = steps.shipped_context[k], steps.luong_context[k]
     gap = float(np.abs(shipped - record.contexts[k]).max())
     change = float(np.linalg.norm(shipped - luong) / max(np.linalg.norm(luong), 1e-12))
     share = float(steps.shipped_mass[k] / steps.luong_mass[k])
-    with equation("Local-p in two forms (eq. 10)",
-                  [r"a_i(j) = \mathrm{align}(s_i, \bar h_j)\, \exp\!\left(-\frac{(j - p_i)^2}{2\sigma^2}\right)",
-                   r"\text{shipped: } \mathrm{align} = \mathrm{softmax}_{k \in 1..S}(e_{ik})",
-                   r"\text{Luong: } \mathrm{align} = \mathrm{softmax}_{k \in [p_i - D,\, p_i + D]}(e_{ik})",
-                   r"c_i = \sum_j a_i(j)\, \bar h_j"],
-                  f"The same energies $e_{{{i}j}}$ and centre $p_{{{i}}}$, normalised two ways. Window masses: "
-                  f"{steps.shipped_mass[k]:.4f} shipped, {steps.luong_mass[k]:.4f} Luong's; the window holds "
-                  f"{share:.2%} of the whole-sentence align, so the contexts differ by {change:.1%} (relative). "
-                  f"They coincide when align puts all its mass inside the window. The shipped context is the "
-                  f"decoder's own $c_{{{i}}}$ (largest difference {gap:.1e})."):
+    with box, equation([r"a_i(j) = \mathrm{align}(s_i, \bar h_j)\, \exp\!\left(-\frac{(j - p_i)^2}{2\sigma^2}\right)",
+                        r"\text{shipped: } \mathrm{align} = \mathrm{softmax}_{k \in 1..S}(e_{ik})",
+                        r"\text{Luong: } \mathrm{align} = \mathrm{softmax}_{k \in [p_i - D,\, p_i + D]}(e_{ik})",
+                        r"c_i = \sum_j a_i(j)\, \bar h_j"],
+                       f"The same energies $e_{{{i}j}}$ and centre $p_{{{i}}}$, normalised two ways. Window masses: "
+                       f"{steps.shipped_mass[k]:.4f} shipped, {steps.luong_mass[k]:.4f} Luong's; the window holds "
+                       f"{share:.2%} of the whole-sentence align, so the contexts differ by {change:.1%} (relative). "
+                       f"They coincide when align puts all its mass inside the window. The shipped context is the "
+                       f"decoder's own $c_{{{i}}}$ (largest difference {gap:.1e})."):
         st.plotly_chart(local_p_forms({"shipped (softmax over the sentence)": (steps.shipped_weights[k], shipped),
                                        "Luong eq. 10 (softmax over the window)": (steps.luong_weights[k], luong)},
                                       record.source_tokens), key="step_local_forms")

@@ -46,14 +46,21 @@ def shapes(fig: dict, name: str) -> list[dict]:
     return [s for s in fig["layout"].get("shapes", []) if s.get("name") == name]
 
 
-def open_page(page: str, **query) -> AppTest:
+def open_page(page: str, open_sections: tuple[str, ...] = (), **query) -> AppTest:
+    """The page after its first run; ``open_sections`` names Step through's sections to open
+    (``step_open_<key>``), as a student's click on each would."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
     at.run()  # the default page first: AppTest can only switch pages after a run
+    for key in open_sections:
+        at.session_state[f"step_open_{key}"] = True
     at.switch_page(f"app_pages/{page}.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+EVERY_SECTION = ("query", "score", "weights", "context", "state", "attentional", "output", "heads", "local_forms")
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +145,7 @@ def test_beam_hypotheses_rank_the_returned_one_first(tiny):
 
 # -- the pages ---------------------------------------------------------------------------------------
 def test_step_through_slider_and_buttons_move_the_highlighted_row(tiny):
-    at = open_page("step_through", text=DIGITS, model="rnnsearch")
+    at = open_page("step_through", ("score", "weights"), text=DIGITS, model="rnnsearch")
     model, vocab = tiny["rnnsearch"]
     rec = greedy(model, vocab, prepare_source(vocab, DIGITS))
     heatmap = chart(at, "step_heatmap")
@@ -169,12 +176,12 @@ ORDERS = {  # the order each decoder computes in (model/decoders.py)
 
 @pytest.mark.parametrize("name", list(ORDERS))
 def test_step_through_equations_follow_the_mechanisms_order(name):
-    at = open_page("step_through", text=DIGITS, model=name)
-    sections = [m.value for m in at.markdown if m.value.startswith("**") and m.value[2] in "①②③④⑤⑥"]
-    titles = [section.split("\n", 1)[0] for section in sections]
+    at = open_page("step_through", EVERY_SECTION, text=DIGITS, model=name)
+    titles = [e.label for e in at.expander if e.label[:1] in "①②③④⑤⑥"]
     assert [next(t for t in ORDERS[name] if t in title) for title in titles] == ORDERS[name]
-    # each section is one text: its title, its equations as display math ($$ … $$), its note
-    assert all("\n$$\n" in section for section in sections)
+    # each open section is one text (its equations as display math, $$ … $$, then its note) and its chart
+    sections = [m.value for m in at.markdown if m.value.startswith("$$\n")]
+    assert len(sections) == len(titles) + (name == "rnnsearch")  # RNNsearch's query has no number
     latex = " ".join(sections)
     if name == "rnnsearch":  # the score reads s_{i-1}, before the RNN step
         assert latex.index(r"W_a s_{i-1} + U_a h_j") < latex.index(r"\mathrm{GRU}") < latex.index("maxout")
@@ -182,12 +189,30 @@ def test_step_through_equations_follow_the_mechanisms_order(name):
         assert latex.index(r"\mathrm{GRU}") < latex.index(r"s_i^\top W_a \bar h_j") < latex.index(r"\tilde h_i = ")
 
 
+def test_step_through_sections_build_only_when_opened():
+    """Closed, a section is its title only: no equation, no chart. Opened, it stays open as the
+    slider moves, and closing it again removes its contents."""
+    at = open_page("step_through", text=DIGITS, model="rnnsearch")
+    assert [e.label[:1] for e in at.expander if e.label[:1] in "①②③④⑤"] == list("①②③④⑤")
+    assert not [m for m in at.markdown if m.value.startswith("$$")]
+    assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap"}
+    at.session_state["step_open_output"] = True
+    at.slider(key="step_i").set_value(2).run()
+    assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap", "step_topk"}
+    assert [m.value for m in at.markdown if m.value.startswith("$$")][0].count("$$") == 4  # eq. 4's two lines
+    at.button(key="step_next").click().run()
+    assert at.slider(key="step_i").value == 3 and "step_topk" in {c.key for c in at.get("plotly_chart")}
+    at.session_state["step_open_output"] = False
+    at.run()
+    assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap"}
+
+
 def test_step_through_local_and_rnnenc(tiny):
-    at = open_page("step_through", text=DIGITS, model="luong-local")
+    at = open_page("step_through", EVERY_SECTION, text=DIGITS, model="luong-local")
     assert any("p_i = (S-1)" in m.value for m in at.markdown)
     # a sentence wider than the window: the step's two forms of local-p, side by side, are the model's
     text = "1 2 3 4 5 6 7 8 9"
-    at = open_page("step_through", text=text, model="luong-local")
+    at = open_page("step_through", EVERY_SECTION, text=text, model="luong-local")
     model, vocab = tiny["luong-local"]
     src = prepare_source(vocab, text)
     steps = local_p_steps(model, src.ids, greedy(model, vocab, src).query_states)
@@ -500,7 +525,7 @@ def test_luong_to_transformer_page(tiny_zoo):
 
 
 def test_step_through_transformer():
-    at = open_page("step_through", text=DIGITS, model="transformer")
+    at = open_page("step_through", EVERY_SECTION, text=DIGITS, model="transformer")
     latex = " ".join(m.value for m in at.markdown)
     assert r"\sqrt{d_k}" in latex and r"\frac{1}{h} \sum_k" in latex
     assert array(chart(at, "step_heads")["data"][0]["z"]).shape[0] == 4
