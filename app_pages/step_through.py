@@ -45,13 +45,24 @@ LOCAL_P_FORM = ("Here align is the inner score's softmax over the **whole senten
                 "window; Luong's eq. 10 takes the softmax over the window's 2D + 1 positions only. Both give these "
                 "renormalised weights; they differ in the window mass and the context, shown side by side below.")
 
+# The sections each mechanism computes, in its order, as the picker above the slider names them
+# (the page draws the chosen ones; their full titles, with the papers' equation numbers, are below)
+SECTIONS = {
+    "rnnsearch": {"query": "Query", "score": "① Score", "weights": "② Weights", "context": "③ Context",
+                  "state": "④ RNN step", "output": "⑤ Output"},
+    "luong": {"query": "① RNN step", "score": "② Score", "weights": "③ Weights", "context": "④ Context",
+              "local_forms": "Local-p, two forms", "attentional": "⑤ Attentional state", "output": "⑥ Output"},
+    "transformer": {"query": "① Query", "heads": "② Per head", "weights": "③ Heads averaged", "output": "④ Output"},
+    "rnnenc": {"state": "① RNN step", "output": "② Output"},
+}
+
 st.title("Step through")
-st.caption("Walk the decoder one French token at a time. For the current step every number below is the real "
-           "one the model computed, and each equation sits beside the numbers it produces, in the order the "
-           "decoder computes them.")
+st.caption("Walk the decoder one French token at a time. Choose the sections of the mechanism to show beside "
+           "each step: every number in them is the real one the model computed, and each equation sits beside "
+           "the numbers it produces, in the order the decoder computes them.")
 
 text = sentence_input("step")
-c_model, _ = st.columns([2, 3])
+c_model, c_show = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("step_model", ours_only=True)
 source_or_stop(entry, text)  # stops the page, with a message, on unusable input
@@ -59,6 +70,16 @@ record = cached_greedy(name, text)
 values = cached_values(name, text)
 cfg = entry.model.cfg
 T = len(record.target_tokens)
+labels = {key: label for key, label in SECTIONS[cfg.decoder].items()
+          if key != "local_forms" or (cfg.attention.startswith("local-") and cfg.local_p == "eq10")}
+# Outside the step's fragment: a slider move redraws the chosen sections only, not this picker
+# (each element is a message the server builds and sends: docs/performance.md). One picker per
+# mechanism and form, so a choice made for one model's sections is not offered another's.
+shown = set(c_show.pills(
+    "Sections beside each step, in the order this model computes them", list(labels), format_func=labels.get,
+    selection_mode="multi", key="step_show_" + "_".join(labels),
+    help="Each section shows one part of the step: its equations beside this step's numbers. The chosen "
+         "ones stay as you move through the steps.") or ())
 
 # -- which step ------------------------------------------------------------------------------
 step_in_range(STEP, T)
@@ -68,21 +89,18 @@ def move(delta: int) -> None:
     st.session_state[STEP] = min(T, max(1, st.session_state[STEP] + delta))
 
 
-def section(key: str, title: str):
-    """A section of the mechanism: an expander, closed until the student opens it, that keeps
-    its state as the slider moves. Returns it open, or None: a closed section builds nothing
-    (no note, no chart, no second scoring), so a slider move costs what the open sections cost
-    (docs/performance.md, "Where a click's server CPU goes")."""
-    box = st.expander(title, key=f"step_open_{key}", on_change="rerun")
-    return box if box.open else None
+def section(key: str, title: str) -> str | None:
+    """The section's title if the student chose to see it, else None: a section not shown
+    builds nothing (no note, no chart, no second scoring)."""
+    return title if key in shown else None
 
 
-def equation(latex: str | list[str], note: str | None = None):
-    """Inside an open section: its equations and note as one text on the left; returns the row,
-    for the numbers drawn beside them. One row and one text, not columns holding each equation
-    and a caption: each element is a message the server builds and sends."""
+def equation(title: str, latex: str | list[str], note: str | None = None):
+    """A section: its title, equations and note as one text on the left; returns the row, for
+    the numbers drawn beside them. One row and one text, not columns holding a title, each
+    equation and a caption: each element is a message the server builds and sends."""
     row = st.container(horizontal=True, gap="medium")
-    body = "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
+    body = f"**{title}**\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
     row.markdown(body + (f"\n\n{small(note)}" if note else ""), width=EQUATION_WIDTH)
     return row
 
@@ -108,48 +126,48 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
     """The three sections every attention model shares (score, weights, context), in its own words."""
     energies, weights = record.energies[k], record.weights[k]
     top = int(np.argmax(weights))
-    if box := section("score", score_title):
+    if heading := section("score", score_title):
         finite = energies[np.isfinite(energies)]
         if before_score:
-            box.caption(before_score)
-        with box, equation(score_latex,
-                           f"One energy per source token, from ${query}$ and that token's ${value}$: here "
-                           f"$e_{{{i}j}}$ runs from {finite.min():.3f} to {finite.max():.3f}."
-                           + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
-                           + recomputation_gap(energies) + note):
+            st.caption(before_score)
+        with equation(heading, score_latex,
+                      f"One energy per source token, from ${query}$ and that token's ${value}$: here "
+                      f"$e_{{{i}j}}$ runs from {finite.min():.3f} to {finite.max():.3f}."
+                      + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
+                      + recomputation_gap(energies) + note):
             label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
             st.plotly_chart(source_bars(energies, record.source_tokens, label, highlight=top), key="step_energies")
-    if box := section("weights", weights_title):
-        with box, equation(r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
-                           f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, "
-                           f"goes to `{record.source_tokens[top]}`: the framed row of the heatmap."):
+    if heading := section("weights", weights_title):
+        with equation(heading, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
+                      f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, "
+                      f"goes to `{record.source_tokens[top]}`: the framed row of the heatmap."):
             st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
                                         fmt=".3f"), key="step_weights")
-    if values is not None and (box := section("context", context_title)):
+    if values is not None and (heading := section("context", context_title)):
         # local-p (eq. 10): the weights the context sums are m_i α_ij, whose total is the window mass m_i
         mass = 1.0 if record.window_masses is None else float(record.window_masses[k])
         gap = float(np.abs(mass * weights @ values - record.contexts[k]).max())
-        with box, equation(context_latex,
-                           f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
-                           + (f"times the window mass $m_{{{i}}}$ = {mass:.3f} " if record.window_masses is not None
-                              else "")
-                           + f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ "
-                           f"by at most {gap:.1e}: the same numbers."):
+        with equation(heading, context_latex,
+                      f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
+                      + (f"times the window mass $m_{{{i}}}$ = {mass:.3f} " if record.window_masses is not None
+                         else "")
+                      + f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ "
+                      f"by at most {gap:.1e}: the same numbers."):
             st.plotly_chart(context_sum(mass * weights, values, record.source_tokens, record.contexts[k]),
                             key="step_context")
 
 
 def vector_section(title: str, latex: str | list[str], vector, label: str, note: str, key: str):
-    if box := section(key, title):
-        with box, equation(latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
+    if heading := section(key, title):
+        with equation(heading, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
             st.plotly_chart(vector_strip(vector, label), key=f"step_{key}")
 
 
 def output_section(title: str, latex: list[str], note: str = ""):
-    if box := section("output", title):
-        with box, equation(latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
-                                  f"emits the first, `{record.target_tokens[k]}` "
-                                  f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
+    if heading := section("output", title):
+        with equation(heading, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
+                             f"emits the first, `{record.target_tokens[k]}` "
+                             f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
             st.plotly_chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
                             key="step_topk")
 
@@ -195,10 +213,9 @@ def glance() -> None:
 
 
 def sections() -> None:
-    """The mechanism, section by section, in the order it computes, each closed until opened."""
-    st.divider()
-    st.caption("The mechanism in the order this model computes it. Open a section to see its equations beside "
-               "this step's numbers; an open section stays open as you move through the steps.")
+    """The chosen sections of the mechanism, in the order it computes."""
+    if shown:
+        st.divider()
     if cfg.decoder == "rnnsearch":
         vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
                        f"The state after step {i - 1} ($s_0$ comes from the encoder).", "query")
@@ -252,18 +269,18 @@ def sections() -> None:
                        "No RNN step: the target so far is read by masked self-attention, and the result is the "
                        "query of the cross-attention.", "query")
         src, heads = record.source_tokens, record.head_weights[k, layer - 1]  # h x S
-        if box := section("heads", f"② Scores and weights, per head (eq. 1), layer {layer}"):
-            with box, equation([r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
-                                r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
-                               f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own "
-                               f"projections and takes its own softmax: here they look most at "
-                               + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
+        if heading := section("heads", f"② Scores and weights, per head (eq. 1), layer {layer}"):
+            with equation(heading, [r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
+                           r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
+                          f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own "
+                          f"projections and takes its own softmax: here they look most at "
+                          + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
                 st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
-        if box := section("weights", "③ The attention shown: heads averaged"):
+        if heading := section("weights", "③ The attention shown: heads averaged"):
             top = int(np.argmax(record.weights[k]))
-            with box, equation(r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
-                               f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
-                               "The From Luong to the Transformer page shows every layer and head."):
+            with equation(heading, r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
+                          f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
+                          "The From Luong to the Transformer page shows every layer and head."):
                 st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top,
                                             fmt=".3f"), key="step_weights")
         output_section("④ Output, after the last layer (§3.4)",
@@ -281,23 +298,23 @@ def sections() -> None:
 
 def local_p_two_forms() -> None:
     """This step's local-p in the shipped form and in Luong's eq. 10, from the same e_ij and p_i."""
-    box = section("local_forms", "Local-p in two forms (eq. 10)")
-    steps = cached_local_p(name, text) if box else None
+    heading = section("local_forms", "Local-p in two forms (eq. 10)")
+    steps = cached_local_p(name, text) if heading else None
     if steps is None:
         return
     shipped, luong = steps.shipped_context[k], steps.luong_context[k]
     gap = float(np.abs(shipped - record.contexts[k]).max())
     change = float(np.linalg.norm(shipped - luong) / max(np.linalg.norm(luong), 1e-12))
     share = float(steps.shipped_mass[k] / steps.luong_mass[k])
-    with box, equation([r"a_i(j) = \mathrm{align}(s_i, \bar h_j)\, \exp\!\left(-\frac{(j - p_i)^2}{2\sigma^2}\right)",
-                        r"\text{shipped: } \mathrm{align} = \mathrm{softmax}_{k \in 1..S}(e_{ik})",
-                        r"\text{Luong: } \mathrm{align} = \mathrm{softmax}_{k \in [p_i - D,\, p_i + D]}(e_{ik})",
-                        r"c_i = \sum_j a_i(j)\, \bar h_j"],
-                       f"The same energies $e_{{{i}j}}$ and centre $p_{{{i}}}$, normalised two ways. Window masses: "
-                       f"{steps.shipped_mass[k]:.4f} shipped, {steps.luong_mass[k]:.4f} Luong's; the window holds "
-                       f"{share:.2%} of the whole-sentence align, so the contexts differ by {change:.1%} (relative). "
-                       f"They coincide when align puts all its mass inside the window. The shipped context is the "
-                       f"decoder's own $c_{{{i}}}$ (largest difference {gap:.1e})."):
+    with equation(heading, [r"a_i(j) = \mathrm{align}(s_i, \bar h_j)\, \exp\!\left(-\frac{(j - p_i)^2}{2\sigma^2}\right)",
+                   r"\text{shipped: } \mathrm{align} = \mathrm{softmax}_{k \in 1..S}(e_{ik})",
+                   r"\text{Luong: } \mathrm{align} = \mathrm{softmax}_{k \in [p_i - D,\, p_i + D]}(e_{ik})",
+                   r"c_i = \sum_j a_i(j)\, \bar h_j"],
+                  f"The same energies $e_{{{i}j}}$ and centre $p_{{{i}}}$, normalised two ways. Window masses: "
+                  f"{steps.shipped_mass[k]:.4f} shipped, {steps.luong_mass[k]:.4f} Luong's; the window holds "
+                  f"{share:.2%} of the whole-sentence align, so the contexts differ by {change:.1%} (relative). "
+                  f"They coincide when align puts all its mass inside the window. The shipped context is the "
+                  f"decoder's own $c_{{{i}}}$ (largest difference {gap:.1e})."):
         st.plotly_chart(local_p_forms({"shipped (softmax over the sentence)": (steps.shipped_weights[k], shipped),
                                        "Luong eq. 10 (softmax over the window)": (steps.luong_weights[k], luong)},
                                       record.source_tokens), key="step_local_forms")

@@ -46,21 +46,28 @@ def shapes(fig: dict, name: str) -> list[dict]:
     return [s for s in fig["layout"].get("shapes", []) if s.get("name") == name]
 
 
-def open_page(page: str, open_sections: tuple[str, ...] = (), **query) -> AppTest:
-    """The page after its first run; ``open_sections`` names Step through's sections to open
-    (``step_open_<key>``), as a student's click on each would."""
+def open_page(page: str, show: tuple[str, ...] = (), **query) -> AppTest:
+    """The page after its first run; ``show`` names Step through's sections to show, as a
+    student's choice in its picker would (those the model has: a key the picker does not offer
+    is left out)."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
     at.run()  # the default page first: AppTest can only switch pages after a run
-    for key in open_sections:
-        at.session_state[f"step_open_{key}"] = True
     at.switch_page(f"app_pages/{page}.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    if show:
+        at = section_picker(at).set_value([key for key in show if section_picker(at).format_func(key)]).run()
+        assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-EVERY_SECTION = ("query", "score", "weights", "context", "state", "attentional", "output", "heads", "local_forms")
+def section_picker(at: AppTest):
+    """Step through's picker of the sections shown beside the step."""
+    return next(p for p in at.button_group if (p.key or "").startswith("step_show_"))
+
+
+EVERY_SECTION = ("query", "score", "weights", "context", "state", "local_forms", "attentional", "heads", "output")
 
 
 @pytest.fixture(scope="module")
@@ -177,11 +184,14 @@ ORDERS = {  # the order each decoder computes in (model/decoders.py)
 @pytest.mark.parametrize("name", list(ORDERS))
 def test_step_through_equations_follow_the_mechanisms_order(name):
     at = open_page("step_through", EVERY_SECTION, text=DIGITS, model=name)
-    titles = [e.label for e in at.expander if e.label[:1] in "①②③④⑤⑥"]
+    # the picker offers the sections in the mechanism's order, and the page draws them in it
+    assert [next(t for t in ORDERS[name] if t.split()[0] in label) for label in section_picker(at).options
+            if label[:1] in "①②③④⑤⑥"] == ORDERS[name]
+    sections = [m.value for m in at.markdown if m.value.startswith("**") and m.value[2] in "①②③④⑤⑥"]
+    titles = [section.split("\n", 1)[0] for section in sections]
     assert [next(t for t in ORDERS[name] if t in title) for title in titles] == ORDERS[name]
-    # each open section is one text (its equations as display math, $$ … $$, then its note) and its chart
-    sections = [m.value for m in at.markdown if m.value.startswith("$$\n")]
-    assert len(sections) == len(titles) + (name == "rnnsearch")  # RNNsearch's query has no number
+    # each section is one text: its title, its equations as display math ($$ … $$), its note
+    assert all("\n$$\n" in section for section in sections)
     latex = " ".join(sections)
     if name == "rnnsearch":  # the score reads s_{i-1}, before the RNN step
         assert latex.index(r"W_a s_{i-1} + U_a h_j") < latex.index(r"\mathrm{GRU}") < latex.index("maxout")
@@ -189,21 +199,19 @@ def test_step_through_equations_follow_the_mechanisms_order(name):
         assert latex.index(r"\mathrm{GRU}") < latex.index(r"s_i^\top W_a \bar h_j") < latex.index(r"\tilde h_i = ")
 
 
-def test_step_through_sections_build_only_when_opened():
-    """Closed, a section is its title only: no equation, no chart. Opened, it stays open as the
-    slider moves, and closing it again removes its contents."""
+def test_step_through_draws_only_the_chosen_sections():
+    """A section not chosen builds nothing: no equation, no chart. A chosen one stays as the
+    slider moves, and unchoosing it removes it."""
     at = open_page("step_through", text=DIGITS, model="rnnsearch")
-    assert [e.label[:1] for e in at.expander if e.label[:1] in "①②③④⑤"] == list("①②③④⑤")
-    assert not [m for m in at.markdown if m.value.startswith("$$")]
+    assert not [m for m in at.markdown if "$$" in m.value]
     assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap"}
-    at.session_state["step_open_output"] = True
+    at = section_picker(at).set_value(["output"]).run()
     at.slider(key="step_i").set_value(2).run()
     assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap", "step_topk"}
-    assert [m.value for m in at.markdown if m.value.startswith("$$")][0].count("$$") == 4  # eq. 4's two lines
+    assert [m.value for m in at.markdown if "$$" in m.value][0].startswith("**⑤ Output (eq. 4")
     at.button(key="step_next").click().run()
     assert at.slider(key="step_i").value == 3 and "step_topk" in {c.key for c in at.get("plotly_chart")}
-    at.session_state["step_open_output"] = False
-    at.run()
+    at = section_picker(at).set_value([]).run()
     assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap"}
 
 
