@@ -67,7 +67,6 @@ with c_model:
     name, entry = pick_model("step_model", ours_only=True)
 source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 record = cached_greedy(name, text)
-values = cached_values(name, text)
 cfg = entry.model.cfg
 T = len(record.target_tokens)
 labels = {key: label for key, label in SECTIONS[cfg.decoder].items()
@@ -80,6 +79,7 @@ shown = set(c_show.pills(
     selection_mode="multi", key="step_show_" + "_".join(labels),
     help="Each section shows one part of the step: its equations beside this step's numbers. The chosen "
          "ones stay as you move through the steps.") or ())
+values = cached_values(name, text) if "context" in shown else None  # the encoder again: only when drawn
 
 # -- which step ------------------------------------------------------------------------------
 step_in_range(STEP, T)

@@ -11,7 +11,9 @@ rerun that redraws one element. The other kinds add N of:
 - ``markdown`` (``st.markdown`` of a short line), ``latex`` (``st.latex``), ``container``
   (an empty ``st.container``);
 - ``columns`` (``st.columns([2, 3])``: three blocks, the row and its two columns);
-- ``chart`` (``st.plotly_chart`` of a 15-bar chart given as a spec, as ``viz/`` makes them).
+- ``chart`` (``st.plotly_chart`` of a 15-bar chart given as a spec, as ``viz/`` makes them);
+- ``download`` (``st.download_button`` whose data is written when clicked) and ``expander``
+  (a closed ``st.expander(on_change="rerun")``): widgets, each with its id and state.
 
 ``per_element_ms`` = (CPU per move − the ``none`` page's) / N. These are Streamlit's own costs
 (element id, protobuf delta, queueing, one websocket message each), which a page can only
@@ -60,11 +62,16 @@ def view():
         elif KIND == "chart":
             st.plotly_chart(Figure({"data": [{"type": "bar", "x": TOKENS, "y": [(i * k + j) % 7 for k in range(15)]}],
                                     "layout": {"height": 240}}), key=f"chart{j}")
+        elif KIND == "download":  # written only when clicked, as the pages' downloads are
+            st.download_button("Download", lambda j=j: f"{i},{j}", file_name=f"f{j}.csv", key=f"download{j}")
+        elif KIND == "expander":  # closed and lazy (on_change="rerun"), as the pages' are
+            st.expander(f"section {j}", key=f"expander{j}", on_change="rerun")
 
 
 view()
 '''
-KINDS = [("none", 0), ("markdown", 40), ("latex", 40), ("container", 40), ("columns", 20), ("chart", 10)]
+KINDS = [("none", 0), ("markdown", 40), ("latex", 40), ("container", 40), ("columns", 20), ("chart", 10),
+         ("download", 20), ("expander", 20)]
 
 
 def cpu_per_move(page: Path, kind: str, count: int, moves: int) -> float:
