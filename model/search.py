@@ -422,16 +422,22 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
             trace.steps.append((step, top.indices.cpu().numpy(), top.values.exp().cpu().numpy()))
         cand = (scores.view(-1, 1) + logprobs).view(B, k * V)
         top_scores, top_idx = cand.topk(2 * k, dim=1)  # B x 2k
-        new_scores = torch.full((B, k), float("-inf"))
-        new_origin = torch.zeros(B, k, dtype=torch.long)
-        new_tokens = torch.full((B, k), EOS_ID, dtype=torch.long)
+        # the step's numbers as Python lists, each in one call: reading tensors element by element
+        # is a torch call each (microseconds, and the GIL handed to the server's other threads)
+        top_scores, top_idx = top_scores.tolist(), top_idx.tolist()
+        if keep_tree:
+            top_logprobs = logprobs.view(B, k * V).gather(1, torch.tensor(top_idx)).tolist()
+            step_weights = None if step.weights is None else step.weights.tolist()
+        new_scores = [[float("-inf")] * k for _ in range(B)]
+        new_origin = [[0] * k for _ in range(B)]
+        new_tokens = [[EOS_ID] * k for _ in range(B)]
         new_history = [[[] for _ in range(k)] for _ in range(B)]
         new_nodes = [[0] * k for _ in range(B)]
         for b in range(B):
             if not active[b]:
                 continue
             n_alive = 0
-            for sc, idx in zip(top_scores[b].tolist(), top_idx[b].tolist()):
+            for c, (sc, idx) in enumerate(zip(top_scores[b], top_idx[b])):
                 if sc == float("-inf"):
                     break
                 origin, tok = divmod(idx, V)
@@ -440,14 +446,14 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
                 if keep_tree:
                     row = b * k + origin
                     node = len(tree)
-                    att = None if step.weights is None else step.weights[row].tolist()
+                    att = None if step_weights is None else step_weights[row]
                     tree.append(BeamNode(node, node_of[b][origin], t + 1, "", tok,
-                                         float(logprobs[row, tok]), sc, att, finished=tok == EOS_ID))
+                                         top_logprobs[b][c], sc, att, finished=tok == EOS_ID))
                     trace.rows[node] = row
                 if tok == EOS_ID:
                     finished[b].append((sc / (len(hyp) ** alpha), hyp[:-1], node))
                 elif n_alive < k:
-                    new_scores[b, n_alive], new_origin[b, n_alive], new_tokens[b, n_alive] = sc, origin, tok
+                    new_scores[b][n_alive], new_origin[b][n_alive], new_tokens[b][n_alive] = sc, origin, tok
                     new_history[b][n_alive] = hyp
                     new_nodes[b][n_alive] = node
                     n_alive += 1
@@ -457,15 +463,15 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
                 if t + 1 >= max_lens[b]:
                     for j in range(n_alive):
                         hyp = new_history[b][j]
-                        finished[b].append((float(new_scores[b, j]) / (len(hyp) ** alpha), hyp, new_nodes[b][j]))
+                        finished[b].append((new_scores[b][j] / (len(hyp) ** alpha), hyp, new_nodes[b][j]))
                 active[b] = False
-                new_scores[b] = float("-inf")
+                new_scores[b] = [float("-inf")] * k
         if not any(active):
             break
-        scores, history, node_of = new_scores, new_history, new_nodes
-        reorder = (torch.arange(B).unsqueeze(1) * k + new_origin).view(-1)
+        scores, history, node_of = torch.tensor(new_scores), new_history, new_nodes
+        reorder = torch.tensor([b * k + origin for b in range(B) for origin in new_origin[b]])
         state = {n: v.index_select(0, reorder) for n, v in state.items()}
-        prev = new_tokens.view(-1)
+        prev = torch.tensor([tok for row in new_tokens for tok in row])
     best = [max(f, key=lambda h: h[0]) if f else (0.0, [], None) for f in finished]  # (score, ids, tree node)
     if keep_tree:
         _mark_tree(tree, best[0][2], [f[2] for f in finished[0]])
