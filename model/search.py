@@ -415,18 +415,27 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
     tree = [BeamNode(0, None, 0, "<s>", BOS_ID, 0.0, 0.0, None)] if keep_tree else None
     trace = BeamTrace(encoder_attention=_encoder_attention(memory)) if keep_tree else None
     V = model.cfg.vocab_size
+    K = max(topk, 2 * k) if keep_tree else 2 * k  # each row's best tokens: the record's top-k and the candidates
     for t in range(max(max_lens)):
         logprobs, state, step = model.step(prev, state, memory)  # B·k x V
+        # A hypothesis' score is the same for all its continuations, so the sentence's 2k best
+        # (score + log p) are among its rows' own 2k best tokens: one top-K per row serves the
+        # record's alternatives and the candidates, and the sentence's choice is among k·2k
+        # numbers, not k·V.
+        row_top = logprobs.topk(K)  # B·k x K, each row sorted
         if keep_tree:
-            top = logprobs.topk(topk)
-            trace.steps.append((step, top.indices.cpu().numpy(), top.values.exp().cpu().numpy()))
-        cand = (scores.view(-1, 1) + logprobs).view(B, k * V)
-        top_scores, top_idx = cand.topk(2 * k, dim=1)  # B x 2k
+            trace.steps.append((step, row_top.indices[:, :topk].cpu().numpy(), row_top.values[:, :topk].exp().cpu().numpy()))
+        row_scores, row_tokens = row_top.values[:, :2 * k], row_top.indices[:, :2 * k]
+        cand = (scores.view(-1, 1) + row_scores).view(B, k * 2 * k)
+        top_scores, top_pos = cand.topk(2 * k, dim=1)  # B x 2k: positions in the rows' lists
         # the step's numbers as Python lists, each in one call: reading tensors element by element
         # is a torch call each (microseconds, and the GIL handed to the server's other threads)
-        top_scores, top_idx = top_scores.tolist(), top_idx.tolist()
+        top_scores, top_pos, row_tokens = top_scores.tolist(), top_pos.tolist(), row_tokens.tolist()
+        top_idx = [[(p // (2 * k)) * V + row_tokens[b * k + p // (2 * k)][p % (2 * k)] for p in top_pos[b]]
+                   for b in range(B)]  # origin · V + token, as a top-k over the sentence's k·V would give
         if keep_tree:
-            top_logprobs = logprobs.view(B, k * V).gather(1, torch.tensor(top_idx)).tolist()
+            row_scores = row_scores.tolist()
+            top_logprobs = [[row_scores[b * k + p // (2 * k)][p % (2 * k)] for p in top_pos[b]] for b in range(B)]
             step_weights = None if step.weights is None else step.weights.tolist()
         new_scores = [[float("-inf")] * k for _ in range(B)]
         new_origin = [[0] * k for _ in range(B)]
