@@ -74,6 +74,7 @@ class PackedMatrix:
         self.blocks = ((weight, bias, columns),) + tuple(blocks)
         self._tensors = [t for w, b, _ in self.blocks for t in (w, b) if t is not None]
         self.one_row_copy, self.transposed = one_row_copy, transposed
+        self.out = sum(w.size(0) for w, _, _ in self.blocks)  # the product's width: every block's rows
         self._packed, self._plain, self._bias, self._version = None, None, None, None
 
     def usable(self, x: torch.Tensor) -> bool:
@@ -283,18 +284,20 @@ class FusedDeepOutputStep:
         """``recurrence`` then ``readout``: returns (t_i, state, Step) like Seq2Seq.step's two calls."""
         decoder, s_prev = self.decoder, state["s"]
         gates, C = 3 * decoder.cfg.dec_hidden, decoder.context_size
-        from_state = self.state_products(s_prev)  # [W_hh s_{i-1} + b_hh ; W_a s_{i-1}]
+        # [W_hh s_{i-1} + b_hh ; W_a s_{i-1}], split once (each torch call costs microseconds)
+        from_state, query = self.state_products(s_prev).split([gates, self.state_products.out - gates], -1)
         if decoder.attention is not None:  # α_i and Σ_j α_ij [h_j ; W_ih^c h_j + b_ih ; C_o h_j + b_o]
-            energies = decoder.attention.score_projected(from_state[:, gates:], memory.proj_keys, memory.mask)
+            energies = decoder.attention.score_projected(query, memory.proj_keys, memory.mask)
             weights, read = attend(energies, memory.values_and_products)
         else:  # RNNenc: c and its products, made once per sentence
             energies = weights = None
             read = memory.values_and_products
         context, context_products = read.split([C, read.size(-1) - C], -1)
         # [W_ih ; V_o C_o] [E y_{i-1} ; c_i] + [b_ih ; b_o]: the GRU's input side, then the deep output's
-        products = self.embedding_products(prev_emb, add=context_products)
-        s = gru_gates(products[:, :gates], from_state[:, :gates], s_prev)  # B x H
-        t = decoder.maxout(self.deep_output(s, add=products[:, gates:]))  # deep output of s_i (eq. 4)
+        to_gates, to_output = self.embedding_products(prev_emb, add=context_products).split(
+            [gates, self.embedding_products.out - gates], -1)
+        s = gru_gates(to_gates, from_state, s_prev)  # B x H
+        t = decoder.maxout(self.deep_output(s, add=to_output))  # deep output of s_i (eq. 4)
         return t, {"s": s}, Step(query=s_prev, state=s, context=context, energies=energies, weights=weights)
 
 

@@ -154,7 +154,8 @@ class DecodingRecord:
 def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: int, prefix: list[int] = ()):
     """Drive the decoder for one sentence, recording every step.
 
-    ``choose(i, logprobs) -> token id or None``; None stops. A ``prefix`` is forced first.
+    ``choose(i, logprobs) -> token id or None`` (logprobs: 1 x V); None stops. A ``prefix`` is
+    forced first.
     """
     device = model_device(model)
     batch = Batch([src_ids]).to(device)
@@ -162,14 +163,13 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
     prev = torch.tensor([BOS_ID], device=device)
     steps, tokens, rows = [], [], []
     for i in range(max_len):
-        logprobs, state, step = model.step(prev, state, memory)
-        lp = logprobs[0]
-        tok = prefix[i] if i < len(prefix) else choose(i, lp)
+        logprobs, state, step = model.step(prev, state, memory)  # 1 x V: one sentence
+        tok = prefix[i] if i < len(prefix) else choose(i, logprobs)
         if tok is None:
             break
         steps.append(step)
         tokens.append(int(tok))
-        rows.append(lp)
+        rows.append(logprobs)
         if tok == EOS_ID:
             break
         prev = torch.tensor([tok], device=device)
@@ -177,7 +177,7 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
     if not rows:
         return steps, tokens, [], [], encoder_attention
     # the per-step bookkeeping once for all steps (one top-k, one copy), not inside the loop
-    logprobs = torch.stack(rows)  # T x V
+    logprobs = torch.cat(rows)  # T x V
     logps = logprobs.gather(1, torch.tensor(tokens, device=device).unsqueeze(1)).squeeze(1).tolist()
     top = logprobs.topk(topk, dim=-1)
     ids, probs = top.indices.cpu().numpy(), top.values.exp().cpu().numpy()
