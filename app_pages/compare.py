@@ -156,8 +156,8 @@ if attending:
     show_figure(entropy_figure({models[n].display_name: entropy(views[n][0]) for n in attending}),
                 "attention-entropy", key="compare_entropy")
 
-if len(attending) >= 2:
-    st.subheader("Difference")
+def difference_view() -> None:
+    """α_A − α_B for two models the student picks, over the steps where their outputs coincide."""
     c_a, c_b = st.columns(2)
     a = c_a.selectbox("Model A", attending, index=0, key="compare_diff_a", format_func=lambda n: models[n].display_name)
     b = c_b.selectbox("Model B", attending, index=1, key="compare_diff_b", format_func=lambda n: models[n].display_name)
@@ -184,6 +184,15 @@ if len(attending) >= 2:
                                        title=f"{models[a].display_name} − {models[b].display_name}",
                                        target_language=target_language(models[a])),
                     f"difference-{a}-{b}", key="compare_difference")
+
+
+if len(attending) >= 2:
+    # built only when opened (the expander reruns the page then), like the every-pair table
+    difference = st.expander("Difference between two models: α_A − α_B", key="compare_difference_open",
+                             on_change="rerun", icon=":material/compare_arrows:")
+    if difference.open:
+        with difference:
+            difference_view()
 
 st.subheader("Why they differ")
 st.markdown(r"""

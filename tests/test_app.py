@@ -399,7 +399,12 @@ def test_compare_side_by_side(product):
     assert any("additive" in t and "multiplicative" in t and "s_{i-1}" in t for t in at.markdown.values)
     assert at.query_params["models"] == ",".join(chosen)
 
-    # the difference view: α_A − α_B over the steps where the two targets coincide
+    # the difference view, built once its expander is opened: α_A − α_B over the steps where the
+    # two targets coincide
+    assert not [f for f in heatmaps(at) if f["data"][0]["zmin"] == -1.0]
+    assert "compare_diff_a" not in [s.key for s in at.selectbox]
+    at.session_state["compare_difference_open"] = True
+    run(at)
     a, b = attending[0], attending[1]
     run(at.selectbox(key="compare_diff_a").set_value(a))
     run(at.selectbox(key="compare_diff_b").set_value(b))
