@@ -15,7 +15,7 @@ Equation numbers are the ones the docstrings of ``model/decoders.py`` and
 import numpy as np
 import streamlit as st
 
-from app_pages.common import plain, small
+from app_pages.common import plain, query_param, small
 from model.analysis import entropy
 from app_pages.teaching_common import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url,
                                        pick_model, sentence_input, source_or_stop, step_in_range)
@@ -73,10 +73,14 @@ labels = {key: label for key, label in SECTIONS[cfg.decoder].items()
           if key != "local_forms" or (cfg.attention.startswith("local-") and cfg.local_p == "eq10")}
 # Outside the step's fragment: a slider move redraws the chosen sections only, not this picker
 # (each element is a message the server builds and sends: docs/performance.md). One picker per
-# mechanism and form, so a choice made for one model's sections is not offered another's.
+# mechanism and form, so a choice made for one model's sections is not offered another's; the
+# first visit takes the link's ?sections= (a teacher's link, or a page sent to the class).
+SHOW = "step_show_" + "_".join(labels)
+if SHOW not in st.session_state:
+    st.session_state[SHOW] = [key for key in labels if key in (query_param("sections") or "").split(",")]
 shown = set(c_show.pills(
     "Sections beside each step, in the order this model computes them", list(labels), format_func=labels.get,
-    selection_mode="multi", key="step_show_" + "_".join(labels),
+    selection_mode="multi", key=SHOW,
     help="Each section shows one part of the step: its equations beside this step's numbers. The chosen "
          "ones stay as you move through the steps.") or ())
 values = cached_values(name, text) if "context" in shown else None  # the encoder again: only when drawn
@@ -336,7 +340,7 @@ def step_view() -> None:
         row.caption("The output has a single token, so there is only step 1.")
     row.button("▶", key="step_next", on_click=move, args=(1,), help="next target step",
                disabled=st.session_state[STEP] >= T)
-    keep_in_url(name, text, step=i if i > 1 else None)
+    keep_in_url(name, text, step=i if i > 1 else None, sections=",".join(key for key in labels if key in shown) or None)
     k = i - 1  # 0-based row of the record
     step_header()
     glance()

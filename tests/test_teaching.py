@@ -211,8 +211,13 @@ def test_step_through_draws_only_the_chosen_sections():
     assert [m.value for m in at.markdown if "$$" in m.value][0].startswith("**⑤ Output (eq. 4")
     at.button(key="step_next").click().run()
     assert at.slider(key="step_i").value == 3 and "step_topk" in {c.key for c in at.get("plotly_chart")}
+    assert at.query_params["sections"] == "output"  # the link keeps the choice
     at = section_picker(at).set_value([]).run()
-    assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap"}
+    assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap"} and "sections" not in at.query_params
+    # a link (a teacher's, or a page sent to the class) opens with its sections shown
+    at = open_page("step_through", text=DIGITS, model="rnnsearch", sections="output,score,nonsense")
+    assert section_picker(at).value == ["score", "output"]
+    assert {c.key for c in at.get("plotly_chart")} == {"step_heatmap", "step_energies", "step_topk"}
 
 
 def test_step_through_local_and_rnnenc(tiny):
