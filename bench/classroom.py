@@ -6,12 +6,12 @@ Starts the real server (``streamlit run app.py``, shipped checkpoints) and drive
 browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
 ``BackMsg`` rerun requests and reading the ``ForwardMsg`` replies (no AppTest, no browser).
 Each session opens a shared link to the Translate page, changes the sentence, opens Compare
-with four models, Step through (then moves its step slider five times) and the Beam search
-tree, then answers an exercise of the class the bench opened (``exercise``: the Exercises
-page of the class link, ``choose``: a mechanism, ``answer``: the check button, which stores
-the answer through the class store), thinking ``--think`` seconds (±20 %) between
-interactions. Sessions start spread over
-``--ramp`` seconds. ``--faulty`` of them send an empty, a 5,000-character or a markup
+with four models, Step through with two of its sections shown (``SHOWN_SECTIONS``, as a
+teacher's link names them; then moves its step slider five times) and the Beam search tree,
+then answers an exercise of the class the bench opened (``exercise``: the Exercises page of
+the class link, ``choose``: a mechanism, ``answer``: the check button, which stores the
+answer through the class store), thinking ``--think`` seconds (±20 %) between interactions.
+Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empty, a 5,000-character or a markup
 sentence, or close the socket right after asking for a rerun (then open the link again).
 
 - latency: from sending a request (for "open": from opening the websocket) to the
@@ -100,6 +100,7 @@ SENTENCES = [
 ]
 MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "luong-local", "rnnenc"]
 COMPARED = "rnnsearch,luong-dot,luong-general,luong-concat"
+SHOWN_SECTIONS = "weights,output"  # Step through's sections the lesson's link opens (each model has these two, or one)
 BAD_TEXT = {"empty": "", "long": ("The committee met again today to discuss the budget. " * 100)[:5000],
             "markup": "<script>alert(1)</script> **bold** [x](javascript:y)"}
 FAULTS = ["empty", "long", "markup", "disconnect"]
@@ -130,7 +131,7 @@ class Lesson:
         if self.fault == "disconnect":  # the tab is gone: the student opens the link again
             steps.append(("open", ("open", "", link(text=text, model=self.model))))
         steps += [("compare", ("goto", "compare", link(text=text, models=COMPARED))),
-                  ("step", ("goto", "step-through", link(text=text, model=self.model)))]
+                  ("step", ("goto", "step-through", link(text=text, model=self.model, sections=SHOWN_SECTIONS)))]
         steps += [("slide", ("set", "step_i", i)) for i in range(2, 7)]
         steps.append(("beam", ("goto", "beam-tree", link(text=text, model=self.model))))
         if self.class_code:
