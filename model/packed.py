@@ -8,7 +8,8 @@ with the same fp32 arithmetic (results agree to ~1e-6; tests/test_engine.py chec
 docs/performance.md gives the measured figures and the commands that produce them.
 
 What: :func:`pack_for_decoding` gives the decoder's ``nn.Linear`` and ``nn.GRUCell``
-modules and the output layer a packed copy of their weights. To pay for those copies in
+modules a packed copy of their weights, and the output layer an fp32 copy of W^T in MKL's
+layout (``PackedMatrix(transposed=True)``: faster there than packed). To pay for those copies in
 memory, the packed matrices' own parameters and the two embedding tables (read a row at a
 time) are then held in fp16 when that is exact (it is for every shipped checkpoint: they
 are stored in fp16) and widened back to fp32 where they are used: the same numbers, half
