@@ -93,12 +93,6 @@ def move(delta: int) -> None:
     st.session_state[STEP] = min(T, max(1, st.session_state[STEP] + delta))
 
 
-def section(key: str, title: str) -> str | None:
-    """The section's title if the student chose to see it, else None: a section not shown
-    builds nothing (no note, no chart, no second scoring)."""
-    return title if key in shown else None
-
-
 def equation(title: str, latex: str | list[str], note: str | None = None):
     """A section: its title, equations and note as one text on the left; returns the row, for
     the numbers drawn beside them. One row and one text, not columns holding a title, each
@@ -130,28 +124,28 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
     """The three sections every attention model shares (score, weights, context), in its own words."""
     energies, weights = record.energies[k], record.weights[k]
     top = int(np.argmax(weights))
-    if heading := section("score", score_title):
+    if "score" in shown:
         finite = energies[np.isfinite(energies)]
         if before_score:
             st.caption(before_score)
-        with equation(heading, score_latex,
+        with equation(score_title, score_latex,
                       f"One energy per source token, from ${query}$ and that token's ${value}$: here "
                       f"$e_{{{i}j}}$ runs from {finite.min():.3f} to {finite.max():.3f}."
                       + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
                       + recomputation_gap(energies) + note):
             label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
             st.plotly_chart(source_bars(energies, record.source_tokens, label, highlight=top), key="step_energies")
-    if heading := section("weights", weights_title):
-        with equation(heading, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
+    if "weights" in shown:
+        with equation(weights_title, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
                       f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, "
                       f"goes to `{record.source_tokens[top]}`: the framed row of the heatmap."):
             st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
                                         fmt=".3f"), key="step_weights")
-    if values is not None and (heading := section("context", context_title)):
+    if values is not None and "context" in shown:
         # local-p (eq. 10): the weights the context sums are m_i α_ij, whose total is the window mass m_i
         mass = 1.0 if record.window_masses is None else float(record.window_masses[k])
         gap = float(np.abs(mass * weights @ values - record.contexts[k]).max())
-        with equation(heading, context_latex,
+        with equation(context_title, context_latex,
                       f"Each row is one term $\\alpha_{{{i}j}} {value}$; the last row is their sum $c_{{{i}}}$ "
                       + (f"times the window mass $m_{{{i}}}$ = {mass:.3f} " if record.window_masses is not None
                          else "")
@@ -162,16 +156,16 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
 
 
 def vector_section(title: str, latex: str | list[str], vector, label: str, note: str, key: str):
-    if heading := section(key, title):
-        with equation(heading, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
+    if key in shown:
+        with equation(title, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
             st.plotly_chart(vector_strip(vector, label), key=f"step_{key}")
 
 
 def output_section(title: str, latex: list[str], note: str = ""):
-    if heading := section("output", title):
-        with equation(heading, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
-                             f"emits the first, `{record.target_tokens[k]}` "
-                             f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
+    if "output" in shown:
+        with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
+                                    f"emits the first, `{record.target_tokens[k]}` "
+                                    f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
             st.plotly_chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
                             key="step_topk")
 
@@ -273,16 +267,18 @@ def sections() -> None:
                        "No RNN step: the target so far is read by masked self-attention, and the result is the "
                        "query of the cross-attention.", "query")
         src, heads = record.source_tokens, record.head_weights[k, layer - 1]  # h x S
-        if heading := section("heads", f"② Scores and weights, per head (eq. 1), layer {layer}"):
-            with equation(heading, [r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
+        if "heads" in shown:
+            with equation(f"② Scores and weights, per head (eq. 1), layer {layer}",
+                          [r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
                            r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
                           f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own "
                           f"projections and takes its own softmax: here they look most at "
                           + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
                 st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
-        if heading := section("weights", "③ The attention shown: heads averaged"):
+        if "weights" in shown:
             top = int(np.argmax(record.weights[k]))
-            with equation(heading, r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
+            with equation("③ The attention shown: heads averaged",
+                          r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
                           f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
                           "The From Luong to the Transformer page shows every layer and head."):
                 st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top,
@@ -302,15 +298,15 @@ def sections() -> None:
 
 def local_p_two_forms() -> None:
     """This step's local-p in the shipped form and in Luong's eq. 10, from the same e_ij and p_i."""
-    heading = section("local_forms", "Local-p in two forms (eq. 10)")
-    steps = cached_local_p(name, text) if heading else None
+    steps = cached_local_p(name, text) if "local_forms" in shown else None
     if steps is None:
         return
     shipped, luong = steps.shipped_context[k], steps.luong_context[k]
     gap = float(np.abs(shipped - record.contexts[k]).max())
     change = float(np.linalg.norm(shipped - luong) / max(np.linalg.norm(luong), 1e-12))
     share = float(steps.shipped_mass[k] / steps.luong_mass[k])
-    with equation(heading, [r"a_i(j) = \mathrm{align}(s_i, \bar h_j)\, \exp\!\left(-\frac{(j - p_i)^2}{2\sigma^2}\right)",
+    with equation("Local-p in two forms (eq. 10)",
+                  [r"a_i(j) = \mathrm{align}(s_i, \bar h_j)\, \exp\!\left(-\frac{(j - p_i)^2}{2\sigma^2}\right)",
                    r"\text{shipped: } \mathrm{align} = \mathrm{softmax}_{k \in 1..S}(e_{ik})",
                    r"\text{Luong: } \mathrm{align} = \mathrm{softmax}_{k \in [p_i - D,\, p_i + D]}(e_{ik})",
                    r"c_i = \sum_j a_i(j)\, \bar h_j"],

@@ -11,8 +11,9 @@ teacher's link names them; then moves its step slider five times) and the Beam s
 then answers an exercise of the class the bench opened (``exercise``: the Exercises page of
 the class link, ``choose``: a mechanism, ``answer``: the check button, which stores the
 answer through the class store), thinking ``--think`` seconds (±20 %) between interactions.
-Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empty, a 5,000-character or a markup
-sentence, or close the socket right after asking for a rerun (then open the link again).
+Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empty, a
+5,000-character or a markup sentence, or close the socket right after asking for a rerun
+(then open the link again).
 
 - latency: from sending a request (for "open": from opening the websocket) to the
   ``script_finished`` message ending that rerun; per interaction kind, p50/p95/max.

@@ -65,8 +65,8 @@ class PackedMatrix:
 
     ``transposed`` keeps, instead of the packed copy, an fp32 copy of W^T (in x out) for MKL's
     x W^T: for the 8,000-row output layer, which is read from memory at every step whatever
-    the layout, that is ~17 % faster than the packed product for one row and as fast for up
-    to 64 rows (``one_row_us`` in bench/step_cost.py), in the same memory.
+    the layout, that is faster than the packed product for one row (``one_row_us`` in
+    bench/step_cost.py), in the same memory.
     """
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None,

@@ -414,7 +414,6 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
     active = [True] * B
     tree = [BeamNode(0, None, 0, "<s>", BOS_ID, 0.0, 0.0, None)] if keep_tree else None
     trace = BeamTrace(encoder_attention=_encoder_attention(memory)) if keep_tree else None
-    V = model.cfg.vocab_size
     K = max(topk, 2 * k) if keep_tree else 2 * k  # each row's best tokens: the record's top-k and the candidates
     for t in range(max(max_lens)):
         logprobs, state, step = model.step(prev, state, memory)  # B·k x V
@@ -431,11 +430,8 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
         # the step's numbers as Python lists, each in one call: reading tensors element by element
         # is a torch call each (microseconds, and the GIL handed to the server's other threads)
         top_scores, top_pos, row_tokens = top_scores.tolist(), top_pos.tolist(), row_tokens.tolist()
-        top_idx = [[(p // (2 * k)) * V + row_tokens[b * k + p // (2 * k)][p % (2 * k)] for p in top_pos[b]]
-                   for b in range(B)]  # origin · V + token, as a top-k over the sentence's k·V would give
         if keep_tree:
             row_scores = row_scores.tolist()
-            top_logprobs = [[row_scores[b * k + p // (2 * k)][p % (2 * k)] for p in top_pos[b]] for b in range(B)]
             step_weights = None if step.weights is None else step.weights.tolist()
         new_scores = [[float("-inf")] * k for _ in range(B)]
         new_origin = [[0] * k for _ in range(B)]
@@ -446,18 +442,19 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
             if not active[b]:
                 continue
             n_alive = 0
-            for c, (sc, idx) in enumerate(zip(top_scores[b], top_idx[b])):
+            for sc, pos in zip(top_scores[b], top_pos[b]):
                 if sc == float("-inf"):
                     break
-                origin, tok = divmod(idx, V)
+                origin, j = divmod(pos, 2 * k)  # the live hypothesis, and its j-th best token
+                row = b * k + origin
+                tok = row_tokens[row][j]
                 hyp = history[b][origin] + [tok]
                 node = None
                 if keep_tree:
-                    row = b * k + origin
                     node = len(tree)
                     att = None if step_weights is None else step_weights[row]
                     tree.append(BeamNode(node, node_of[b][origin], t + 1, "", tok,
-                                         top_logprobs[b][c], sc, att, finished=tok == EOS_ID))
+                                         row_scores[row][j], sc, att, finished=tok == EOS_ID))
                     trace.rows[node] = row
                 if tok == EOS_ID:
                     finished[b].append((sc / (len(hyp) ** alpha), hyp[:-1], node))
