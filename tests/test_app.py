@@ -535,6 +535,44 @@ def test_models_cards(product):
     assert len(bridges) == 4 and all("32 × 64 matrix (2,048 parameters" in t for t in bridges)  # dot, general, concat, local
 
 
+def shown_cells(table) -> pd.DataFrame:
+    """A st.dataframe's cells as the browser shows them: a Styler's display values where the page
+    formats the table, else the values themselves as text."""
+    styler = table.proto.arrow_data.styler
+    if not styler.display_values:
+        return table.value.astype(str)
+    from streamlit import dataframe_util
+    shown = dataframe_util.convert_arrow_bytes_to_pandas_df(styler.display_values)
+    return shown.set_axis(table.value.columns, axis=1)
+
+
+def test_models_page_shows_a_missing_figure_as_a_dash_and_the_data_set_by_name(product):
+    concat = product["zoo"] / "luong-concat" / "config.json"  # trained, as the shipped zoo is, on a shared folder
+    saved = concat.read_text()
+    config = json.loads(saved)
+    config["training"]["data"] = "../shared/data/enfr-broad"
+    concat.write_text(json.dumps(config))
+    from app_pages import common
+    common._load_zoo.clear()
+    try:
+        at = page("app_pages/models.py")
+    finally:
+        concat.write_text(saved)
+        common._load_zoo.clear()
+    overview, shown = at.dataframe[0].value, shown_cells(at.dataframe[0])
+    row = list(overview["model"]).index("Luong global, concat")
+    assert overview["training data"][row] == "enfr-broad" and overview["training data"][0] == "toy:reverse"
+    assert shown["newstest2014 BLEU"].tolist() == ["—"] * len(overview)  # evaluated on no model here
+    evaluated = json.loads((product["zoo"] / "rnnsearch" / "metrics.json").read_text())["test"]["bleu"]
+    bleu = dict(zip(overview["model"], shown["enfr test BLEU"]))
+    assert bleu["RNNsearch (Bahdanau, additive)"] == f"{evaluated:.2f}" and bleu["Luong global, concat"] == "—"
+    every_cell = [str(v) for d in at.dataframe for v in shown_cells(d).to_numpy().ravel()]
+    assert "None" not in every_cell and "nan" not in every_cell and "—" in every_cell
+    facts = {k: v for d in at.dataframe for k, v in zip(d.value.iloc[:, 0], d.value.iloc[:, -1])}
+    assert facts["data"] in ("toy:reverse", "enfr-broad") and not any("../shared" in str(v) for v in every_cell)
+    assert "—" in [m.value for m in at.metric]  # a model not evaluated: its BLEU card says so, not "None"
+
+
 # -- the layering: viz/ never needs torch, product pages hold no model code ---------------------
 def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
     """app.py's start-up hook loads the zoo into the cache the pages read, so the first page
