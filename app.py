@@ -43,6 +43,11 @@ limit_malloc_arenas()
 
 import streamlit as st  # noqa: E402
 
+from server.shared import guard_clear_cache  # noqa: E402
+
+# a browser's "clear cache" clears its own session, not every visitor's shared caches
+guard_clear_cache()
+
 
 def warm_up() -> None:
     """Load what the first page needs into this process's caches. Failures are only logged:
@@ -111,9 +116,11 @@ async def ready(_request):
     """``/_attn/ready``: 200 once the warm-up thread has loaded the models, 503 before. A proxy in
     front of several servers (``server/lecture.py``) sends no student to a server still loading."""
     from starlette.responses import PlainTextResponse
+    import sys
     from server.loading import warm_up as state
     if state.finished.is_set():
-        return PlainTextResponse("ready")
+        common = sys.modules.get("app_pages.common")  # how often the zoo was loaded: once, whatever visitors send
+        return PlainTextResponse(f"ready; models loaded {getattr(common, 'zoo_loads', 0)} time(s)")
     return PlainTextResponse("loading the models", status_code=503)
 
 

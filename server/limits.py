@@ -11,17 +11,17 @@ thirty live trainings would take the server down. So:
   ``settings.live_trainings()`` at once, server-wide (default 1); the other visitors see
   their place in the queue and can cancel (:class:`TrainingQueue`).
 
-Both are process-wide objects on purpose (``st.cache_resource``: one per server, shared by
-every session); they hold only who is waiting, never a visitor's data.
+Both are process-wide objects on purpose (one per server, shared by every session; kept by
+``server.shared.per_process``, where no visitor's ``clear_cache`` reaches them); they hold only
+who is waiting, never a visitor's data.
 """
 from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
 
-import streamlit as st
-
 from server import settings
+from server.shared import per_process
 
 
 class TrainingQueue:
@@ -61,12 +61,12 @@ class TrainingQueue:
             return len(self._tickets)
 
 
-@st.cache_resource
+@per_process
 def training_queue() -> TrainingQueue:
     return TrainingQueue()
 
 
-@st.cache_resource
+@per_process
 def _decoding_slots(n: int) -> threading.BoundedSemaphore:
     return threading.BoundedSemaphore(n)
 
