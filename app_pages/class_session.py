@@ -17,6 +17,7 @@ import streamlit as st
 from app_pages.url_state import set_query_params  # not app_pages.common: that imports torch
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
                                 StoreUnavailable)
+from server.class_store import StoreBusy
 
 CLASS = "class_code"          # the joined class's code
 FOLLOW = "class_follow"       # the "Follow the teacher" toggle
@@ -75,6 +76,8 @@ def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
         st.caption(f"Counted in class **{code}**, anonymously (answer {attempt}; your last one counts).")
     except AnswerRefused as e:
         st.warning(f"Not counted in the class: {e}.", icon=":material/block:")
+    except StoreBusy as e:  # up, but a lock or a slow statement made it refuse: the same click later works
+        st.warning(f"Not counted yet: {e}.", icon=":material/hourglass_empty:")
     except StoreUnavailable as e:
         store_notice(e)
 
