@@ -66,6 +66,16 @@ def teacher_key() -> str | None:
     return st.session_state.get(KEY)
 
 
+def signed_in_teacher() -> bool:
+    """Does this session hold the teacher's key now (checked by the store, every time: a key
+    replaced by *New key* stops counting at once)? The owner's actions (BLEU vs length's
+    *Recompute*, anything that writes results) ask this, never a server-wide switch."""
+    try:
+        return bool(teacher_key()) and class_store().is_teacher(teacher_key())
+    except StoreUnavailable:
+        return False
+
+
 def store_notice(error: Exception) -> None:
     st.info(f"The class is unavailable ({error}); the exercises work as usual, without the class.",
             icon=":material/cloud_off:")
@@ -287,5 +297,6 @@ def revealed_to_class(exercise: str) -> bool:
     return bool(joined_class()) and st.session_state.get(REVEALED) == exercise
 
 
-__all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "session_id", "revealed_to_class",
+__all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "signed_in_teacher", "session_id",
+           "revealed_to_class",
            "store_notice"]

@@ -9,7 +9,6 @@ ATTN_EXPLORER_DATA            ../shared/data/enfr            the test split the 
 ATTN_EXPLORER_GOLD            ../shared/data/hansards-align  the Hansards gold word alignments
 ATTN_EXPLORER_HF_MODELS       (none)  Hugging Face encoder–decoders beside the zoo, comma-separated: Hub names
                                       already in the local cache, or save_pretrained folders (docs/own-model.md)
-ATTN_EXPLORER_ADMIN           off     1: the owner's server; the BLEU page may recompute and write results
 ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
 ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
 ATTN_EXPLORER_MALLOC_ARENAS   2       glibc malloc arenas of the server process (0: glibc's default, 8 per core)
@@ -53,12 +52,6 @@ def bleu_data() -> Path:
 
 def gold() -> Path:
     return _path("ATTN_EXPLORER_GOLD", SHARED_DATA / "hansards-align")
-
-
-def admin() -> bool:
-    """Visitors read, the owner writes: only a server started with ATTN_EXPLORER_ADMIN=1
-    writes to the repository or starts a full evaluation."""
-    return os.environ.get("ATTN_EXPLORER_ADMIN", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def live_trainings() -> int:
