@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from server import settings
+from app_pages.class_session import signed_in_teacher
 from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, show_figure
 from viz.classroom import load_curve_figure
 
@@ -49,9 +50,9 @@ st.code(f"{base}/?text={q}&model={DEFAULT_MODEL}\n"
 st.subheader("3. Visitors read, the owner writes")
 st.markdown("A server started as above is **read-only for visitors**: nothing a student clicks writes to the "
             "repository or starts minutes of work. The *Recompute* button of *BLEU vs length* (which decodes "
-            "the test data for minutes and overwrites the shipped numbers) works only on a server started with")
-st.code("ATTN_EXPLORER_ADMIN=1 streamlit run app.py", language="bash")
-st.markdown(f"This server: **{'owner mode (admin on)' if settings.admin() else 'read-only for visitors'}**.")
+            "the test data for minutes and overwrites the shipped numbers) works only for the signed-in teacher, "
+            "the session holding the teacher key; no server-wide switch hands it to the room.")
+st.markdown(f"This session: **{'the signed-in teacher' if signed_in_teacher() else 'read-only, as a visitor'}**.")
 st.markdown("The one thing a student writes is an answer on *Exercises*, anonymously, into a class the teacher "
             "opened. The teacher signs in (the sidebar's *Class* panel) with the key the server prints when it "
             "starts, or the one it was started with (`ATTN_EXPLORER_TEACHER_KEY`), opens a class, and sees the "

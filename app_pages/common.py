@@ -15,6 +15,8 @@ from app_pages.url_state import query_param, set_query_params  # noqa: F401 - th
 from server import settings
 from server.loading import models_loaded
 from server.limits import decoding_slot
+from server.shared import per_process
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 ROOT = settings.ROOT
 DEFAULT_MODEL = "rnnsearch"  # the paper's model: what a page shows when the link names none
@@ -26,14 +28,24 @@ def zoo(root: str | None = None) -> dict[str, ZooEntry]:
 
     The folder is read from ATTN_EXPLORER_CHECKPOINTS when called, not when this module is
     imported, so a test that sets it after importing still gets its own checkpoints."""
-    models = _load_zoo(root or checkpoints_root(), settings.hf_models(), str(settings.results() / "hf"))
+    args = (root or checkpoints_root(), settings.hf_models(), str(settings.results() / "hf"))
+    if models_loaded.is_set() or get_script_run_ctx(suppress_warning=True) is None:
+        models = _load_zoo(*args)
+    else:
+        with st.spinner("Loading the models…"):
+            models = _load_zoo(*args)
     models_loaded.set()
     return models
 
 
-@st.cache_resource(show_spinner="Loading the models…")
+@per_process  # not st.cache_resource: a visitor's clear_cache must not unload them (server/shared.py)
 def _load_zoo(root: str, made_elsewhere: tuple[str, ...] = (), metrics_root: str | None = None) -> dict[str, ZooEntry]:
+    global zoo_loads
+    zoo_loads += 1
     return load_zoo(root, made_elsewhere=made_elsewhere, metrics_root=metrics_root)
+
+
+zoo_loads = 0  # how many times this process has loaded the zoo (app.py's /_attn/ready reports it)
 
 
 def available_models() -> dict[str, ZooEntry]:

@@ -454,17 +454,28 @@ def test_bleu_vs_length_from_shipped_results(product):
     assert len(at.dataframe) == 2
     button = at.button(key="bleu_recompute")
     assert button.disabled  # visitors read: a default server never recomputes
-    assert any("scripts/evaluate_zoo.sh" in t and "ATTN_EXPLORER_ADMIN=1" in t for t in at.caption.values)
+    assert any("scripts/evaluate_zoo.sh" in t and "signs in as the teacher" in t for t in at.caption.values)
 
 
-def test_bleu_recompute_is_the_owners_only(product, tmp_path, monkeypatch):
-    """Without ATTN_EXPLORER_ADMIN the button is disabled, and a click that reaches the server
-    anyway (a crafted request, a switch turned off meanwhile) writes nothing."""
+def as_teacher(path: str) -> AppTest:
+    """A page opened by the session signed in with the class store's teacher key."""
+    from server.class_store import class_store
+    at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))
+    at.session_state["class_teacher_key"] = class_store().teacher_key()  # what the sign-in box keeps
+    at.switch_page(path)
+    return run(at)
+
+
+def test_bleu_recompute_is_the_teachers_only(product, tmp_path, monkeypatch):
+    """Without the teacher's key the button is disabled, and a click that reaches the server
+    anyway (a crafted request, a key replaced meanwhile by New key) writes nothing."""
+    from server.class_store import class_store
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
-    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
-    at = page("app_pages/bleu_length.py")
+    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")  # no longer a switch: a visitor still only reads
+    assert page("app_pages/bleu_length.py").button(key="bleu_recompute").disabled
+    at = as_teacher("app_pages/bleu_length.py")
     assert not at.button(key="bleu_recompute").disabled
-    monkeypatch.delenv("ATTN_EXPLORER_ADMIN")
+    class_store().new_key(class_store().teacher_key())  # the key this session holds stops counting
     run(at.button(key="bleu_recompute").click())
     assert not (tmp_path / "bleu_by_length.csv").exists()
     assert at.button(key="bleu_recompute").disabled
@@ -472,8 +483,7 @@ def test_bleu_recompute_is_the_owners_only(product, tmp_path, monkeypatch):
 
 def test_bleu_recompute_button(product, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
-    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
-    at = page("app_pages/bleu_length.py")
+    at = as_teacher("app_pages/bleu_length.py")
     assert any("No measurements yet" in t for t in at.info.values)
     at.number_input(key="bleu_bootstrap").set_value(20)
     run(at.button(key="bleu_recompute").click())
@@ -487,8 +497,7 @@ def test_bleu_recompute_button(product, tmp_path, monkeypatch):
 def test_bleu_recompute_disabled_without_data(product, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
     monkeypatch.setenv("ATTN_EXPLORER_DATA", str(tmp_path / "nowhere"))
-    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
-    at = page("app_pages/bleu_length.py")
+    at = as_teacher("app_pages/bleu_length.py")
     assert at.button(key="bleu_recompute").disabled
     assert any("data is not here" in t for t in at.caption.values)
 
