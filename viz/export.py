@@ -113,7 +113,7 @@ def print_ready(fig: go.Figure | dict, size: Size = SIZES["slide"], light: bool 
     layout = spec.setdefault("layout", {})
     _scale_sizes(spec, size.font / BASE_FONT)
     layout.update(width=size.width, height=size.height, autosize=False)
-    layout.setdefault("font", {})["size"] = size.font
+    layout.setdefault("font", {}).setdefault("size", size.font)  # a figure's own size was scaled above
     if light:
         import plotly.io as pio
         layout["template"] = pio.templates["simple_white"].to_plotly_json()
