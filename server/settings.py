@@ -17,6 +17,7 @@ ATTN_EXPLORER_CLASS_DIR       ~/.cache/attention-explorer  the folder of the def
 ATTN_EXPLORER_CLASS_HOURS     4       a class refuses answers this many hours after it opens, then is deleted
 ATTN_EXPLORER_TEACHER_KEY     (generated)  the teacher's secret (at least 12 characters); unset: generated once, kept in the store
 ATTN_EXPLORER_DB_CONNECTIONS  20      PostgreSQL connections one process may open (scripts/serve.py sizes it from the replicas)
+ATTN_EXPLORER_CHROMIUM        /usr/bin/chromium  the headless browser that draws SVG/PDF/PNG exports (viz/export.py)
 """
 from __future__ import annotations
 
@@ -52,6 +53,10 @@ def bleu_data() -> Path:
 
 def gold() -> Path:
     return _path("ATTN_EXPLORER_GOLD", SHARED_DATA / "hansards-align")
+
+
+def chromium() -> str:
+    return os.environ.get("ATTN_EXPLORER_CHROMIUM") or "/usr/bin/chromium"
 
 
 def live_trainings() -> int:

@@ -609,7 +609,7 @@ def test_the_first_visit_imports_no_torch_before_the_page():
 
 
 def test_viz_imports_no_torch():
-    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export; "
+    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export, viz.latex, viz.figures; "
             "assert 'torch' not in sys.modules, 'viz imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
