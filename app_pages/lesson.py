@@ -56,7 +56,7 @@ def navigation(k: int) -> None:
     st.session_state["lesson_jump"] = k
     row.selectbox("Go to stop", range(1, N + 1), key="lesson_jump", width=280,
                   on_change=lambda: go(st.session_state["lesson_jump"]),
-                  format_func=lambda n: f"{n}. {STOPS[n - 1].title}" + (" ✓" if n in done else ""))
+                  format_func=lambda n: f"{n}. {STOPS[n - 1].title}")
 
 
 def answer_box(slug: str, q: Question):

@@ -409,7 +409,7 @@ def local_stop(lesson: Lesson, card: Card):
     inside = int(np.isfinite(e).sum())
     own = text == lesson.text
     card.say(("" if own else f"Your sentence is too short for a window of 2D + 1 = {2 * D + 1} pieces, so this "
-              f"stop reads *{plain(text)}*. ") +
+              f"stop reads a longer example ({len(r.source_tokens)} pieces: *{plain(' '.join(text.split()[:4]))} …*). ") +
              f"Luong's local-p predicts a centre p_i = (S − 1) σ(v_pᵀ tanh(W_p s_i)) and only scores pieces within "
              f"D = {D} of it, with a Gaussian. At step {i}, p_{i} = {p:.1f} of {len(r.source_tokens) - 1}.")
     card.view(source_bars(r.weights[k], r.source_tokens, "α_ij", colour="#009E73", highlight=int(round(p)),
