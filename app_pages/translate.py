@@ -21,6 +21,7 @@ st.title("Translate")
 st.caption("English → French with an encoder–decoder (RNNs, or a Transformer; or a model made elsewhere, in its own "
            "language pair). The heatmap shows where the decoder looked in the English sentence while it wrote each "
            "output token.")
+st.page_link("app_pages/lesson.py", label="New here? Take the 15-minute lesson", icon=":material/school:")
 text = sentence_input("translate")
 c_model, c_decoding, c_view = st.columns([2, 2, 1.3])
 with c_model:
