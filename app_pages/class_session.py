@@ -88,7 +88,10 @@ def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
         return
     try:
         attempt = class_store().submit(code, exercise, session_id(), answer, correct)
-        st.caption(f"Counted in class **{code}**, anonymously (answer {attempt}; your last one counts).")
+        if attempt == 1:
+            st.caption(f"Counted in class **{code}**, anonymously: your first answer is the one the class counts.")
+        else:
+            st.caption(f"Kept as a retry (answer {attempt}); class **{code}** counts your first answer.")
     except AnswerRefused as e:
         st.warning(f"Not counted in the class: {e}.", icon=":material/block:")
     except StoreBusy as e:  # up, but a lock or a slow statement made it refuse: the same click later works

@@ -17,6 +17,7 @@ from app_pages.common import (available_models, cached_translate, ENGLISH_FRENCH
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.analysis import merge_to_words
 from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, differences, exercise_id,
+                             gave_up_record,
                              KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
                              which_exercise)
 from model.zoo import DISPLAY_NAMES
@@ -46,16 +47,31 @@ if revealed_to_class(ex_id) and not st.session_state.get(checked_key):
 
 
 def revealed() -> bool:
-    """Show the answer: after the student checked their own, when the teacher revealed it, and to the teacher."""
+    """Show the answer: after the student committed their own (or asked for the solution), when
+    the teacher revealed it, and to the teacher."""
     return bool(st.session_state.get(checked_key)) or revealed_to_class(ex_id) or teacher
 
 
 def check_button(label: str = "Check my answer") -> bool:
-    """The one button of every exercise; returns True on the rerun it was clicked."""
-    clicked = st.button(label, key=f"ex_check_{ex_id}", type="primary")
-    if clicked:
-        st.session_state[checked_key] = True
-    return clicked
+    """The one button of every exercise; returns True on the rerun it was clicked. It reveals
+    nothing by itself: :func:`commit` does, once the page has a committed answer."""
+    return st.button(label, key=f"ex_check_{ex_id}", type="primary")
+
+
+def commit(answer: dict, correct: bool) -> None:
+    """A committed answer: counted in the class (the first one is the one the class counts) and
+    the solution shown from now on."""
+    st.session_state[checked_key] = True
+    record_answer(ex_id, answer, correct)
+
+
+def solution_button() -> None:
+    """*Show me the solution*: before any answer it is counted as "gave up" in the class."""
+    if revealed():
+        return
+    if st.button("Show me the solution", key=f"ex_give_up_{ex_id}", icon=":material/lightbulb:",
+                 help="Before you answer, this counts as 'gave up' in a class; your answers after it are retries."):
+        commit(gave_up_record(), False)
 
 
 # -- predict the alignment --------------------------------------------------------------------------
@@ -80,11 +96,15 @@ def alignment_page():
     name, entry = pick_model("ex_model", attention_only=True, label="Compare with the model",
                              purpose="there is no attention to compare with", pair=ENGLISH_FRENCH)
     if check_button():
-        score = score_alignment(marks, pair, set())
-        mistakes = ([f"missed {french[k]}–{english[i]}" for i, k in sorted(score.missed)]
-                    + [f"linked {french[k]}–{english[i]}" for i, k in sorted(score.wrong)])
-        record_answer(ex_id, answer_record(f"AER {math.floor(score.aer * 10) / 10:.1f}", not mistakes, mistakes, marks),
-                      not mistakes)
+        if not marks:
+            st.warning("Mark at least one link first: an empty grid is not an answer.", icon=":material/edit:")
+        else:
+            score = score_alignment(marks, pair, set())
+            mistakes = ([f"missed {french[k]}–{english[i]}" for i, k in sorted(score.missed)]
+                        + [f"linked {french[k]}–{english[i]}" for i, k in sorted(score.wrong)])
+            commit(answer_record(f"AER {math.floor(score.aer * 10) / 10:.1f}", not mistakes, mistakes, marks),
+                   not mistakes)
+    solution_button()
     if not revealed():
         return
     result = cached_forced_alignment(name, tuple(english), tuple(french), hansards=True)
@@ -149,11 +169,19 @@ def step_page():
     alpha = numbers("**Weights** α_j", n, "α")
     c = numbers("**Context** c", h, "c")
     clicked = check_button()
-    if not st.session_state.get(checked_key):
+    entered = any(x is not None for x in (*e, *alpha, *c))
+    if clicked and not entered:
+        st.warning("Enter your numbers first: an empty answer is not checked.", icon=":material/edit:")
+        clicked = False
+    check = check_step(ex, e, alpha, c)
+    if clicked:
+        commit(answer_record("right" if check.right else "wrong: " + " ".join(check.wrong_parts()), check.right,
+                             [f"{p} wrong" for p in check.wrong_parts()]), check.right)
+    solution_button()
+    if not st.session_state.get(checked_key) or not entered:
         if revealed():
             solution(ex, words)
         return
-    check = check_step(ex, e, alpha, c)
     if check.right:
         st.success("All right: every number is within the tolerance.", icon=":material/check_circle:")
     else:
@@ -161,9 +189,6 @@ def step_page():
                  for j, ok in enumerate(flags) if not ok]
         st.error(f"Not yet: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} off by more than ±{TOLERANCE} "
                  f"(wrong part(s): {', '.join(check.wrong_parts())}).", icon=":material/cancel:")
-    if clicked:
-        record_answer(ex_id, answer_record("right" if check.right else "wrong: " + " ".join(check.wrong_parts()),
-                                           check.right, [f"{p} wrong" for p in check.wrong_parts()]), check.right)
     solution(ex, words)
 
 
@@ -200,7 +225,8 @@ def which_page():
             st.warning("Pick a mechanism first.")
         else:
             right = choice == model_name
-            record_answer(ex_id, answer_record(MECHANISMS[choice], right, [] if right else [MECHANISMS[choice]]), right)
+            commit(answer_record(MECHANISMS[choice], right, [] if right else [MECHANISMS[choice]]), right)
+    solution_button()
     if revealed():
         verdict = "" if choice is None else ("Right: " if choice == model_name else "No: ")
         st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(model_name, model_name)}.** {TELLS[model_name]}")
@@ -244,12 +270,15 @@ if teacher:
         if s is None:
             st.caption("No answer to this exercise yet (the summary refreshes every 2 s).")
         else:
-            c1, c2, c3 = st.columns(3)
+            c1, c2, c3, c4 = st.columns(4)
             c1.metric("Students who answered", s.students)
-            c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
-            c3.metric("Answers stored", s.answers, help="every attempt; a student's last answer is the one counted")
+            c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})",
+                      help="students whose first answer is right: the first committed answer is the one counted")
+            c3.metric("Gave up", s.gave_up, help="students who asked for the solution before answering")
+            c4.metric("Retries (not counted)", s.retries,
+                      help=f"answers after a student's first; {s.fixed} student(s) wrong at first got it right later")
             right = MECHANISMS.get(shown) if kind == "which" else ("right" if kind == "step" else None)
-            st.plotly_chart(answer_counts(dict(s.choices), right, title="Last answers"), key="ex_class_counts")
+            st.plotly_chart(answer_counts(dict(s.choices), right, title="First answers"), key="ex_class_counts")
             mistake = s.most_common_mistake
             st.markdown(f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake
                         else "**No mistakes** so far.")
@@ -265,6 +294,7 @@ if teacher:
                                                        title="The model's α and links, against the gold"),
                                        key="ex_class_model")
         if summaries:
-            st.dataframe([{"exercise": x.exercise, "students": x.students, "right": x.correct, "answers": x.answers}
+            st.dataframe([{"exercise": x.exercise, "students": x.students, "right at first": x.correct,
+                           "gave up": x.gave_up, "retries": x.retries}
                           for x in summaries.values()], hide_index=True, key="ex_class_table")
     class_view()

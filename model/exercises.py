@@ -221,16 +221,25 @@ def which_exercise(seed: int, models: list[str], sentences: list[str]) -> tuple[
 
 
 # -- the teacher's summary ---------------------------------------------------------------------------
+GAVE_UP = "gave up"  # the label of a *Show me the solution* pressed before any answer
+
+
 @dataclass
 class ExerciseSummary:
-    """One exercise's answers. answers: every answer stored (all attempts); students: distinct
-    sessions; correct: students whose last answer is right; choices: the last answers' labels
-    counted; mistakes: the last answers' mistakes counted; marks: for ``align``, how many
-    students marked each (English i, French k) link."""
+    """One exercise's answers, as a clicker counts them: each student's **first** committed
+    answer (Peer Instruction's vote), then the retries as a separate figure. answers: every
+    answer stored; students: distinct student ids; correct: students whose first answer is
+    right; gave_up: students who asked for the solution before answering; retries: answers
+    after a student's first; fixed: students wrong at first and right on a retry; choices,
+    mistakes: the first answers' labels and mistakes counted; marks: for ``align``, how many
+    students' first answers marked each (English i, French k) link."""
     exercise: str
     answers: int = 0
     students: int = 0
     correct: int = 0
+    gave_up: int = 0
+    retries: int = 0
+    fixed: int = 0
     choices: Counter = field(default_factory=Counter)
     mistakes: Counter = field(default_factory=Counter)
     marks: Counter = field(default_factory=Counter)
@@ -249,19 +258,33 @@ def answer_record(label: str, correct: bool | None, mistakes: list[str], marks: 
     return record
 
 
+def gave_up_record() -> dict:
+    """The answer stored when a student opens the solution before committing one: wrong, first."""
+    return answer_record(GAVE_UP, False, [GAVE_UP])
+
+
 def class_summary(stored: list) -> dict[str, ExerciseSummary]:
     """Per exercise, from the store's answers (oldest first; each has exercise, session,
-    answer, correct): a student's last answer is the one counted."""
+    answer, correct): a student's first answer is the one counted, the later ones are retries."""
     summaries: dict[str, ExerciseSummary] = {}
-    last: dict[tuple[str, str], object] = {}
+    first: dict[tuple[str, str], object] = {}
+    later_right: set[tuple[str, str]] = set()
     for a in stored:
-        summaries.setdefault(a.exercise, ExerciseSummary(a.exercise)).answers += 1
-        last[(a.exercise, a.session)] = a
-    for (exercise, _), a in last.items():
+        s = summaries.setdefault(a.exercise, ExerciseSummary(a.exercise))
+        s.answers += 1
+        if (a.exercise, a.session) in first:
+            s.retries += 1
+            if a.correct:
+                later_right.add((a.exercise, a.session))
+        else:
+            first[(a.exercise, a.session)] = a
+    for (exercise, session), a in first.items():
         s = summaries[exercise]
         s.students += 1
         s.correct += bool(a.correct)
         answer = a.answer if isinstance(a.answer, dict) else {}
+        s.gave_up += answer.get("label") == GAVE_UP
+        s.fixed += not a.correct and (exercise, session) in later_right
         s.choices[str(answer.get("label", "?"))] += 1
         s.mistakes.update(str(m) for m in answer.get("mistakes", []))
         s.marks.update((int(i), int(k)) for i, k in answer.get("marks", []))

@@ -45,7 +45,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from server import settings
 
 MAX_ANSWER_BYTES = 4096      # an alignment of 30 x 30 words is well under this
-MAX_ATTEMPTS = 3             # answers per session and exercise (a student may change their mind twice)
+MAX_ATTEMPTS = 3             # answers per student and exercise: the first counts, two retries are kept
 MAX_EXERCISES = 100          # distinct exercises per class
 MAX_CLASS_ANSWERS = 20_000   # a lecture hall of 300 answering 60 exercises
 MAX_ANSWER_DEPTH = 6         # lists and dicts inside each other: an alignment is a list of pairs (3)
@@ -388,7 +388,7 @@ class ClassStore:
             attempt = conn.execute(sa.select(sa.func.count()).select_from(answers).where(mine)).scalar_one() + 1
             if attempt > MAX_ATTEMPTS:
                 raise AnswerRefused(f"you have answered this exercise {MAX_ATTEMPTS} times already; "
-                                    "your last answer is the one counted")
+                                    "your first answer is the one counted")
             in_class = answers.c.class_code == code
             total, kinds = conn.execute(sa.select(sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise)))
                                         .where(in_class)).one()

@@ -250,3 +250,55 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
     assert shares[0, 0] == 1.0 and shares[3, 4] == pytest.approx(2 / 3) and shares[1, 0] == 0.0
     assert teacher.get_by_key("ex_class_model") is not None
     assert "Most common mistake" in texts(teacher)
+
+
+def class_figures(store, code: str, exercise: str):
+    from model.exercises import class_summary
+    return class_summary(store.summary(KEY, code)).get(exercise)
+
+
+def test_an_empty_check_reveals_nothing_and_stores_nothing(store):
+    code = store.open_class(KEY).code
+    seed = 3
+    at = open_exercise(ex="which", seed=str(seed), **{"class": code})
+    check(at, f"which:{seed}")
+    assert "Pick a mechanism first." in texts(at)
+    assert "it is " not in texts(at) and "Counted in class" not in texts(at)
+    at = open_exercise(ex="step", seed="4", **{"class": code})
+    check(at, "step:4")
+    assert "Enter your numbers first" in texts(at) and "The worked answer" not in [e.label for e in at.expander]
+    at = open_exercise(ex="align", seed="1", **{"class": code})
+    check(at, "align:1")
+    assert "Mark at least one link first" in texts(at)
+    assert not [m for m in at.metric if m.label == "Your AER against the gold"]
+    assert store.summary(KEY, code) == []
+
+
+def test_a_wrong_answer_then_the_revealed_one_counts_wrong(store):
+    code = store.open_class(KEY).code
+    seed = 3
+    at = open_exercise(ex="which", seed=str(seed), **{"class": code})
+    options = at.radio(key=f"ex_which_{seed}").options
+    models = [m for m in MECHANISMS if MECHANISMS[m] in options]
+    answer, _ = which_exercise(seed, models, [s for s in EXAMPLES if len(s.split()) <= 12])
+    at.radio(key=f"ex_which_{seed}").set_value(next(m for m in models if m != answer))
+    check(at, f"which:{seed}")
+    assert f"No: it is {DISPLAY_NAMES[answer]}." in texts(at)
+    at.radio(key=f"ex_which_{seed}").set_value(answer)
+    check(at, f"which:{seed}")  # the copied answer: kept as a retry
+    assert "Kept as a retry" in texts(at)
+    s = class_figures(store, code, f"which:{seed}")
+    assert (s.students, s.correct, s.retries, s.fixed) == (1, 0, 1, 1)
+    teacher = open_exercise(ex="which", seed=str(seed), **{"class": code})
+    teacher.text_input(key="class_key_box").set_value(KEY)
+    teacher.button(key="class_sign_in").click().run()
+    assert metric(teacher, "Right").startswith("0 ") and metric(teacher, "Retries (not counted)") == "1"
+
+
+def test_show_me_the_solution_before_answering_counts_as_gave_up(store):
+    code = store.open_class(KEY).code
+    at = open_exercise(ex="step", seed="4", **{"class": code})
+    at.button(key="ex_give_up_step:4").click().run()
+    assert "The worked answer" in [e.label for e in at.expander] and "Counted in class" in texts(at)
+    s = class_figures(store, code, "step:4")
+    assert (s.students, s.correct, s.gave_up) == (1, 0, 1)
