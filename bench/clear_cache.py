@@ -1,6 +1,6 @@
 """What a visitor's ``clear_cache`` costs the server: nothing, if the shared state is out of reach.
 
-    python bench/clear_cache.py [--rounds 5] [--json] [--append results/campus.jsonl]
+    python bench/clear_cache.py [--rounds 6] [--json] [--append results/campus.jsonl]
 
 Starts the real server (``streamlit run app.py`` on the shipped checkpoints, as
 bench/classroom.py does) and, over a raw websocket as any client can, per round: opens
@@ -75,7 +75,7 @@ async def one_round(bench, base: str, first: str, second: str) -> dict[str, floa
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--json", action="store_true")
     p.add_argument("--append", type=Path, default=None)
     args = p.parse_args(argv)
@@ -84,7 +84,10 @@ def main(argv=None) -> int:
     with bench.server(None, env={"OMP_NUM_THREADS": "1"}) as target:
         loads_before = loads(target.base)
         for k in range(min(args.rounds, len(SENTENCES) // 2)):
-            rounds.append(asyncio.run(one_round(bench, target.base, SENTENCES[2 * k], SENTENCES[2 * k + 1])))
+            first, second = SENTENCES[2 * k], SENTENCES[2 * k + 1]
+            if k % 2:  # each pair's order alternates, so neither side gets the longer sentences
+                first, second = second, first
+            rounds.append(asyncio.run(one_round(bench, target.base, first, second)))
         loads_after = loads(target.base)
     result = {"bench": "clear_cache", "rounds": len(rounds), "model_loads_before": loads_before,
               "model_loads_after": loads_after, "commit": commit(), "host": bench.host()}
