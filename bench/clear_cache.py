@@ -5,7 +5,8 @@
 Starts the real server (``streamlit run app.py`` on the shipped checkpoints, as
 bench/classroom.py does) and, over a raw websocket as any client can, per round: opens
 Translate on a sentence never sent before (a real decoding), sends Streamlit's ``clear_cache``
-message, then opens Translate on another new sentence and on the first one again. Reports the
+message, then opens Translate on another new sentence and on the first one again
+(``--control``: the same steps without the message, the baseline for "after"). Reports the
 models' load count before and after (``/_attn/ready``) and the median milliseconds of each
 kind of translation: a fresh one before the message, a fresh one after it, and the repeat
 (served from the shared cache unless the message emptied it).
@@ -54,7 +55,7 @@ def loads(base: str) -> int:
     return int(re.search(r"models loaded (\d+) time", opener.open(f"{base}/_attn/ready", timeout=5).read().decode())[1])
 
 
-async def one_round(bench, base: str, first: str, second: str) -> dict[str, float]:
+async def one_round(bench, base: str, first: str, second: str, send: bool = True) -> dict[str, float]:
     from streamlit.proto.BackMsg_pb2 import BackMsg
     tab = bench.Tab(base, 120)
     link = lambda text: f"text={quote(text)}&model=rnnsearch"  # noqa: E731
@@ -62,7 +63,8 @@ async def one_round(bench, base: str, first: str, second: str) -> dict[str, floa
         before, _, error = await tab.do(("open", "", link(first)))
         clear = BackMsg()
         clear.clear_cache = True
-        await tab.ws.send(clear.SerializeToString())
+        if send:  # --control: the same steps without the message
+            await tab.ws.send(clear.SerializeToString())
         await asyncio.sleep(0.5)
         after, _, error2 = await tab.do(("open", "", link(second)))
         repeat, _, error3 = await tab.do(("open", "", link(first)))
@@ -76,6 +78,7 @@ async def one_round(bench, base: str, first: str, second: str) -> dict[str, floa
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--control", action="store_true", help="the same rounds without sending clear_cache")
     p.add_argument("--json", action="store_true")
     p.add_argument("--append", type=Path, default=None)
     args = p.parse_args(argv)
@@ -87,9 +90,9 @@ def main(argv=None) -> int:
             first, second = SENTENCES[2 * k], SENTENCES[2 * k + 1]
             if k % 2:  # each pair's order alternates, so neither side gets the longer sentences
                 first, second = second, first
-            rounds.append(asyncio.run(one_round(bench, target.base, first, second)))
+            rounds.append(asyncio.run(one_round(bench, target.base, first, second, not args.control)))
         loads_after = loads(target.base)
-    result = {"bench": "clear_cache", "rounds": len(rounds), "model_loads_before": loads_before,
+    result = {"bench": "clear_cache", "control": args.control, "rounds": len(rounds), "model_loads_before": loads_before,
               "model_loads_after": loads_after, "commit": commit(), "host": bench.host()}
     for name in rounds[0]:
         result[name] = round(statistics.median(r[name] for r in rounds), 1)
