@@ -75,10 +75,15 @@ st.markdown("HAProxy gives each browser a cookie naming its process, so it keeps
             "its session (students behind one network address are still spread out), sends no one to a process "
             "still loading its models, and takes a process that dies out within seconds; the command restarts "
             "it, and its students' pages come back on another process from their links. **More machines**: "
-            "start `streamlit run app.py --server.address 0.0.0.0` on each, with the same "
-            "`STREAMLIT_SERVER_COOKIE_SECRET` as the command's, and add `--backend HOST:8501` for each; give them "
-            "one class store, `ATTN_EXPLORER_CLASS_DB=postgresql://…` (the processes of one machine share its SQLite "
-            "file by default). Ctrl-C stops everything the command started.")
+            "add `--backend HOST:8501` for each, HOST its private address, and start `streamlit run app.py "
+            "--server.address HOST --server.port 8501` there (never `0.0.0.0`: students would reach it past the "
+            "proxy), with the same `STREAMLIT_SERVER_COOKIE_SECRET` and one PostgreSQL class store, "
+            "`ATTN_EXPLORER_CLASS_DB=postgresql://…`; the command refuses to start without them and prints what to "
+            "run. Ctrl-C stops everything the command started.")
+st.markdown("**On a shared network, serve HTTPS** (else the teacher key crosses the room in clear): add "
+            "`--tls-cert cert.pem --tls-key key.pem`; students open `https://ADDRESS:PORT`. A self-signed "
+            "certificate (`openssl req -x509 …`, docs/campus.md) makes each browser warn once: *Advanced* → "
+            "*Proceed*.")
 
 st.subheader("6. How many students, measured")
 runs = pd.DataFrame()

@@ -24,8 +24,9 @@ and is deleted, answers and all, by the next :meth:`ClassStore.purge_expired`.
 
 The teacher is whoever holds the key: ``ATTN_EXPLORER_TEACHER_KEY`` if the server was started
 with it, else one generated the first time a store is used and kept in the store, so that
-every process on one store has the same key (each prints it at start-up). Every call that
-only the teacher may make takes the key and checks it here, whatever the page does.
+every process on one store has the same key (shown on a terminal at start-up, never in a log;
+*New key* replaces it). Every call that only the teacher may make takes the key and checks it
+here, whatever the page does.
 """
 from __future__ import annotations
 

@@ -128,3 +128,25 @@ def test_the_visitors_address_is_the_one_the_proxy_saw():
     limit.failed("b", 4)
     limit.failed("c", 5)  # a third address: the quietest one ("a") is forgotten
     assert limit.wait("a", 6) == 0 and set(limit._failures) == {"b", "c"}
+
+
+def test_https_from_one_process(tiny_zoo, tmp_path):
+    """The one-machine command with Streamlit's own TLS: a Translate rerun over wss."""
+    from test_browser import stop, wait_until
+    cert, key = self_signed(tmp_path)
+    port = bench.free_port()
+    env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(tiny_zoo), OMP_NUM_THREADS="1")
+    with open(tmp_path / "server.log", "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                                 "--server.sslCertFile", str(cert), "--server.sslKeyFile", str(key)],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"https://127.0.0.1:{port}"
+        context = ssl.create_default_context(cafile=str(cert))
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context))
+        wait_until(lambda: opener.open(f"{base}/_attn/ready", timeout=2).status == 200, 120, "the server's models")
+        digest, error = asyncio.run(translate_over_wss(base, context, ""))
+        assert error is None and digest, (tmp_path / "server.log").read_text()[-3000:]
+    finally:
+        stop(proc)
