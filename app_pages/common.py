@@ -355,7 +355,8 @@ def export_buttons(fig, filename: str, key: str, latex=None) -> None:
         st.download_button("LaTeX (TikZ)", latex, file_name=f"{filename}.tex", mime="application/x-tex",
                            key=f"{key}_tex", icon=":material/functions:")
     st.caption(why_not or f"{chosen.width} × {chosen.height} px ({chosen.width * 0.75:.0f} × {chosen.height * 0.75:.0f} pt "
-                          f"on the PDF's page), {chosen.font} px type; drawn on the server when clicked (a few seconds).")
+                          f"on the PDF's page), {chosen.font} px type; drawn on the server when clicked, one file at a time for "
+                          "everyone (seconds). A button that says it failed met a busy server: click it again.")
 
 
 __all__ = ["zoo", "small", "available_models", "usable_models", "pick_model", "target_language", "attention_caption",

@@ -123,7 +123,7 @@ def plots(records: list[dict], names: dict[str, str], results: Path) -> list[Plo
     table = table.sort_values("model", key=lambda c: c.map(order).fillna(99), kind="stable")
     out = [Plot("fig2-bleu-by-length", bleu_by_length_figure(table, names),
                 f"BLEU by source length on {BLEU_SET} (the paper's test set; Figure 2), greedy, with 95% bootstrap "
-                f"bands, for {', '.join(names.get(m, m) for m in dict.fromkeys(table['model']))}; the bars count the "
+                f"bands, for {'; '.join(names.get(m, m) for m in dict.fromkeys(table['model']))}. The bars count the "
                 f"segments per bucket. {describe_finding(table, names)}")]
     by_key = {(r["model"], r["text"]): r for r in records}
     for letter, text in FIG3.items():

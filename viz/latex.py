@@ -96,10 +96,10 @@ def alignment_tex(weights: np.ndarray, source_tokens: list[str], target_tokens: 
     bar += [rf"\node[anchor=west, font=\scriptsize] at ({S + 1.25},{-T + T * (k + 0.5) / 11:.4f}) {{{v:g}}};"
             for k, v in enumerate(steps) if k in (0, 5, 10)]
     bar.append(rf"\node[anchor=south] at ({S + 0.9},0.1) {{$\alpha$}};")
-    head = [rf"\node[anchor=south west, font=\bfseries] at (-0.15,{_top(source_tokens) + 1.2:.2f}) "
+    head = [rf"\node[anchor=south west, font=\sffamily\bfseries] at (-0.15,{_top(source_tokens) + 1.2:.2f}) "
             rf"{{{latex_escape(title)}}};"] if title else []
     axes = [rf"\node[anchor=south] at ({S / 2:.2f},{_top(source_tokens) + 0.2:.2f}) {{source (English)}};",
-            rf"\node[rotate=90, anchor=south] at ({-0.45 - 0.42 * _longest(target_tokens):.2f},{-T / 2:.2f}) "
+            rf"\node[rotate=90, anchor=south] at ({-0.45 - 0.36 * _longest(target_tokens):.2f},{-T / 2:.2f}) "
             rf"{{target ({latex_escape(target_language)})}};"]
     body = "\n    ".join(head + cells + columns + rows + bar + axes)
     return TEMPLATE.replace("%BODY%", body).replace("%CELL%", str(CELL_MM)).replace(
@@ -111,8 +111,8 @@ def _longest(tokens: list[str]) -> int:
 
 
 def _top(source_tokens: list[str]) -> float:
-    """Where the upright source labels end, in cells (a rough 0.42 cell per character)."""
-    return 0.3 + 0.42 * _longest(source_tokens)
+    """Where the upright source labels end, in cells (a rough 0.36 cell per character)."""
+    return 0.3 + 0.36 * _longest(source_tokens)
 
 
 TEMPLATE = r"""% %WHAT%: alignment weights alpha_ij (row i: target token, column j: source token),
