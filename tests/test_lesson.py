@@ -207,13 +207,14 @@ def test_every_lesson_function_is_short():
 
 
 # -- the real browser ------------------------------------------------------------------------------
-# The stop's heading drawn, the app idle, every chart of the page drawn
+# The stop's heading drawn, the app idle, no element left from the stop before (stale), every chart of the
+# page drawn, no widget still a placeholder
 SETTLED = """(() => {
   const heading = [...document.querySelectorAll('h3')].some(h => h.innerText.trim().startsWith(arg));
   const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
   return heading && !document.querySelector('[data-testid="stStatusWidget"] button')
-    && charts.length > 0 && charts.every(c => c.querySelector('.main-svg'))
-    && !document.querySelector('[data-stale="true"]');
+    && charts.every(c => c.querySelector('.main-svg'))
+    && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stSkeletonElement"]');
 })()"""
 # page-level horizontal overflow: the document, or Streamlit's scrolling main area, wider than the window
 LAYOUT = """(() => {
