@@ -504,7 +504,7 @@ def transformer_stop(lesson: Lesson, card: Card):
                                             "Dividing every energy by 16 shrinks their differences."),
                     f"{answer.capitalize()}: {step.weights[j]:.3f} → {step.scaled_weights[j]:.3f}.",
                     ("larger", "smaller", "the same")), \
-        Link("app_pages/luong_to_transformer.py", "From Luong to the Transformer", {"text": lesson.text, "step": i})
+        Link("app_pages/luong_to_transformer.py", "Luong → Transformer", {"text": lesson.text, "step": i})
 
 
 def your_turn_stop(lesson: Lesson, card: Card):
