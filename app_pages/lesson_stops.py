@@ -241,7 +241,8 @@ def encoder_stop(lesson: Lesson, card: Card):
     j = card.action_slot.selectbox("Pick an English piece", range(S), key="lesson_piece", on_change=card.mark,
                                    format_func=lambda j: f"{j + 1}. {piece(r.source_tokens[j])}")
     card.say(f"Before any French is written, a bidirectional GRU reads your {S} pieces forwards and backwards. "
-             f"Each piece j gets an **annotation** h_j = [→h_j ; ←h_j]: {width} numbers, {width // 2} from the "
+             f"Each piece j gets an **annotation** $h_j = [\\overrightarrow{{h}}_j ; \\overleftarrow{{h}}_j]$: {width} "
+             f"numbers, {width // 2} from the "
              f"forward RNN (the words up to j) and {width // 2} from the backward one (the words from j). "
              "The decoder never sees the words again, only these vectors.")
     norm = float(np.linalg.norm(h[j]))
@@ -262,15 +263,15 @@ def score_stop(lesson: Lesson, card: Card):
     k = i - 1
     e = r.energies[k]
     top = int(np.argmax(e))
-    card.say(f"At step {i} the decoder holds its previous state s_{i - 1} (‖s‖ = "
+    card.say(f"At step {i} the decoder holds its previous state $s_{{{i - 1}}}$ (‖s‖ = "
              f"{np.linalg.norm(r.query_states[k]):.2f}) and scores every annotation with Bahdanau's additive score "
-             "e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j). "
+             r"$e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$. "
              f"Here the energies run from {num(e.min())} to {num(e.max())}; {code(r.source_tokens[top])} scores "
              "highest. Energies are not probabilities: any real number. Move the step.")
     card.view(source_bars(e, r.source_tokens, "e_ij", highlight=top),
               f"step {i}: {piece(r.source_tokens[top])} has the highest energy, e = {num(e[top])}, the lowest is "
               f"{num(e.min())}.", "energies")
-    card.notice(f"Step {i} writes {code(r.target_tokens[k])}, scoring from s_{i - 1}, the state *before* it.")
+    card.notice(f"Step {i} writes {code(r.target_tokens[k])}, scoring from $s_{{{i - 1}}}$, the state *before* it.")
     spread = float(e.max() - e.min())
     return Question(f"At step {i}, how far apart are the highest and the lowest energy (max − min, two decimals)?",
                     (round(spread, 2),), ("Hover the tallest and the lowest bar.",
@@ -286,7 +287,8 @@ def softmax_stop(lesson: Lesson, card: Card):
     k = i - 1
     e, a = r.energies[k], r.weights[k]
     first, second = np.argsort(-a)[:2] if len(a) > 1 else (0, 0)
-    card.say(f"Softmax turns the energies of step {i} into weights: α_ij = exp(e_ij) / Σ_k exp(e_ik). Every "
+    card.say(f"Softmax turns the energies of step {i} into weights: "
+             r"$\alpha_{ij} = \exp(e_{ij}) / \sum_k \exp(e_{ik})$. Every "
              f"α is positive and the row sums to {a.sum():.4f}. {code(r.source_tokens[first])} leads the "
              f"runner-up {code(r.source_tokens[second])} by {e[first] - e[second]:.2f} in energy, so its weight is "
              f"e^{e[first] - e[second]:.2f} = {np.exp(e[first] - e[second]):.2f} times larger: "
@@ -312,8 +314,9 @@ def context_stop(lesson: Lesson, card: Card):
     terms = np.linalg.norm(a[:, None] * h, axis=1)  # ‖α_ij h_j‖: how much each term weighs in c_i
     big = int(terms.argmax())
     p = np.exp(r.token_logprobs[k])
-    card.say(f"The context is the weighted sum c_{i} = Σ_j α_{i}j h_j: {h.shape[1]} numbers, mostly "
-             f"{code(r.source_tokens[big])}'s annotation. From c_{i}, s_{i - 1} and the previous word the decoder "
+    card.say(f"The context is the weighted sum $c_{{{i}}} = \\sum_j \\alpha_{{{i}j}} h_j$: {h.shape[1]} numbers, "
+             f"mostly {code(r.source_tokens[big])}'s annotation. From $c_{{{i}}}$, $s_{{{i - 1}}}$ and the previous "
+             "word the decoder "
              f"takes its step and predicts the next word: {code(r.target_tokens[k])} with p = {p:.2f}"
              + (f", ahead of {code(r.topk_tokens[k][1])} ({r.topk_probs[k][1]:.2f})." if len(r.topk_tokens[k]) > 1
                 else "."))
@@ -372,8 +375,9 @@ def luong_stop(lesson: Lesson, card: Card):
     rows.update({n: rec.weights[min(k, len(rec.weights) - 1)] for n, rec in scores.items()})
     j = int(r.weights[k].argmax())
     said = ", ".join(f"{n} {w[j]:.2f}" for n, w in rows.items())
-    card.say(f"Luong et al. score **after** the RNN step, from the new state s_i: dot s_iᵀh̄_j, general "
-             "s_iᵀW_a h̄_j, concat v_aᵀtanh(W_a[s_i ; h̄_j]). Bahdanau scores s_{i−1}, the state before it. Forced "
+    card.say(r"Luong et al. score **after** the RNN step, from the new state $s_i$: dot $s_i^\top \bar h_j$, "
+             r"general $s_i^\top W_a \bar h_j$, concat $v_a^\top \tanh(W_a [s_i ; \bar h_j])$. Bahdanau scores "
+             r"$s_{i-1}$, the state before it. Forced "
              f"along the same French, at step {i} ({code(r.target_tokens[k])}) they put on "
              f"{code(r.source_tokens[j])}: {said}.")
     card.view(weight_comparison(rows, [piece(t) for t in r.source_tokens]),
@@ -410,8 +414,9 @@ def local_stop(lesson: Lesson, card: Card):
     own = text == lesson.text
     card.say(("" if own else f"Your sentence is too short for a window of 2D + 1 = {2 * D + 1} pieces, so this "
               f"stop reads a longer example ({len(r.source_tokens)} pieces: *{plain(' '.join(text.split()[:4]))} …*). ") +
-             f"Luong's local-p predicts a centre p_i = (S − 1) σ(v_pᵀ tanh(W_p s_i)) and only scores pieces within "
-             f"D = {D} of it, with a Gaussian. At step {i}, p_{i} = {p:.1f} of {len(r.source_tokens) - 1}.")
+             r"Luong's local-p predicts a centre $p_i = (S - 1)\,\sigma(v_p^\top \tanh(W_p s_i))$ and only scores "
+             f"pieces within D = {D} of it, with a Gaussian. At step {i}, $p_{{{i}}}$ = {p:.1f} of "
+             f"{len(r.source_tokens) - 1}.")
     card.view(source_bars(r.weights[k], r.source_tokens, "α_ij", colour="#009E73", highlight=int(round(p)),
                           fmt=".2f"), f"step {i}: the window around p = {p:.1f} holds {inside} pieces; "
               f"the largest weight, {r.weights[k].max():.2f}, is on {piece(r.source_tokens[int(r.weights[k].argmax())])}.",
@@ -481,9 +486,10 @@ def transformer_stop(lesson: Lesson, card: Card):
     step = as_query_keys_values(dot.query_states[k], cached_values("luong-dot", lesson.text),
                                 heads=4 if len(dot.query_states[k]) % 4 == 0 else 1)
     j = int(step.weights.argmax())
-    card.say(f"Luong's dot score e_ij = s_iᵀh̄_j is a Transformer's QKᵀ with the query Q = s_i and the keys "
-             f"K = h̄_j, and c_i = Σ α_ij h̄_j is softmax(QKᵀ)V with V = K. The Transformer learns W^Q, W^K, "
-             f"W^V, splits them into heads and divides by √d_k: here d = {step.d}, √d = {np.sqrt(step.d):.0f}. "
+    card.say(r"Luong's dot score $e_{ij} = s_i^\top \bar h_j$ is a Transformer's $QK^\top$ with the query "
+             r"$Q = s_i$ and the keys $K = \bar h_j$, and $c_i = \sum_j \alpha_{ij} \bar h_j$ is "
+             r"$\mathrm{softmax}(QK^\top)V$ with $V = K$. The Transformer learns $W^Q, W^K, W^V$, splits them into "
+             rf"heads and divides by $\sqrt{{d_k}}$: here d = {step.d}, √d = {np.sqrt(step.d):.0f}. "
              f"At step {i} Luong dot gives {code(r.source_tokens[j])} α = {step.weights[j]:.2f}.")
     card.view(weight_comparison({"softmax(QKᵀ): Luong dot": step.weights,
                                  f"softmax(QKᵀ/√{step.d})": step.scaled_weights}, [piece(t) for t in r.source_tokens]),
@@ -498,7 +504,7 @@ def transformer_stop(lesson: Lesson, card: Card):
                                             "Dividing every energy by 16 shrinks their differences."),
                     f"{answer.capitalize()}: {step.weights[j]:.3f} → {step.scaled_weights[j]:.3f}.",
                     ("larger", "smaller", "the same")), \
-        Link("app_pages/luong_to_transformer.py", "From Luong to the Transformer", {"text": lesson.text, "step": i})
+        Link("app_pages/luong_to_transformer.py", "Luong → Transformer", {"text": lesson.text, "step": i})
 
 
 def your_turn_stop(lesson: Lesson, card: Card):

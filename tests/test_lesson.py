@@ -156,7 +156,7 @@ def test_numbers_change_with_the_sentence(tiny_zoo):
 
 def test_the_link_opens_its_stop_and_keeps_the_state(tiny_zoo):
     at = open_lesson(stop="5", text=DIGITS, step="2", done="1,2,9")
-    assert stop_title(at).startswith("5. ") and stop_text(at).startswith("The context is the weighted sum c_2")
+    assert stop_title(at).startswith("5. ") and stop_text(at).startswith("The context is the weighted sum $c_{2}")
     assert "3 done" in at.get("progress")[0].proto.text
     at.button(key="lesson_back").click().run()
     assert stop_title(at).startswith("4. ") and param(at, "stop") == "4"
@@ -165,6 +165,26 @@ def test_the_link_opens_its_stop_and_keeps_the_state(tiny_zoo):
     assert stop_title(blank).startswith("1. ")
     blank.text_area(key="lesson_text").set_value("   ").run()
     assert not blank.exception and any("empty" in i.value for i in blank.info)  # bad input: a message
+
+
+def test_a_zoo_without_the_other_models_still_walks_every_stop(tiny_zoo, tmp_path, monkeypatch):
+    """Only RNNsearch loaded: the stops that need Luong's models say so, and the rest still ask."""
+    partial = tmp_path / "checkpoints"
+    partial.mkdir()
+    (partial / "rnnsearch").symlink_to(tiny_zoo / "rnnsearch")
+    monkeypatch.setenv("ATTN_EXPLORER_CHECKPOINTS", str(partial))
+    at = open_lesson(text="<b>1 2</b> 3 *4*")  # markup shows as typed and is translated as text
+    assert "<b>1 2</b>" not in stop_text(at)
+    asked = []
+    for k in range(1, N + 1):
+        assert not at.exception and stop_title(at).startswith(f"{k}. ")
+        asked.append(any((w.key or "").startswith("lesson_answer_") for kind in ("radio", "selectbox", "number_input")
+                         for w in getattr(at, kind)))
+        if k < N:
+            next_stop(at)
+    assert [k + 1 for k, a in enumerate(asked) if not a] == [7, 8, 10]
+    monkeypatch.setenv("ATTN_EXPLORER_CHECKPOINTS", str(tmp_path / "nowhere"))
+    assert any("RNNsearch is not loaded" in e.value for e in open_lesson().error)
 
 
 @pytest.fixture
@@ -195,7 +215,7 @@ def test_a_class_counts_each_stops_first_answer_and_followers_get_the_stop(store
     assert sent.page == "lesson" and (sent.params["stop"], sent.params["step"]) == ("5", "2")
     assert "done" not in sent.params  # the teacher's own progress is not sent
     follower = open_lesson(**sent.params, **{"class": code, "sent": "1"})
-    assert stop_title(follower).startswith("5. ") and "c_2" in stop_text(follower)
+    assert stop_title(follower).startswith("5. ") and "$c_{2}" in stop_text(follower)
 
 
 def test_every_lesson_function_is_short():
@@ -207,13 +227,14 @@ def test_every_lesson_function_is_short():
 
 
 # -- the real browser ------------------------------------------------------------------------------
-# The stop's heading drawn, the app idle, every chart of the page drawn
+# The stop's heading drawn, the app idle, no element left from the stop before (stale), every chart of the
+# page drawn, no widget still a placeholder
 SETTLED = """(() => {
   const heading = [...document.querySelectorAll('h3')].some(h => h.innerText.trim().startsWith(arg));
   const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
   return heading && !document.querySelector('[data-testid="stStatusWidget"] button')
-    && charts.length > 0 && charts.every(c => c.querySelector('.main-svg'))
-    && !document.querySelector('[data-stale="true"]');
+    && charts.every(c => c.querySelector('.main-svg'))
+    && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stSkeletonElement"]');
 })()"""
 # page-level horizontal overflow: the document, or Streamlit's scrolling main area, wider than the window
 LAYOUT = """(() => {
