@@ -147,8 +147,15 @@ async def ready(_request):
 
 def _routes():
     from starlette.routing import Route
+    from server.identity import routes as identity_routes  # the teacher's cookie: /_attn/teacher, /_attn/sign-out
     from server.loading import READY_PATH
-    return [Route(READY_PATH, ready, methods=["GET", "HEAD"])]
+    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes()]
 
 
-app = st.App("explorer.py", lifespan=lifespan, routes=_routes())
+def _middleware():
+    from starlette.middleware import Middleware
+    from server.identity import StudentCookie  # one anonymous, signed student id per browser
+    return [Middleware(StudentCookie)]
+
+
+app = st.App("explorer.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())

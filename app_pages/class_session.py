@@ -5,7 +5,10 @@ Everything here lives in the session's own state (``st.session_state``, server m
 teacher's key is typed into a password box and never enters the URL, so nothing a link
 carries (``?class=CODE`` only names a class) makes a session the teacher's. Every call that
 only the teacher may make also passes the key to the store, which checks it again
-(``server/class_store.py``).
+(``server/class_store.py``). Two signed, HttpOnly cookies (``server/identity.py``) carry who
+the browser is into a new session (a reload, a followed page, another replica): the student's
+anonymous id, and the teacher of one class, which makes a new session the teacher's only while
+it is in that class.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from app_pages.url_state import set_query_params  # not app_pages.common: that imports torch
+from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
                                 StoreUnavailable)
 from server.class_store import StoreBusy
@@ -34,12 +38,34 @@ KEPT = "class_"               # session keys that survive following the teacher 
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
 SIGN_IN_TRIES = 5             # wrong teacher keys one session may type…
 SIGN_IN_WINDOW = 60.0         # …within this many seconds, before it waits
+TEACHER_OF = "class_teacher_of"      # the class a teacher cookie made this session the teacher of
+RESTORED = "class_cookie_read"       # the teacher cookie was looked at (once per session)
+COOKIE_FOR = "class_cookie_for"      # the class this browser's teacher cookie was last asked for
+SIGNED_OUT = "class_signed_out"      # Sign out pressed: clear the cookie on the next run
+
+
+def _cookie(name: str) -> str | None:
+    """A cookie of the request that opened this session (None outside a browser, as in AppTest)."""
+    value = st.context.cookies.get(name)
+    return value if isinstance(value, str) else None
 
 
 def session_id() -> str:
+    """The student's anonymous id: the signed ``attn_student`` cookie's (the same across reloads,
+    followed pages and replicas), else a random one for this browser session."""
     if SESSION not in st.session_state:
-        st.session_state[SESSION] = new_session_id()
+        st.session_state[SESSION] = _cookie_student() or new_session_id()
     return st.session_state[SESSION]
+
+
+def _cookie_student() -> str | None:
+    value = _cookie(identity.STUDENT_COOKIE)
+    if not value:
+        return None
+    try:
+        return identity.student_id(class_store().cookie_secret(), value)
+    except StoreUnavailable:
+        return None
 
 
 def joined_class() -> str:
@@ -63,6 +89,14 @@ def joined_class() -> str:
 
 
 def teacher_key() -> str | None:
+    """The teacher's key while this session is the teacher's: signed in with the key, or by the
+    teacher cookie of the class it is in (and only while in that class)."""
+    if RESTORED not in st.session_state:
+        st.session_state[RESTORED] = True
+        _restore_teacher()
+    bound = st.session_state.get(TEACHER_OF)
+    if bound and st.session_state.get(CLASS, bound) != bound:
+        return None
     return st.session_state.get(KEY)
 
 
@@ -74,6 +108,27 @@ def signed_in_teacher() -> bool:
         return bool(teacher_key()) and class_store().is_teacher(teacher_key())
     except StoreUnavailable:
         return False
+
+
+def _restore_teacher() -> None:
+    """A new session (a reload, another replica) whose browser holds a valid teacher cookie for an
+    open class becomes that class's teacher; a link naming another class does not."""
+    value = _cookie(identity.TEACHER_COOKIE)
+    if not value or KEY in st.session_state:
+        return
+    try:
+        store = class_store()
+        key = store.teacher_key()
+        code = identity.teacher_class(store.cookie_secret(), key, value)
+        info = store.class_info(code) if code else None
+    except StoreUnavailable:
+        return
+    in_link = normalise_code(st.query_params.get("class"))
+    if info is None or not info.open or (in_link and in_link != code):
+        return
+    st.session_state[KEY], st.session_state[TEACHER_OF], st.session_state[COOKIE_FOR] = key, code, code
+    st.session_state[CLASS], st.session_state[FOLLOW] = code, False
+    set_query_params(**{"class": code})
 
 
 def store_notice(error: Exception) -> None:
@@ -129,6 +184,38 @@ def _sign_in() -> None:
             sign_in_attempts().failed(_address(), now)
     except StoreUnavailable as e:
         st.session_state["class_key_wrong"] = str(e)
+
+
+def _sign_out() -> None:
+    for name in (KEY, TEACHER_OF, COOKIE_FOR):
+        st.session_state.pop(name, None)
+    st.session_state[SIGNED_OUT] = True
+
+
+def _cookie_script(current: str) -> None:
+    """Ask the browser to fetch the teacher's cookie for the open class (a signed ticket, POSTed:
+    never the key, never in a URL), or to clear it after *Sign out*."""
+    base = sent_link(st.context.url or "", current, "", {}).split("?")[0].rstrip("/")
+    if st.session_state.pop(SIGNED_OUT, False):
+        call = f"fetch({_js_string(base + identity.SIGN_OUT_PATH)}, {{method: 'POST', credentials: 'same-origin'}})"
+    else:
+        code = st.session_state.get(CLASS)
+        if not teacher_key() or not code or st.session_state.get(COOKIE_FOR) == code:
+            return
+        try:
+            store = class_store()
+            info = store.class_info(code)
+            if info is None or not info.open:
+                return
+            ticket = identity.teacher_ticket(store.cookie_secret(), teacher_key(), code, info.expires_at)
+        except StoreUnavailable:
+            return
+        st.session_state[COOKIE_FOR] = code
+        call = (f"fetch({_js_string(base + identity.TEACHER_PATH)}, {{method: 'POST', credentials: 'same-origin', "
+                "headers: {'Content-Type': 'application/x-www-form-urlencoded'}, "
+                f"body: 'ticket=' + encodeURIComponent({_js_string(ticket)})}})")
+    with st.sidebar:
+        st.html(f"<script>{call};</script>", unsafe_allow_javascript=True)
 
 
 def _open_class() -> None:
@@ -204,6 +291,8 @@ def class_sidebar(pages: dict, current: str) -> None:
     if code and st.session_state.get(FOLLOW) and not teacher_key():
         with st.sidebar:
             _follow(pages, code, current)
+    if teacher_key() or SIGNED_OUT in st.session_state:
+        _cookie_script(current)
 
 
 def _student_panel(code: str) -> None:
@@ -250,6 +339,7 @@ def _teacher_panel(code: str, current: str) -> None:
     else:
         st.button("Open a class", key="class_open", on_click=_open_class, type="primary")
     _new_key_popover()
+    st.button("Sign out", key="class_sign_out", on_click=_sign_out, help="This browser stops being the teacher's.")
     error = st.session_state.pop("class_error", None)
     if error:
         st.warning(error)

@@ -9,8 +9,8 @@ exercise, each checked here, in numpy, and each answer summarised for the teache
   (Och & Ney 2003, ``model.metrics.alignment_error_rate``) and agreement with the model's
   links (``model.align``: each French word to its most-attended English word).
 - ``step``: **compute one attention step by hand** on small seeded vectors: the energies
-  e_j (Luong's dot or general score, eq. 8, or Bahdanau's additive score, eq. 6, as in the
-  worked example), the weights α_j = softmax(e)_j and the context c = Σ_j α_j h_j (eq. 5), each
+  e_j (Luong's dot or general score, eq. 8, or Bahdanau's additive score, appendix A.1.2, as
+  in the worked example), the weights α_j = softmax(e)_j and the context c = Σ_j α_j h_j (eq. 5), each
   number checked within ``TOLERANCE``.
 - ``which``: **which mechanism drew this heatmap?** A real heatmap from one model of the
   zoo; the reveal names the model and the signs that tell it apart.
@@ -113,7 +113,7 @@ def differences(marks: set, model_links: set) -> list[int]:
 SCORES = {
     "dot": "Luong dot (eq. 8): e_j = s^T h_j",
     "general": "Luong general (eq. 8): e_j = s^T W_a h_j",
-    "additive": "Bahdanau additive (eq. 6): e_j = v_a^T tanh(W_a s + U_a h_j)",
+    "additive": "Bahdanau additive (appendix A.1.2): e_j = v_a^T tanh(W_a s + U_a h_j)",
 }
 
 
@@ -192,9 +192,11 @@ TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = 
                    "a Gaussian over a window of 2D+1 positions (eq. 10, D = 10 in the shipped model): the heatmap shows "
                    "the weights renormalised over that window, so every cell outside it is exactly 0, and a long "
                    "sentence shows white corners.",
-    "rnnsearch": "**RNNsearch** (additive) scores with a small tanh network, v_a^T tanh(W_a s_{i−1} + U_a h_j), and "
-                 "reads s_{i−1}, the state *before* the word is written (Bahdanau eq. 6): row i is the attention used "
-                 "to choose word i. Like every global model, it gives every source word some weight.",
+    "rnnsearch": "**RNNsearch** (additive) scores with a small tanh network, v_a^T tanh(W_a s_{i−1} + U_a h_j) "
+                 "(Bahdanau appendix A.1.2; eq. 6 only names it a(s_{i−1}, h_j)). In every model here row i is the "
+                 "attention used to choose word i; what differs is the query: Bahdanau's s_{i−1} has not yet read the "
+                 "previous word y_{i−1}, while Luong's s_i has. Like every global model, it gives every source word "
+                 "some weight.",
     "luong-dot": "**dot** is global (every source word gets some weight) and scores e_ij = s_i^T h̄_j with s_i, the "
                  "state *after* the decoder's step (Luong eq. 8). In our Luong models h̄_j = W_m h_j, a learned "
                  "matrix that maps the bidirectional annotations to the decoder's size, so dot too learns its score "
@@ -206,8 +208,9 @@ TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = 
                     "score up to a bias, but on s_i, the state after the step. One heatmap rarely tells it from dot "
                     "or general.",
     "transformer": "**A Transformer layer** has several heads with their own projections; the app shows the "
-                   "layer's heads averaged, and each target position attends from its own query "
-                   "(q_i = W^Q s_i, scaled by 1/√d_k, Vaswani eq. 1), with no recurrent state carrying the position.",
+                   "layer's heads averaged, and each target position attends from its own query q_i = W^Q s_i; the "
+                   "dot product q_i·k_j is scaled by 1/√d_k (Vaswani eq. 1), and no recurrent state carries the "
+                   "position.",
 }
 
 

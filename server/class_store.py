@@ -1,7 +1,8 @@
 """The class store: the one place a visitor's click is written down.
 
 A teacher opens a *class* (a short code); while it is open, students' answers to the
-Exercises page are stored in it, anonymously (a random id per browser session), and the
+Exercises page are stored in it, anonymously (a random, signed id per browser: the
+``attn_student`` cookie of ``server/identity.py``, else one per browser session), and the
 teacher's *Send to class* and *Reveal* are kept there for every following session to read.
 Nothing else a visitor does is written anywhere.
 
@@ -16,9 +17,10 @@ dialect, pools connections across the server's threads and gives one exception h
   on one machine (the lecture setup behind HAProxy).
 - **PostgreSQL** (``ATTN_EXPLORER_CLASS_DB=postgresql://…``): for servers on several machines.
 
-Bounded: an answer is at most ``MAX_ANSWER_BYTES`` of JSON; a session answers one exercise at
+Bounded: an answer is at most ``MAX_ANSWER_BYTES`` of JSON; a student answers one exercise at
 most ``MAX_ATTEMPTS`` times (a unique (class, exercise, session, attempt) key enforces it in
-the database, whichever process writes); a class holds at most ``MAX_EXERCISES`` exercises and
+the database, whichever process writes), at most ``MAX_STUDENT_EXERCISES`` exercises and
+``MAX_STUDENT_ANSWERS`` answers in a class (so one student cannot fill it); a class holds at most ``MAX_EXERCISES`` exercises and
 ``MAX_CLASS_ANSWERS`` answers; a class refuses answers ``settings.class_hours()`` after it opens
 and is deleted, answers and all, by the next :meth:`ClassStore.purge_expired`.
 
@@ -50,6 +52,8 @@ MAX_ATTEMPTS = 3             # answers per student and exercise: the first count
 MAX_EXERCISES = 100          # distinct exercises per class
 MAX_CLASS_ANSWERS = 20_000   # a lecture hall of 300 answering 60 exercises
 MAX_ANSWER_DEPTH = 6         # lists and dicts inside each other: an alignment is a list of pairs (3)
+MAX_STUDENT_EXERCISES = 60   # distinct exercises per student and class: one student cannot fill a class
+MAX_STUDENT_ANSWERS = 120    # answers per student and class, retries included
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed from a projector
 CODE_LENGTH = 6
 EXERCISE_ID = re.compile(r"^[a-z0-9][a-z0-9:._-]{0,63}$")
@@ -300,6 +304,28 @@ class ClassStore:
         except IntegrityError:  # another process made it first (PostgreSQL): read theirs
             return self._run(read_or_make)
 
+    def cookie_secret(self) -> bytes:
+        """The secret that signs the student's and the teacher's cookies (``server/identity.py``):
+        made once and kept in the store, as the teacher key is, so every process on one store
+        checks the same signatures. Read once per store object."""
+        cached = getattr(self, "_cookie_secret", None)
+        if cached:
+            return cached
+
+        def read_or_make(conn):
+            row = conn.execute(sa.select(meta.c.value).where(meta.c.name == "cookie_secret")).first()
+            if row:
+                return row.value
+            value = secrets.token_hex(32)
+            conn.execute(meta.insert().values(name="cookie_secret", value=value))
+            return value
+        try:
+            value = self._run(read_or_make, write=True)
+        except IntegrityError:  # another process made it first (PostgreSQL): read theirs
+            value = self._run(read_or_make)
+        self._cookie_secret = bytes.fromhex(value)
+        return self._cookie_secret
+
     def is_teacher(self, key: str | None) -> bool:
         return bool(key) and hmac.compare_digest(str(key).encode(), self.teacher_key().encode())
 
@@ -390,6 +416,12 @@ class ClassStore:
             if attempt > MAX_ATTEMPTS:
                 raise AnswerRefused(f"you have answered this exercise {MAX_ATTEMPTS} times already; "
                                     "your first answer is the one counted")
+            student = (answers.c.class_code == code) & (answers.c.session == session)
+            own, own_kinds = conn.execute(sa.select(sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise)))
+                                          .where(student)).one()
+            if own >= MAX_STUDENT_ANSWERS or (attempt == 1 and own_kinds >= MAX_STUDENT_EXERCISES):
+                raise AnswerRefused(f"you have answered {own_kinds} exercises in class {code}, the most one student "
+                                    "may; the class still counts your earlier answers")
             in_class = answers.c.class_code == code
             total, kinds = conn.execute(sa.select(sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise)))
                                         .where(in_class)).one()
@@ -484,4 +516,5 @@ def class_store() -> ClassStore:
 
 
 __all__ = ["ClassStore", "ClassInfo", "FollowState", "StoredAnswer", "StoreUnavailable", "NotTeacher", "AnswerRefused",
-           "StoreBusy", "class_store", "normalise_code", "new_session_id", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS"]
+           "StoreBusy", "class_store", "normalise_code", "new_session_id", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS",
+           "MAX_STUDENT_EXERCISES", "MAX_STUDENT_ANSWERS"]

@@ -167,6 +167,24 @@ def test_luong_scores_the_current_state(tiny):
         assert np.array_equal(rec.query_states, rec.states), name
 
 
+def test_exercise_captions_cite_the_tanh_form_and_the_query_rightly(tiny):
+    """Exercises (model/exercises.py): the tanh form is Bahdanau's appendix A.1.2 (eq. 6 only
+    names a(s_{i−1}, h_j)); every model's row i is the attention used to choose word i, the
+    difference being that RNNsearch's query s_{i−1} has not read y_{i−1} while Luong's s_i has
+    (s_i is the state after the step that read y_{i−1}, s_{i−1} the one before it); and the
+    Transformer scales the dot product, not q_i."""
+    from model.exercises import SCORES, TELLS
+    says("model/exercises.py", "Bahdanau additive (appendix A.1.2)", "eq. 6 only names it a(s_{i−1}, h_j)",
+         "Bahdanau's s_{i−1} has not yet read the previous word y_{i−1}, while Luong's s_i has",
+         "the dot product q_i·k_j is scaled by 1/√d_k (Vaswani eq. 1)")
+    assert "(eq. 6)" not in SCORES["additive"] and "scaled by 1/√d_k, Vaswani" not in TELLS["transformer"]
+    assert "to choose word i:" not in TELLS["rnnsearch"]
+    _, _, bahdanau = record(tiny, "rnnsearch")
+    assert np.array_equal(bahdanau.query_states[1:], bahdanau.states[:-1])  # step i's query: before reading y_{i−1}
+    _, _, luong = record(tiny, "luong-general")
+    assert np.array_equal(luong.query_states, luong.states)  # step i's query: after reading y_{i−1}
+
+
 @pytest.mark.parametrize("name", ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "luong-local"])
 def test_step_through_recomputed_energies_match_the_decoders(tiny, name):
     """Step through ("Scored again here from the query state by the model's own attention

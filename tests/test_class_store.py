@@ -237,3 +237,30 @@ def test_two_server_processes_share_one_sqlite_file(tmp_path):
     outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
     assert outputs == ["0 []", "0 []"] and len(store.summary(KEY, code)) == 2 * 8 * 10
     store.engine.dispose()
+
+
+def test_one_student_is_stopped_at_their_own_cap_and_another_is_still_counted(store):
+    """One id answering 200 different exercises is refused at its own cap, below the class's;
+    a second student's answer to a new exercise is then accepted."""
+    from server.class_store import MAX_EXERCISES, MAX_STUDENT_EXERCISES
+    assert MAX_STUDENT_EXERCISES < MAX_EXERCISES
+    code = store.open_class(KEY).code
+    greedy, honest = new_session_id(), new_session_id()
+    refused = 0
+    for n in range(200):
+        try:
+            store.submit(code, f"which:{n}", greedy, {"label": "x"}, correct=False)
+        except AnswerRefused as e:
+            refused += 1
+            assert "the most one student may" in str(e)
+    assert refused == 200 - MAX_STUDENT_EXERCISES
+    assert store.submit(code, "which:9999", honest, {"label": "y"}, correct=True) == 1
+    assert store.submit(code, "which:0", honest, {"label": "y"}, correct=True) == 1
+
+
+def test_the_cookie_secret_is_one_per_store(store_url):
+    stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
+    secret = stores[0].cookie_secret()
+    assert len(secret) == 32 and stores[1].cookie_secret() == secret
+    for s in stores:
+        s.engine.dispose()

@@ -1,0 +1,124 @@
+"""A class in real browsers (Debian Chromium driven by Playwright, as tests/test_browser.py):
+the teacher stays the teacher across a reload; the teacher's cookie of one class does nothing
+in another, nor once its class is named differently; a student keeps one anonymous id through a
+reload and three pages the teacher sends."""
+from __future__ import annotations
+
+import pytest
+
+from test_browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, streamlit_app, wait_for
+
+KEY = "browser-teachers-key"
+
+
+@pytest.fixture
+def class_server(tiny_zoo, tmp_path, monkeypatch):
+    """A real server on a class store of its own (SQLite in tmp_path), with a known key; yields
+    (url, store, playwright browser)."""
+    from playwright.sync_api import sync_playwright
+    from server.class_store import ClassStore
+    chromium = find_chromium()
+    if not chromium:
+        pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
+    url_db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", url_db)
+    monkeypatch.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
+    store = ClassStore(url_db, teacher_key=KEY)
+    with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield url, store, browser
+        finally:
+            browser.close()
+            store.engine.dispose()
+
+
+def is_teacher(page, code: str, timeout: float = 20) -> bool:
+    """Whether the page comes to show the teacher's panel for class ``code`` within ``timeout``."""
+    wait_for(page, APP_IDLE + " && document.body.innerText.includes('Predict first')", "the exercise page", 60)
+    try:
+        wait_for(page, "document.body.innerText.includes(arg) && document.body.innerText.includes('Close the class')",
+                 "the teacher's panel", timeout, arg=f"Class {code} is open.")
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_the_teacher_survives_a_reload_and_the_cookie_binds_one_class(class_server):
+    url, store, browser = class_server
+    teacher = browser.new_context(viewport={"width": 1280, "height": 1200})
+    page = teacher.new_page()
+    page.goto(f"{url}/exercises?ex=which&seed=3", wait_until="domcontentloaded")
+    page.get_by_text("Class", exact=True).first.click()
+    page.get_by_role("button", name="I am the teacher").click()
+    box = page.locator('input[type="password"][aria-label="Teacher key"]')
+    box.fill(KEY)
+    box.press("Enter")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Open a class").click()
+    code = wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+    assert "key=" not in page.url and KEY not in page.url
+    for _ in range(40):
+        jar = {c["name"]: c for c in teacher.cookies()}
+        if "attn_teacher" in jar:
+            break
+        page.wait_for_timeout(250)
+    made = jar["attn_teacher"]
+    assert made["httpOnly"] and made["sameSite"] == "Strict" and KEY not in made["value"]
+    page.reload(wait_until="domcontentloaded")
+    assert is_teacher(page, code), "a reload lost the teacher"
+    other = store.open_class(KEY).code
+    stranger = browser.new_context(viewport={"width": 1280, "height": 1200})
+    stranger.add_cookies([{"name": "attn_teacher", "value": made["value"], "url": url},
+                          {"name": "attn_student", "value": "0" * 24 + "." + "0" * 32, "url": url}])
+    spy = stranger.new_page()
+    spy.goto(f"{url}/exercises?ex=which&seed=3&class={other}", wait_until="domcontentloaded")
+    assert not is_teacher(spy, other, timeout=5) and "the answers, live" not in spy.locator("body").inner_text()
+    forged = other + made["value"][len(code):]  # the same signature on another class's code
+    stranger.add_cookies([{"name": "attn_teacher", "value": forged, "url": url}])
+    spy.goto(f"{url}/exercises?ex=which&seed=3&class={other}", wait_until="domcontentloaded")
+    assert not is_teacher(spy, other, timeout=5)
+    page.get_by_role("button", name="Sign out").click()
+    for _ in range(40):
+        if "attn_teacher" not in {c["name"] for c in teacher.cookies()}:
+            break
+        page.wait_for_timeout(250)
+    page.reload(wait_until="domcontentloaded")
+    wait_for(page, APP_IDLE, "the app to finish running", 60)
+    page.wait_for_timeout(500)
+    assert "Close the class" not in page.locator("body").inner_text()
+
+
+def test_a_student_is_one_id_through_three_sends_and_a_reload(class_server):
+    url, store, browser = class_server
+    code = store.open_class(KEY).code
+    context = browser.new_context(viewport={"width": 1280, "height": 1200})
+    page = context.new_page()
+    page.goto(f"{url}/exercises?class={code}", wait_until="domcontentloaded")
+    wait_for(page, "document.body.innerText.includes('Following class')", "following the class", 60)
+    sends = [("exercises", {"ex": "step", "seed": "4"}), ("worked-example", {}), ("exercises", {"ex": "which",
+                                                                                                 "seed": "3"})]
+    for n, (where, params) in enumerate(sends):
+        store.send(KEY, code, where, params)
+        wait_for(page, f"location.pathname.endsWith('/{where}') && location.search.includes('sent=1') && "
+                       f"document.body.innerText.includes('Following class') && {n} >= 0", f"send {n + 1}", 60)
+        page.wait_for_timeout(1500)
+    answer(page)
+    page.reload(wait_until="domcontentloaded")
+    answer(page)
+    stored = store.summary(KEY, code)
+    assert [a.attempt for a in stored] == [1, 2] and len({a.session for a in stored}) == 1
+
+
+def answer(page) -> None:
+    """Pick the first mechanism offered and check it."""
+    wait_for(page, APP_IDLE, "the app to finish running", 60)
+    page.get_by_text("general (Luong)", exact=True).click()
+    wait_for(page, "document.querySelector('[data-testid=\"stRadio\"] input:checked')", "the choice", 30)
+    wait_for(page, APP_IDLE, "the app to finish running", 60)
+    page.wait_for_timeout(500)
+    page.get_by_role("button", name="Check my answer").click()
+    try:
+        wait_for(page, "document.body.innerText.match(/Counted in class|Kept as a retry/)", "the answer counted", 60)
+    except TimeoutError as e:
+        raise TimeoutError(f"{e}: {page.locator('body').inner_text()[-1500:]}") from None
