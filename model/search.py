@@ -151,11 +151,12 @@ class DecodingRecord:
 # single sentence, with record
 # ----------------------------------------------------------------------------------------------
 @torch.no_grad()
-def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: int, prefix: list[int] = ()):
+def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: int, prefix: list[int] = (),
+               edit=None):
     """Drive the decoder for one sentence, recording every step.
 
     ``choose(i, logprobs) -> token id or None`` (logprobs: 1 x V); None stops. A ``prefix`` is
-    forced first.
+    forced first. ``edit(i)``: the edit of step i's attention, or None (model/intervention.py).
     """
     device = model_device(model)
     batch = Batch([src_ids]).to(device)
@@ -163,7 +164,8 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
     prev = torch.tensor([BOS_ID], device=device)
     steps, tokens, rows = [], [], []
     for i in range(max_len):
-        logprobs, state, step = model.step(prev, state, memory)  # 1 x V: one sentence
+        logprobs, state, step = (model.step(prev, state, memory) if edit is None  # 1 x V: one sentence
+                                 else model.step(prev, state, memory, edit(i)))
         tok = prefix[i] if i < len(prefix) else choose(i, logprobs)
         if tok is None:
             break
@@ -217,24 +219,26 @@ def _record(vocab, src: PreparedSource, method, steps, tokens, logps, tops, enco
 
 
 def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5,
-           prefix: list[int] = (), max_len: int | None = None) -> DecodingRecord:
+           prefix: list[int] = (), max_len: int | None = None, edit=None) -> DecodingRecord:
     """Greedy decoding: y_i = argmax p(y | y_<i, x). A ``prefix`` of target ids is forced
-    first and the model continues from there ("what if")."""
+    first and the model continues from there ("what if"); ``edit(i)`` edits step i's attention
+    (model/intervention.py)."""
     model.eval()
     max_len = max_len or max_output_length(len(src.ids) + 1)
-    out = _run_steps(model, src.ids, lambda i, lp: int(lp.argmax()), max(max_len, len(prefix) + 1), topk, prefix)
+    out = _run_steps(model, src.ids, lambda i, lp: int(lp.argmax()), max(max_len, len(prefix) + 1), topk, prefix,
+                     edit)
     return _record(vocab, src, "greedy" if not prefix else "prefix", *out)
 
 
 def forced(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, target_ids: list[int],
-           topk: int = 5, append_eos: bool = True) -> DecodingRecord:
+           topk: int = 5, append_eos: bool = True, edit=None) -> DecodingRecord:
     """Forced decoding: score a given target (ids; EOS appended if missing, unless
     ``append_eos`` is False, for a hypothesis cut at the length limit) and record the
-    attention the model uses for it."""
+    attention the model uses for it (edited by ``edit(i)`` where given, as in :func:`greedy`)."""
     model.eval()
     ends = bool(target_ids) and target_ids[-1] == EOS_ID
     target = list(target_ids) + ([EOS_ID] if append_eos and not ends else [])
-    out = _run_steps(model, src.ids, lambda i, lp: None, len(target), topk, prefix=target)
+    out = _run_steps(model, src.ids, lambda i, lp: None, len(target), topk, prefix=target, edit=edit)
     return _record(vocab, src, "forced", *out)
 
 
