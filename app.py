@@ -16,6 +16,7 @@ import gc
 import logging
 import os
 import signal
+import sys
 import threading
 from contextlib import asynccontextmanager
 
@@ -42,8 +43,6 @@ def limit_malloc_arenas() -> None:
 limit_malloc_arenas()
 
 import streamlit as st  # noqa: E402
-
-import sys  # noqa: E402
 
 from server.settings import teacher_key_problem  # noqa: E402
 from server.shared import guard_clear_cache  # noqa: E402
@@ -94,22 +93,12 @@ def warm_up() -> None:
         state.finished.set()
 
 
-def to_terminal(text: str) -> bool:
-    """Write ``text`` on the terminal the server was started from, never into its output (which
-    may be a log file); False when it has none (a replica of scripts/serve.py, a service)."""
-    try:
-        with open("/dev/tty", "w") as tty:
-            tty.write(text + "\n")
-        return True
-    except OSError:
-        return False
-
-
 def announce_class_store() -> None:
     """Show the teacher's key (the server's own, or the one the class store keeps for every
     process on it) on the terminal, and delete the classes past their hours. A store that is
     down is only reported: the exercises work without a class (docs/exercises.md)."""
     from server.class_store import class_store, StoreUnavailable
+    from server.lecture import to_terminal
     store = class_store()
     try:
         store.purge_expired()
@@ -137,7 +126,6 @@ async def ready(_request):
     """``/_attn/ready``: 200 once the warm-up thread has loaded the models, 503 before. A proxy in
     front of several servers (``server/lecture.py``) sends no student to a server still loading."""
     from starlette.responses import PlainTextResponse
-    import sys
     from server.loading import warm_up as state
     if state.finished.is_set():
         common = sys.modules.get("app_pages.common")  # how often the zoo was loaded: once, whatever visitors send
