@@ -134,7 +134,7 @@ def _scale_sizes(node, factor: float, key: str = "") -> None:
             if k == "template":
                 continue
             if isinstance(v, (int, float)) and not isinstance(v, bool) and (
-                    (k == "size" and key.endswith("font")) or (key == "margin" and k in "lrtbpad")
+                    (k == "size" and key.endswith("font")) or (key == "margin" and k in ("l", "r", "t", "b", "pad"))
                     or k == "thickness" and key == "colorbar"):
                 node[k] = round(v * factor, 2)
             else:
