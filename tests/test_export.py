@@ -101,6 +101,45 @@ def test_the_servers_export_runs_in_a_child_and_is_stopped_at_its_timeout():
         export_image(fig, "pdf", timeout=0.3)  # Chromium alone takes longer to start
 
 
+def test_one_export_at_a_time_one_click_waiting_the_rest_turned_away(monkeypatch):
+    """The server's bound, with the child replaced by a half-second task (the real child is
+    tested above): four clicks at once run one by one, two of them, and two are refused at once."""
+    import threading
+    import time
+
+    import viz.export as export
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def child(job, timeout):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.5)
+        with lock:
+            running[0] -= 1
+        return b"<svg/>"
+
+    monkeypatch.setattr(export, "_child", child)
+    monkeypatch.setattr(export, "export_unavailable", lambda browser=CHROMIUM: None)
+    fig, results = alignment_heatmap(WEIGHTS, SOURCE, TARGET), []
+
+    def click():
+        try:
+            results.append(export.export_image(fig, "svg"))
+        except ExportError as e:
+            results.append((str(e), time.perf_counter() - start))
+
+    start, threads = time.perf_counter(), [threading.Thread(target=click) for _ in range(4)]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    assert peak[0] == 1 and results.count(b"<svg/>") == 2
+    refused = [r for r in results if r != b"<svg/>"]
+    assert len(refused) == 2 and all("try again" in why and at < 0.4 for why, at in refused)
+
+
 def test_without_a_browser_the_export_says_why(tmp_path):
     missing = str(tmp_path / "chromium")
     reason = export_unavailable(missing)

@@ -11,8 +11,9 @@ editable, accents and ``▁`` as typed.
 The app never runs Chromium in its own process. :func:`export_image` runs this module as a
 child process (``python -m viz.export``: a figure as JSON in, the file's bytes out) that
 starts Chromium, draws the one figure and ends; one export runs at a time per server
-(:data:`_EXPORT_SLOT`), a click waits at most :data:`QUEUE_WAIT` seconds for its turn, and a
-child still running after :data:`EXPORT_TIMEOUT` seconds is killed. :func:`render` draws many
+(:data:`_EXPORT_SLOT`), one more click may wait for it, at most :data:`QUEUE_WAIT` seconds, any
+further click is turned away at once, and a child still running after :data:`EXPORT_TIMEOUT`
+seconds is killed. :func:`render` draws many
 figures in one browser, for ``python -m viz.figures`` and the tests.
 
 (PNG also comes from Plotly's own toolbar; the camera button saves SVG, see :func:`plotly_config`.)
@@ -35,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (scripts/setup_browser.sh)
 EXPORT_TIMEOUT = 30.0  # s: Chromium's start (2–3 s) and one figure (under 1 s), with room for a busy server
@@ -106,17 +108,17 @@ def export_unavailable(browser: str = CHROMIUM) -> str | None:
 def print_ready(fig: go.Figure | dict, size: Size = SIZES["slide"], light: bool = False) -> dict:
     """The figure as a dict laid out for ``size``: every font size, margin and colour-bar
     thickness scaled by ``size.font / 16`` (the app's figures are laid out for 16 px type),
-    the width and height set; ``light`` puts it on Plotly's ``simple_white`` template with black
-    text (a light theme for print). Each trace gets a fixed ``uid`` so the SVG is the same on
-    every run."""
+    the width and height set, on Plotly's ``plotly`` template, or with ``light`` its
+    ``simple_white`` one and black text (a light theme for print). Each trace gets a fixed
+    ``uid`` so the SVG is the same on every run."""
     spec = copy.deepcopy(fig if isinstance(fig, dict) else fig.to_dict())
     layout = spec.setdefault("layout", {})
     _scale_sizes(spec, size.font / BASE_FONT)
     layout.update(width=size.width, height=size.height, autosize=False)
     layout.setdefault("font", {}).setdefault("size", size.font)  # a figure's own size was scaled above
+    # Plotly's own template, whatever the process's default (a Streamlit server sets its own)
+    layout["template"] = pio.templates["simple_white" if light else "plotly"].to_plotly_json()
     if light:
-        import plotly.io as pio
-        layout["template"] = pio.templates["simple_white"].to_plotly_json()
         layout["font"].update(color="black", family=PRINT_FONT)
         layout.update(paper_bgcolor="white", plot_bgcolor="white")
     for k, trace in enumerate(spec.get("data", [])):
@@ -132,7 +134,7 @@ def _scale_sizes(node, factor: float, key: str = "") -> None:
             if k == "template":
                 continue
             if isinstance(v, (int, float)) and not isinstance(v, bool) and (
-                    (k == "size" and key.endswith("font")) or (key == "margin" and k in "lrtbpad")
+                    (k == "size" and key.endswith("font")) or (key == "margin" and k in ("l", "r", "t", "b", "pad"))
                     or k == "thickness" and key == "colorbar"):
                 node[k] = round(v * factor, 2)
             else:
@@ -200,15 +202,19 @@ def _run(coroutine):
     return result["value"]
 
 
-# one export at a time per server process: Chromium takes a core and ~150 MB while it draws
+# one export at a time per server process (Chromium takes a core while it draws), and one click
+# waiting for it: a click runs on one of the server's few worker threads (Streamlit's deferred
+# download), so a burst of clicks is turned away at once rather than holding them all
 _EXPORT_SLOT = threading.BoundedSemaphore(1)
+_WAITING_ROOM = threading.BoundedSemaphore(2)
 
 
 def export_image(fig: go.Figure | dict, fmt: str, size: Size = SIZES["slide"], light: bool = False,
                  browser: str = CHROMIUM, timeout: float = EXPORT_TIMEOUT, wait: float = QUEUE_WAIT) -> bytes:
     """One figure as SVG, PDF or PNG (PNG at twice the size), drawn in a child process (see the
     module's docstring) that is killed after ``timeout`` seconds. Waits up to ``wait`` seconds
-    while another export runs; raises ExportError, with the reason, when it cannot be made."""
+    while another export runs, unless another click is waiting already; raises ExportError,
+    with the reason, when it cannot be made."""
     if fmt not in MIME:
         raise ValueError(f"format {fmt!r}: one of {', '.join(MIME)}")
     reason = export_unavailable(browser)
@@ -216,12 +222,18 @@ def export_image(fig: go.Figure | dict, fmt: str, size: Size = SIZES["slide"], l
         raise ExportError(reason)
     job = json.dumps({"figure": print_ready(fig, size, light), "format": fmt, "scale": 2 if fmt == "png" else 1,
                       "browser": browser, "timeout": timeout}, cls=_plotly_encoder())
-    if not _EXPORT_SLOT.acquire(timeout=wait):
-        raise ExportError("Another figure is being exported on this server; try again in a few seconds.")
+    busy = ExportError("Other figures are being exported on this server; try again in a few seconds.")
+    if not _WAITING_ROOM.acquire(blocking=False):
+        raise busy
     try:
-        return _child(job, timeout)
+        if not _EXPORT_SLOT.acquire(timeout=wait):
+            raise busy
+        try:
+            return _child(job, timeout)
+        finally:
+            _EXPORT_SLOT.release()
     finally:
-        _EXPORT_SLOT.release()
+        _WAITING_ROOM.release()
 
 
 def _plotly_encoder():

@@ -14,6 +14,7 @@ it needs no ``standalone`` class either.
 """
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 import numpy as np
@@ -69,13 +70,20 @@ def _accented(ch: str) -> str:
 
 
 def _rgb(values: np.ndarray) -> list[str]:
-    """xcolor's ``{rgb,255:red,R;green,G;blue,B}`` of each α on the app's colour scale."""
-    colours = sample_colorscale(ALPHA_SCALE, np.clip(values, 0.0, 1.0).tolist())
+    """xcolor's ``{rgb,255:red,R;green,G;blue,B}`` of each α on the app's colour scale (α to
+    three decimals, as the heatmap's hover shows it)."""
+    palette = _palette()
+    return [palette[k] for k in np.rint(np.clip(np.asarray(values, dtype=float), 0.0, 1.0) * 1000).astype(int)]
+
+
+@functools.lru_cache(maxsize=1)
+def _palette() -> tuple[str, ...]:
+    """The colour scale at α = 0.000, 0.001, …, 1.000, computed once."""
     out = []
-    for c in colours:
+    for c in sample_colorscale(ALPHA_SCALE, np.linspace(0.0, 1.0, 1001).tolist()):
         r, g, b = (round(float(x)) for x in c[c.index("(") + 1:-1].split(","))
         out.append(f"{{rgb,255:red,{r};green,{g};blue,{b}}}")
-    return out
+    return tuple(out)
 
 
 def alignment_tex(weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],
