@@ -185,6 +185,12 @@ def num(x: float, digits: int = 2) -> str:
     return f"{round(float(x), digits) + 0.0:.{digits}f}"
 
 
+def quoted(text: str, words: int = 12) -> str:
+    """A sentence as markdown, cut to its first ``words`` words (the stop's text stays short)."""
+    cut = text.split()
+    return plain(" ".join(cut[:words])) + (" …" if len(cut) > words else "")
+
+
 def code(token: str) -> str:
     return "`" + piece(token).replace("`", "'") + "`"
 
@@ -217,7 +223,7 @@ def heatmap_stop(lesson: Lesson, card: Card):
         key="lesson_row", on_change=card.mark)
     j = int(r.weights[picked].argmax())
     q = int(np.argmax(r.weights[:-1].max(1))) if T > 1 else 0  # the most confident row (not </s>)
-    card.say(f"RNNsearch translates your sentence as **{plain(r.translation)}**. The heatmap has one **row** per "
+    card.say(f"RNNsearch translates your sentence as **{quoted(r.translation)}**. The heatmap has one **row** per "
              f"French piece ({T}) and one **column** per English piece ({S}, with `</s>`). Row i is α_i, where the "
              f"decoder looked while writing piece i; a light cell is a large weight, and each row sums to 1. "
              f"Pick a row below: it is framed.")
@@ -265,7 +271,7 @@ def score_stop(lesson: Lesson, card: Card):
     top = int(np.argmax(e))
     card.say(f"At step {i} the decoder holds its previous state $s_{{{i - 1}}}$ (‖s‖ = "
              f"{np.linalg.norm(r.query_states[k]):.2f}) and scores every annotation with Bahdanau's additive score "
-             r"$e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$. "
+             r"$e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j + b_a)$. "
              f"Here the energies run from {num(e.min())} to {num(e.max())}; {code(r.source_tokens[top])} scores "
              "highest. Energies are not probabilities: any real number. Move the step.")
     card.view(source_bars(e, r.source_tokens, "e_ij", highlight=top),
@@ -344,7 +350,7 @@ def reordering_stop(lesson: Lesson, card: Card):
             "order. Try *The European Parliament adopted the new economic policy.*")
     card.say("French often puts the adjective after the noun: *economic policy* → *politique économique*. Attention "
              f"lets the decoder read the English in any order. In your sentence, {went} "
-             "Whole words here: a word's pieces summed.")
+             "Whole words here: an English word's pieces summed, a French word's averaged.")
     card.view(alignment_heatmap(weights, english, french, title="α by word"),
               f"{french[k]} looks most at {english[top[k]]}, α = {weights[k, top[k]]:.2f}.", "words")
     card.notice(f"{plain(french[k])} → {plain(english[top[k]])} (α = {weights[k, top[k]]:.2f})"
@@ -375,8 +381,9 @@ def luong_stop(lesson: Lesson, card: Card):
     rows.update({n: rec.weights[min(k, len(rec.weights) - 1)] for n, rec in scores.items()})
     j = int(r.weights[k].argmax())
     said = ", ".join(f"{n} {w[j]:.2f}" for n, w in rows.items())
-    card.say(r"Luong et al. score **after** the RNN step, from the new state $s_i$: dot $s_i^\top \bar h_j$, "
-             r"general $s_i^\top W_a \bar h_j$, concat $v_a^\top \tanh(W_a [s_i ; \bar h_j])$. Bahdanau scores "
+    card.say(r"Luong et al. score **after** the RNN step, from the new state $s_i$, with $\bar h_j = W_m h_j$: dot "
+             r"$s_i^\top \bar h_j$, general $s_i^\top W_a \bar h_j$, concat $v_a^\top \tanh(W_a [s_i ; \bar h_j] + b_a)$. "
+             r"Bahdanau scores "
              r"$s_{i-1}$, the state before it. Forced "
              f"along the same French, at step {i} ({code(r.target_tokens[k])}) they put on "
              f"{code(r.source_tokens[j])}: {said}.")
@@ -512,7 +519,7 @@ def your_turn_stop(lesson: Lesson, card: Card):
     k = focus_row(lesson)
     top = int(weights[k].argmax())
     choices = tuple(f"{n + 1}. {w}" for n, w in enumerate(english))
-    card.say(f"Your turn: predict before you look. RNNsearch wrote **{plain(' '.join(french))}**. Which English "
+    card.say(f"Your turn: predict before you look. RNNsearch wrote **{quoted(' '.join(french))}**. Which English "
              f"word did it read most while writing **{plain(french[k])}**? Commit to an answer below; the model's "
              "heatmap appears once you have checked it or asked to be shown. The Exercises page has more, with "
              "gold alignments.")
