@@ -119,6 +119,7 @@ class Card:
         self.slug = slug
         self.text_slot, self.view_slot, self.action_slot, self.notice_slot = (st.container() for _ in range(4))
         self.words = 0
+        self.tag = st.session_state.get(TAG)  # the sentence's: a menu of its pieces starts afresh with a new one
 
     def say(self, text: str) -> None:
         self.words = len(text.split())
@@ -220,7 +221,7 @@ def heatmap_stop(lesson: Lesson, card: Card):
     S, T = len(r.source_tokens), lesson.T
     picked = card.action_slot.select_slider(
         "Pick a French row", list(range(T)), format_func=lambda k: f"{k + 1}. {piece(r.target_tokens[k])}",
-        key="lesson_row", on_change=card.mark)
+        key=f"lesson_row_{card.tag}", on_change=card.mark) if T > 1 else 0
     j = int(r.weights[picked].argmax())
     q = int(np.argmax(r.weights[:-1].max(1))) if T > 1 else 0  # the most confident row (not </s>)
     card.say(f"RNNsearch translates your sentence as **{quoted(r.translation)}**. The heatmap has one **row** per "
@@ -244,7 +245,7 @@ def heatmap_stop(lesson: Lesson, card: Card):
 def encoder_stop(lesson: Lesson, card: Card):
     r, h = lesson.record, lesson.values
     S, width = h.shape
-    j = card.action_slot.selectbox("Pick an English piece", range(S), key="lesson_piece", on_change=card.mark,
+    j = card.action_slot.selectbox("Pick an English piece", range(S), key=f"lesson_piece_{card.tag}", on_change=card.mark,
                                    format_func=lambda j: f"{j + 1}. {piece(r.source_tokens[j])}")
     card.say(f"Before any French is written, a bidirectional GRU reads your {S} pieces forwards and backwards. "
              f"Each piece j gets an **annotation** $h_j = [\\overrightarrow{{h}}_j ; \\overleftarrow{{h}}_j]$: {width} "
@@ -339,11 +340,22 @@ def context_stop(lesson: Lesson, card: Card):
                                                            "sections": "weights,context,output"})
 
 
+def no_words(lesson: Lesson, card: Card) -> bool:
+    """True (and says so) when the translation has no word to ask about: the model wrote only </s>."""
+    if lesson.words[2]:
+        return False
+    card.say("RNNsearch wrote nothing for this sentence (only the end of sentence), so there is no word to look at "
+             "here: try another sentence.")
+    return True
+
+
 def reordering_stop(lesson: Lesson, card: Card):
+    if no_words(lesson, card):
+        return None
     weights, english, french = lesson.words
     top, back = weights.argmax(1), crossings(weights)
-    k = card.action_slot.selectbox("Pick a French word", range(len(french)), key="lesson_word", on_change=card.mark,
-                                   format_func=lambda k: f"{k + 1}. {french[k]}")
+    k = card.action_slot.selectbox("Pick a French word", range(len(french)), key=f"lesson_word_{card.tag}",
+                                   on_change=card.mark, format_func=lambda k: f"{k + 1}. {french[k]}")
     went = (f"**{plain(french[back[0]])}** looks back at **{plain(english[top[back[0]]])}**, before the English "
             "word its neighbour translated: the attention leaves the diagonal." if back else
             "here every French word looks at or after its neighbour's English word: the sentence is translated in "
@@ -515,6 +527,8 @@ def transformer_stop(lesson: Lesson, card: Card):
 
 
 def your_turn_stop(lesson: Lesson, card: Card):
+    if no_words(lesson, card):
+        return None
     weights, english, french = lesson.words
     k = focus_row(lesson)
     top = int(weights[k].argmax())
