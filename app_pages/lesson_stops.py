@@ -436,12 +436,13 @@ def local_stop(lesson: Lesson, card: Card):
              r"Luong's local-p predicts a centre $p_i = (S - 1)\,\sigma(v_p^\top \tanh(W_p s_i))$ and only scores "
              f"pieces within D = {D} of it, with a Gaussian. At step {i}, $p_{{{i}}}$ = {p:.1f} of "
              f"{len(r.source_tokens) - 1}.")
-    card.view(source_bars(r.weights[k], r.source_tokens, "α_ij", colour="#009E73", highlight=int(round(p)),
-                          fmt=".2f"), f"step {i}: the window around p = {p:.1f} holds {inside} pieces; "
-              f"the largest weight, {r.weights[k].max():.2f}, is on {piece(r.source_tokens[int(r.weights[k].argmax())])}.",
-              "local")
+    window = np.flatnonzero(np.isfinite(e))  # the pieces scored: the rest have no bar ("outside")
+    top = int(r.weights[k].argmax())
+    card.view(source_bars(e, r.source_tokens, "e′_ij (score + Gaussian)", highlight=top),
+              f"step {i}: only pieces {window[0] + 1} to {window[-1] + 1} around p = {p:.1f} are scored, and "
+              f"{piece(r.source_tokens[top])} gets the largest weight, α = {r.weights[k, top]:.2f}.", "local")
     card.notice(f"Step {i}: the centre moved to p = {p:.1f}.")
-    return Question(f"At step {i}, how many source pieces lie inside the window (get a weight)?", (inside,),
+    return Question(f"At step {i}, how many source pieces lie inside the window (are scored)?", (inside,),
                     (f"The window is p ± {D}, cut at the sentence's ends.",
                      "Count the bars; a missing bar is outside."),
                     f"{inside} pieces.", tolerance=0), \
