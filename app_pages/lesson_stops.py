@@ -25,7 +25,6 @@ from model.multihead import as_query_keys_values
 from model.search import DecodingRecord
 from server import settings
 from viz.bleu import bleu_by_length_figure
-from viz.heatmap import alignment_heatmap
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, vector_strip, weight_comparison
 
 LESSON_MODEL = DEFAULT_MODEL  # RNNsearch: the paper's model walks the sentence
@@ -363,7 +362,7 @@ def reordering_stop(lesson: Lesson, card: Card):
     card.say("French often puts the adjective after the noun: *economic policy* → *politique économique*. Attention "
              f"lets the decoder read the English in any order. In your sentence, {went} "
              "Whole words here: an English word's pieces summed, a French word's averaged.")
-    card.view(alignment_heatmap(weights, english, french, title="α by word"),
+    card.view(highlighted_heatmap(weights, english, french, rows=[k], title="α by word"),
               f"{french[k]} looks most at {english[top[k]]}, α = {weights[k, top[k]]:.2f}.", "words")
     card.notice(f"{plain(french[k])} → {plain(english[top[k]])} (α = {weights[k, top[k]]:.2f})"
                 + (": it goes back." if k in back else "."))
