@@ -25,7 +25,6 @@ from model.multihead import as_query_keys_values
 from model.search import DecodingRecord
 from server import settings
 from viz.bleu import bleu_by_length_figure
-from viz.heatmap import alignment_heatmap
 from viz.teaching import context_sum, highlighted_heatmap, source_bars, vector_strip, weight_comparison
 
 LESSON_MODEL = DEFAULT_MODEL  # RNNsearch: the paper's model walks the sentence
@@ -119,6 +118,7 @@ class Card:
         self.slug = slug
         self.text_slot, self.view_slot, self.action_slot, self.notice_slot = (st.container() for _ in range(4))
         self.words = 0
+        self.tag = st.session_state.get(TAG)  # the sentence's: a menu of its pieces starts afresh with a new one
 
     def say(self, text: str) -> None:
         self.words = len(text.split())
@@ -185,6 +185,12 @@ def num(x: float, digits: int = 2) -> str:
     return f"{round(float(x), digits) + 0.0:.{digits}f}"
 
 
+def quoted(text: str, words: int = 12) -> str:
+    """A sentence as markdown, cut to its first ``words`` words (the stop's text stays short)."""
+    cut = text.split()
+    return plain(" ".join(cut[:words])) + (" …" if len(cut) > words else "")
+
+
 def code(token: str) -> str:
     return "`" + piece(token).replace("`", "'") + "`"
 
@@ -214,10 +220,10 @@ def heatmap_stop(lesson: Lesson, card: Card):
     S, T = len(r.source_tokens), lesson.T
     picked = card.action_slot.select_slider(
         "Pick a French row", list(range(T)), format_func=lambda k: f"{k + 1}. {piece(r.target_tokens[k])}",
-        key="lesson_row", on_change=card.mark)
+        key=f"lesson_row_{card.tag}", on_change=card.mark) if T > 1 else 0
     j = int(r.weights[picked].argmax())
     q = int(np.argmax(r.weights[:-1].max(1))) if T > 1 else 0  # the most confident row (not </s>)
-    card.say(f"RNNsearch translates your sentence as **{plain(r.translation)}**. The heatmap has one **row** per "
+    card.say(f"RNNsearch translates your sentence as **{quoted(r.translation)}**. The heatmap has one **row** per "
              f"French piece ({T}) and one **column** per English piece ({S}, with `</s>`). Row i is α_i, where the "
              f"decoder looked while writing piece i; a light cell is a large weight, and each row sums to 1. "
              f"Pick a row below: it is framed.")
@@ -238,7 +244,7 @@ def heatmap_stop(lesson: Lesson, card: Card):
 def encoder_stop(lesson: Lesson, card: Card):
     r, h = lesson.record, lesson.values
     S, width = h.shape
-    j = card.action_slot.selectbox("Pick an English piece", range(S), key="lesson_piece", on_change=card.mark,
+    j = card.action_slot.selectbox("Pick an English piece", range(S), key=f"lesson_piece_{card.tag}", on_change=card.mark,
                                    format_func=lambda j: f"{j + 1}. {piece(r.source_tokens[j])}")
     card.say(f"Before any French is written, a bidirectional GRU reads your {S} pieces forwards and backwards. "
              f"Each piece j gets an **annotation** $h_j = [\\overrightarrow{{h}}_j ; \\overleftarrow{{h}}_j]$: {width} "
@@ -265,7 +271,7 @@ def score_stop(lesson: Lesson, card: Card):
     top = int(np.argmax(e))
     card.say(f"At step {i} the decoder holds its previous state $s_{{{i - 1}}}$ (‖s‖ = "
              f"{np.linalg.norm(r.query_states[k]):.2f}) and scores every annotation with Bahdanau's additive score "
-             r"$e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j)$. "
+             r"$e_{ij} = v_a^\top \tanh(W_a s_{i-1} + U_a h_j + b_a)$. "
              f"Here the energies run from {num(e.min())} to {num(e.max())}; {code(r.source_tokens[top])} scores "
              "highest. Energies are not probabilities: any real number. Move the step.")
     card.view(source_bars(e, r.source_tokens, "e_ij", highlight=top),
@@ -333,19 +339,30 @@ def context_stop(lesson: Lesson, card: Card):
                                                            "sections": "weights,context,output"})
 
 
+def no_words(lesson: Lesson, card: Card) -> bool:
+    """True (and says so) when the translation has no word to ask about: the model wrote only </s>."""
+    if lesson.words[2]:
+        return False
+    card.say("RNNsearch wrote nothing for this sentence (only the end of sentence), so there is no word to look at "
+             "here: try another sentence.")
+    return True
+
+
 def reordering_stop(lesson: Lesson, card: Card):
+    if no_words(lesson, card):
+        return None
     weights, english, french = lesson.words
     top, back = weights.argmax(1), crossings(weights)
-    k = card.action_slot.selectbox("Pick a French word", range(len(french)), key="lesson_word", on_change=card.mark,
-                                   format_func=lambda k: f"{k + 1}. {french[k]}")
+    k = card.action_slot.selectbox("Pick a French word", range(len(french)), key=f"lesson_word_{card.tag}",
+                                   on_change=card.mark, format_func=lambda k: f"{k + 1}. {french[k]}")
     went = (f"**{plain(french[back[0]])}** looks back at **{plain(english[top[back[0]]])}**, before the English "
             "word its neighbour translated: the attention leaves the diagonal." if back else
             "here every French word looks at or after its neighbour's English word: the sentence is translated in "
             "order. Try *The European Parliament adopted the new economic policy.*")
     card.say("French often puts the adjective after the noun: *economic policy* → *politique économique*. Attention "
              f"lets the decoder read the English in any order. In your sentence, {went} "
-             "Whole words here: a word's pieces summed.")
-    card.view(alignment_heatmap(weights, english, french, title="α by word"),
+             "Whole words here: an English word's pieces summed, a French word's averaged.")
+    card.view(highlighted_heatmap(weights, english, french, rows=[k], title="α by word"),
               f"{french[k]} looks most at {english[top[k]]}, α = {weights[k, top[k]]:.2f}.", "words")
     card.notice(f"{plain(french[k])} → {plain(english[top[k]])} (α = {weights[k, top[k]]:.2f})"
                 + (": it goes back." if k in back else "."))
@@ -375,8 +392,9 @@ def luong_stop(lesson: Lesson, card: Card):
     rows.update({n: rec.weights[min(k, len(rec.weights) - 1)] for n, rec in scores.items()})
     j = int(r.weights[k].argmax())
     said = ", ".join(f"{n} {w[j]:.2f}" for n, w in rows.items())
-    card.say(r"Luong et al. score **after** the RNN step, from the new state $s_i$: dot $s_i^\top \bar h_j$, "
-             r"general $s_i^\top W_a \bar h_j$, concat $v_a^\top \tanh(W_a [s_i ; \bar h_j])$. Bahdanau scores "
+    card.say(r"Luong et al. score **after** the RNN step, from the new state $s_i$, with $\bar h_j = W_m h_j$: dot "
+             r"$s_i^\top \bar h_j$, general $s_i^\top W_a \bar h_j$, concat $v_a^\top \tanh(W_a [s_i ; \bar h_j] + b_a)$. "
+             r"Bahdanau scores "
              r"$s_{i-1}$, the state before it. Forced "
              f"along the same French, at step {i} ({code(r.target_tokens[k])}) they put on "
              f"{code(r.source_tokens[j])}: {said}.")
@@ -417,12 +435,13 @@ def local_stop(lesson: Lesson, card: Card):
              r"Luong's local-p predicts a centre $p_i = (S - 1)\,\sigma(v_p^\top \tanh(W_p s_i))$ and only scores "
              f"pieces within D = {D} of it, with a Gaussian. At step {i}, $p_{{{i}}}$ = {p:.1f} of "
              f"{len(r.source_tokens) - 1}.")
-    card.view(source_bars(r.weights[k], r.source_tokens, "α_ij", colour="#009E73", highlight=int(round(p)),
-                          fmt=".2f"), f"step {i}: the window around p = {p:.1f} holds {inside} pieces; "
-              f"the largest weight, {r.weights[k].max():.2f}, is on {piece(r.source_tokens[int(r.weights[k].argmax())])}.",
-              "local")
+    window = np.flatnonzero(np.isfinite(e))  # the pieces scored: the rest have no bar ("outside")
+    top = int(r.weights[k].argmax())
+    card.view(source_bars(e, r.source_tokens, "e′_ij (score + Gaussian)", highlight=top),
+              f"step {i}: only pieces {window[0] + 1} to {window[-1] + 1} around p = {p:.1f} are scored, and "
+              f"{piece(r.source_tokens[top])} gets the largest weight, α = {r.weights[k, top]:.2f}.", "local")
     card.notice(f"Step {i}: the centre moved to p = {p:.1f}.")
-    return Question(f"At step {i}, how many source pieces lie inside the window (get a weight)?", (inside,),
+    return Question(f"At step {i}, how many source pieces lie inside the window (are scored)?", (inside,),
                     (f"The window is p ± {D}, cut at the sentence's ends.",
                      "Count the bars; a missing bar is outside."),
                     f"{inside} pieces.", tolerance=0), \
@@ -508,11 +527,13 @@ def transformer_stop(lesson: Lesson, card: Card):
 
 
 def your_turn_stop(lesson: Lesson, card: Card):
+    if no_words(lesson, card):
+        return None
     weights, english, french = lesson.words
     k = focus_row(lesson)
     top = int(weights[k].argmax())
     choices = tuple(f"{n + 1}. {w}" for n, w in enumerate(english))
-    card.say(f"Your turn: predict before you look. RNNsearch wrote **{plain(' '.join(french))}**. Which English "
+    card.say(f"Your turn: predict before you look. RNNsearch wrote **{quoted(' '.join(french))}**. Which English "
              f"word did it read most while writing **{plain(french[k])}**? Commit to an answer below; the model's "
              "heatmap appears once you have checked it or asked to be shown. The Exercises page has more, with "
              "gold alignments.")

@@ -152,6 +152,9 @@ def test_numbers_change_with_the_sentence(tiny_zoo):
     at = open_lesson(text=DIGITS, stop="1")
     at.text_area(key="lesson_text").set_value(OTHER).run()
     assert f"({len(OTHER.split()) + 1}, with" in stop_text(at)  # the columns: pieces + </s>
+    long = " ".join(OTHER.split() * 6)  # a long sentence's translation is quoted cut, so the text stays short
+    for stop in ("1", "6", "11"):
+        assert len(stop_text(open_lesson(text=long, stop=stop)).split()) <= 80
 
 
 def test_the_link_opens_its_stop_and_keeps_the_state(tiny_zoo):
