@@ -302,3 +302,39 @@ def test_show_me_the_solution_before_answering_counts_as_gave_up(store):
     assert "The worked answer" in [e.label for e in at.expander] and "Counted in class" in texts(at)
     s = class_figures(store, code, "step:4")
     assert (s.students, s.correct, s.gave_up) == (1, 0, 1)
+
+
+def test_compute_one_step_gives_partial_credit_hints_and_every_intermediate(tiny_zoo):
+    from model.worked_example import softmax
+    import numpy as np
+    seed = 2  # level 3: additive, 4 keys
+    ex = step_exercise(seed)
+    at = open_exercise(ex="step", seed=str(seed))
+    assert "You need a calculator" in texts(at) and "Level 3 of 3" in texts(at)
+    at.button(key=f"ex_hint_step:{seed}").click().run()
+    at.button(key=f"ex_hint_step:{seed}").click().run()
+    assert "Hint 1:" in texts(at) and "Hint 2:" in texts(at)
+    assert "The worked answer" not in [e.label for e in at.expander]  # hints are not the solution
+    e = np.round(ex.solution().energies.ravel(), 2)
+    e[1] += 0.4  # a wrong e_2, then α and c computed from it
+    alpha = softmax(e.reshape(-1, 1)).ravel()
+    for part, values in (("e", e), ("α", alpha), ("c", alpha @ ex.inputs.annotations)):
+        for j, v in enumerate(values):
+            at.number_input(key=f"ex_{seed}_{part}{j}").set_value(round(float(v), 2))
+    check(at, f"step:{seed}")
+    assert "e_2 is off" in at.error[0].value and "α_" not in at.error[0].value and "c_" not in at.error[0].value
+    assert "Right from your own numbers: α, c" in at.error[0].value
+    latex = " ".join(x.value for x in at.latex)
+    assert r"\exp(e_j)" in latex and r"U_a h_j" in latex and r"\alpha_j h_j" in latex
+
+
+def test_next_exercise_climbs_the_levels_and_the_progress_line_counts_first_answers(tiny_zoo):
+    at = open_exercise(ex="which", seed="3")
+    options = at.radio(key="ex_which_3").options
+    models = [m for m in MECHANISMS if MECHANISMS[m] in options]
+    answer, _ = which_exercise(3, models, [s for s in EXAMPLES if len(s.split()) <= 12])
+    at.radio(key="ex_which_3").set_value(answer)
+    check(at, "which:3")
+    assert "1 of 1" in texts(at)
+    at.button(key="ex_next").click().run()
+    assert at.session_state["ex_seed"] == 4 and at.query_params["seed"] in ("4", ["4"])
