@@ -19,7 +19,7 @@ from model.analysis import merge_to_words
 from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, differences, exercise_id,
                              gave_up_record, level, step_hints, step_workings,
                              KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
-                             which_exercise)
+                             which_exercise, attention_cues, FAMILIES, FAMILY_OF)
 from model.zoo import DISPLAY_NAMES
 from server.class_store import AnswerRefused, class_store, NotTeacher, StoreUnavailable
 from viz.heatmap import alignment_heatmap
@@ -243,30 +243,60 @@ def solution(ex, words):
 # -- which mechanism? -----------------------------------------------------------------------------------
 def which_page():
     models = [m for m in usable_models("there is no heatmap to show", attention_only=True) if m in MECHANISMS]
-    sentences = [s for s in EXAMPLES if len(s.split()) <= 12]
-    model_name, sentence = which_exercise(seed, models, sentences)
+    ex = which_exercise(seed, models, list(EXAMPLES))
+    weights, source, target = word_attention(ex.model, ex.sentence)
+    family = ex.question == "family"
+    st.markdown(f"**Level {level('which', seed)} of 3**: "
+                + ("which *family* of attention drew this heatmap? Look at how sharp the rows are, and whether "
+                   "cells far from the diagonal are exactly 0." if family else
+                   "which exact score drew it? (The hardest: dot, general and concat differ little on one heatmap.)"))
+    st.plotly_chart(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
+                    key="ex_which_fig")
+    st.caption(f"The model's own greedy translation of *{plain(ex.sentence)}*, with its attention merged to words.")
+    options = ([f for f in FAMILIES if any(FAMILY_OF[m] == f for m in models)] if family else models)
+    names = FAMILIES if family else MECHANISMS
+    choice = st.radio("Which family drew this heatmap?" if family else "Which mechanism drew this heatmap?", options,
+                      index=None, key=f"ex_which_{seed}", format_func=names.get)
+    if check_button():
+        if choice is None:
+            st.warning("Pick an answer first.")
+        else:
+            right = choice == ex.answer
+            commit(answer_record(names[choice], right, [] if right else [names[choice]]), right)
+    solution_button()
+    if revealed():
+        verdict = "" if choice is None else ("Right: " if choice == ex.answer else "No: ")
+        st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(ex.model, ex.model)}** ({FAMILIES[FAMILY_OF[ex.model]]}). "
+                    f"{TELLS[ex.model]}")
+        side_by_side(models, ex.sentence)
+    return names[ex.answer]
+
+
+def word_attention(model_name: str, sentence: str):
     try:
         record = cached_translate(model_name, sentence, 1)
     except InputError as e:
         st.warning(str(e))
         st.stop()
-    weights, source, target = merge_to_words(record.weights, record.source_tokens, record.target_tokens)
-    st.plotly_chart(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
-                    key="ex_which_fig")
-    st.caption(f"The model's own greedy translation of *{plain(sentence)}*, with its attention merged to words.")
-    choice = st.radio("Which mechanism drew this heatmap?", models, index=None, key=f"ex_which_{seed}",
-                      format_func=MECHANISMS.get)
-    if check_button():
-        if choice is None:
-            st.warning("Pick a mechanism first.")
-        else:
-            right = choice == model_name
-            commit(answer_record(MECHANISMS[choice], right, [] if right else [MECHANISMS[choice]]), right)
-    solution_button()
-    if revealed():
-        verdict = "" if choice is None else ("Right: " if choice == model_name else "No: ")
-        st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(model_name, model_name)}.** {TELLS[model_name]}")
-    return model_name
+    return merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+
+
+def side_by_side(models: list, sentence: str) -> None:
+    """The same sentence under every model, with the cues a heatmap shows measured."""
+    st.markdown("**The same sentence under every model**: sharpness is the mean of each row's largest α (1: every "
+                "word looks at one source word), entropy the mean spread of a row, *exactly 0* the share of cells a "
+                "window cuts off (local-p).")
+    rows = []
+    columns = st.columns(3)
+    for k, name in enumerate(models):
+        weights, source, target = word_attention(name, sentence)
+        cues = attention_cues(weights)
+        rows.append({"model": DISPLAY_NAMES.get(name, name), "family": FAMILIES[FAMILY_OF[name]],
+                     "sharpness": round(cues["sharpness"], 2), "entropy (nats)": round(cues["entropy"], 2),
+                     "exactly 0": f"{cues['zeros']:.0%}"})
+        columns[k % 3].plotly_chart(alignment_heatmap(weights, source, target, title=DISPLAY_NAMES.get(name, name)),
+                                    key=f"ex_which_all_{name}")
+    st.dataframe(rows, hide_index=True, key="ex_which_cues")
 
 
 # -- the page -----------------------------------------------------------------------------------------
@@ -314,7 +344,7 @@ if teacher:
             c3.metric("Gave up", s.gave_up, help="students who asked for the solution before answering")
             c4.metric("Retries (not counted)", s.retries,
                       help=f"answers after a student's first; {s.fixed} student(s) wrong at first got it right later")
-            right = MECHANISMS.get(shown) if kind == "which" else ("right" if kind == "step" else None)
+            right = shown if kind == "which" else ("right" if kind == "step" else None)
             st.plotly_chart(answer_counts(dict(s.choices), right, title="First answers"), key="ex_class_counts")
             mistake = s.most_common_mistake
             st.markdown(f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake

@@ -294,8 +294,9 @@ MECHANISMS = {  # the zoo's models with attention, named as a student would choo
 TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = W_m h_j (model/decoders.py)
     "luong-local": "**local-p** predicts a centre p_i at each step (Luong eq. 9) and weighs the positions around it with "
                    "a Gaussian over a window of 2D+1 positions (eq. 10, D = 10 in the shipped model): the heatmap shows "
-                   "the weights renormalised over that window, so every cell outside it is exactly 0, and a long "
-                   "sentence shows white corners.",
+                   "the weights renormalised over that window, so every cell outside it is exactly 0: on a "
+                   "sentence longer than the window (level 2 draws them) the corners are white; on a short one the "
+                   "window covers nearly everything, and what shows is how sharp its rows are.",
     "rnnsearch": "**RNNsearch** (additive) scores with a small tanh network, v_a^T tanh(W_a s_{i−1} + U_a h_j) "
                  "(Bahdanau appendix A.1.2; eq. 6 only names it a(s_{i−1}, h_j)). In every model here row i is the "
                  "attention used to choose word i; what differs is the query: Bahdanau's s_{i−1} has not yet read the "
@@ -318,13 +319,60 @@ TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = 
 }
 
 
-def which_exercise(seed: int, models: list[str], sentences: list[str]) -> tuple[str, str]:
-    """Seed → (model, sentence) among the models given (those of MECHANISMS that are loaded)."""
+FAMILIES = {  # what a heatmap can tell: the family, not dot from general from concat
+    "additive": "additive (Bahdanau, RNNsearch)",
+    "global": "Luong global (dot, general or concat)",
+    "local-p": "Luong local-p (a window around a predicted position)",
+    "transformer": "a Transformer layer (heads averaged)",
+}
+FAMILY_OF = {"rnnsearch": "additive", "luong-dot": "global", "luong-general": "global", "luong-concat": "global",
+             "luong-local": "local-p", "transformer": "transformer"}
+SHORT_WORDS, LONG_WORDS = 12, 14  # level 1 draws sentences of ≤ 12 words, level 2 of ≥ 14 (local-p's window shows)
+
+
+@dataclass(frozen=True)
+class WhichExercise:
+    """The model that drew the heatmap, the sentence, and the question: ``family`` (levels 1
+    and 2: additive, Luong global, local-p or a Transformer layer) or ``mechanism`` (level 3:
+    the exact score)."""
+    model: str
+    sentence: str
+    question: str
+
+    @property
+    def answer(self) -> str:
+        return FAMILY_OF[self.model] if self.question == "family" else self.model
+
+
+def which_exercise(seed: int, models: list[str], sentences: list[str]) -> WhichExercise:
+    """Seed → a model among those given (of MECHANISMS, loaded) and a sentence. Levels 1 and 2
+    draw a family first, so the three Luong global scores are one answer among four, then a
+    model of it; level 1 a short sentence, level 2 a long one; level 3 asks the exact score."""
     models = [m for m in MECHANISMS if m in models]
     if not models or not sentences:
         raise ValueError("no model with attention or no sentence to draw from")
     rng = np.random.default_rng(seed)
-    return models[int(rng.integers(len(models)))], sentences[int(rng.integers(len(sentences)))]
+    tier = level("which", seed)
+    if tier == 3:
+        model = models[int(rng.integers(len(models)))]
+    else:
+        families = [f for f in FAMILIES if any(FAMILY_OF[m] == f for m in models)]
+        family = families[int(rng.integers(len(families)))]
+        members = [m for m in models if FAMILY_OF[m] == family]
+        model = members[int(rng.integers(len(members)))]
+    pool = ([t for t in sentences if len(t.split()) <= SHORT_WORDS] if tier == 1
+            else [t for t in sentences if len(t.split()) >= LONG_WORDS] if tier == 2 else sentences) or sentences
+    return WhichExercise(model, pool[int(rng.integers(len(pool)))], "mechanism" if tier == 3 else "family")
+
+
+def attention_cues(weights) -> dict[str, float]:
+    """What a heatmap shows, measured on its α (target × source, rows summing to 1): sharpness
+    (the mean of each row's largest weight), entropy (mean over rows, in nats) and the share of
+    cells exactly 0 (local-p's window: weights outside it vanish)."""
+    w = np.asarray(weights, dtype=float)
+    safe = np.where(w > 0, w, 1.0)
+    return {"sharpness": float(w.max(axis=1).mean()), "entropy": float(-(w * np.log(safe)).sum(axis=1).mean()),
+            "zeros": float((w == 0).mean())}
 
 
 # -- the teacher's summary ---------------------------------------------------------------------------

@@ -116,7 +116,23 @@ def test_predict_the_alignment_scores_against_gold_and_model():
 
 
 def test_which_mechanism_draws_only_loaded_models():
-    assert which_exercise(1, ["rnnsearch"], ["x"]) == ("rnnsearch", "x")
+    ex = which_exercise(1, ["rnnsearch"], ["x"])
+    assert (ex.model, ex.sentence, ex.answer) == ("rnnsearch", "x", "additive")
+
+
+def test_which_mechanism_asks_what_a_heatmap_can_show():
+    """Levels 1 and 2 ask the family, drawn family first (the three Luong global scores are one
+    answer of four), level 2 on long sentences; level 3 the exact score; the cues are measured."""
+    from collections import Counter
+    from model.exercises import attention_cues, FAMILY_OF, LONG_WORDS
+    sentences = ["a b c", " ".join(["w"] * 20)]
+    drawn = [which_exercise(s, list(MECHANISMS), sentences) for s in range(300)]
+    assert {e.question for e in drawn[0::3]} == {"family"} and {e.question for e in drawn[2::3]} == {"mechanism"}
+    assert all(len(e.sentence.split()) >= LONG_WORDS for e in drawn[1::3])
+    families = Counter(FAMILY_OF[e.model] for e in drawn[0::3])
+    assert len(families) == 4 and max(families.values()) < 2 * min(families.values())
+    cues = attention_cues(np.array([[1.0, 0.0], [0.5, 0.5]]))
+    assert cues["sharpness"] == 0.75 and cues["zeros"] == 0.25 and cues["entropy"] == pytest.approx(np.log(2) / 2)
     with pytest.raises(ValueError):
         which_exercise(1, ["rnnenc"], ["x"])
 
