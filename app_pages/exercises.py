@@ -17,9 +17,9 @@ from app_pages.common import (available_models, cached_translate, ENGLISH_FRENCH
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.analysis import merge_to_words
 from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, differences, exercise_id,
-                             gave_up_record,
+                             gave_up_record, level, step_hints, step_workings,
                              KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
-                             which_exercise)
+                             which_exercise, attention_cues, FAMILIES, FAMILY_OF)
 from model.zoo import DISPLAY_NAMES
 from server.class_store import AnswerRefused, class_store, NotTeacher, StoreUnavailable
 from viz.heatmap import alignment_heatmap
@@ -41,6 +41,7 @@ seed = int(st.number_input("Exercise number", 0, 9999, first_seed, key="ex_seed"
 set_query_params(ex=kind, seed=seed)
 ex_id = exercise_id(kind, seed)
 checked_key = f"ex_checked_{ex_id}"
+PROGRESS = "ex_progress"  # exercise id -> right at the first committed answer, in this tab
 teacher = bool(teacher_key() and joined_class())
 if revealed_to_class(ex_id) and not st.session_state.get(checked_key):
     st.info("The teacher revealed the answer.", icon=":material/visibility:")
@@ -62,7 +63,22 @@ def commit(answer: dict, correct: bool) -> None:
     """A committed answer: counted in the class (the first one is the one the class counts) and
     the solution shown from now on."""
     st.session_state[checked_key] = True
+    st.session_state.setdefault(PROGRESS, {}).setdefault(ex_id, bool(correct))  # the first answer, as the class
     record_answer(ex_id, answer, correct)
+
+
+def next_exercise() -> None:
+    st.session_state["ex_seed"] = min(9999, int(st.session_state.get("ex_seed", 0)) + 1)
+
+
+def progress_line() -> None:
+    """*Next exercise* (the next seed: the next level, 1 → 2 → 3, then new numbers) and how many
+    of this tab's exercises were right at the first answer."""
+    done = st.session_state.get(PROGRESS, {})
+    left, right = st.columns([1, 3], vertical_alignment="center")
+    left.button("Next exercise", key="ex_next", on_click=next_exercise, icon=":material/arrow_forward:")
+    if done:
+        right.caption(f"**{sum(done.values())} of {len(done)}** right at the first answer in this tab.")
 
 
 def solution_button() -> None:
@@ -143,7 +159,7 @@ SCORE_LATEX = {"dot": r"e_j = s^\top h_j", "general": r"e_j = s^\top W_a h_j",
 def numbers(label: str, n: int, key: str) -> list:
     st.markdown(label)
     cells = st.columns(n)
-    return [cells[j].number_input(f"{key}{j + 1}", value=None, step=0.01, format="%.3f", key=f"ex_{seed}_{key}{j}",
+    return [cells[j].number_input(f"{key}{j + 1}", value=None, step=0.01, format="%.2f", key=f"ex_{seed}_{key}{j}",
                                   label_visibility="visible") for j in range(n)]
 
 
@@ -151,8 +167,9 @@ def step_page():
     ex = step_exercise(seed)
     n, h = ex.words, ex.inputs.annotations.shape[1]
     words = [f"h{j + 1}" for j in range(n)]
-    st.markdown(f"**Score: {SCORES[ex.score].split(':')[0]}**. The keys $h_j$ are also the values, as in the RNN "
-                "models, where the same annotation vectors are scored and averaged.")
+    st.markdown(f"**Level {level('step', seed)} of 3 — score: {SCORES[ex.score].split(':')[0]}**, {n} keys. The keys "
+                "$h_j$ are also the values, as in the RNN models, where the same annotation vectors are scored and "
+                "averaged.")
     st.latex(SCORE_LATEX[ex.score])
     st.latex(r"s = " + shaped(latex_matrix(ex.inputs.decoder_state, digits=1), 1, h) + r",\qquad H = "
              + shaped(latex_matrix(ex.inputs.annotations, words, digits=1), n, h))
@@ -163,8 +180,10 @@ def step_page():
         st.latex(r"\begin{bmatrix} W_a^\top \\ U_a^\top \end{bmatrix} = "
                  + shaped(latex_matrix(ex.inputs.W, split_after=h, digits=1), 2 * h, a)
                  + r",\qquad v_a = " + shaped(latex_matrix(ex.inputs.v, digits=1), a, 1))
-    st.caption(f"Enter every number to two decimals: each is accepted within ±{TOLERANCE}. "
-               r"$\alpha_j = \exp(e_j) / \sum_k \exp(e_k)$, $c = \sum_j \alpha_j h_j$.")
+    st.caption(f"You need a calculator for exp{' and tanh' if ex.score == 'additive' else ''} (a phone's will do). "
+               f"Enter every number to two decimals, as the boxes show them: each is accepted within ±{TOLERANCE}. "
+               r"$\alpha_j = \exp(e_j) / \sum_k \exp(e_k)$, $c = \sum_j \alpha_j h_j$. Each part is judged "
+               "from your own earlier numbers: α against the softmax of your e, c against your α.")
     e = numbers("**Energies** e_j", n, "e")
     alpha = numbers("**Weights** α_j", n, "α")
     c = numbers("**Context** c", h, "c")
@@ -176,61 +195,108 @@ def step_page():
     check = check_step(ex, e, alpha, c)
     if clicked:
         commit(answer_record("right" if check.right else "wrong: " + " ".join(check.wrong_parts()), check.right,
-                             [f"{p} wrong" for p in check.wrong_parts()]), check.right)
+                             [f"{p} wrong" for p in check.wrong_parts()] + list(check.slips)), check.right)
+    hints(ex)
     solution_button()
-    if not st.session_state.get(checked_key) or not entered:
-        if revealed():
-            solution(ex, words)
-        return
+    if st.session_state.get(checked_key) and entered:
+        step_feedback(check)
+    if revealed():
+        solution(ex, words)
+
+
+def hints(ex) -> None:
+    """Two staged hints before the solution; they count nothing."""
+    given = step_hints(ex)
+    shown_key = f"ex_hints_{ex_id}"
+    shown = st.session_state.get(shown_key, 0)
+    for k in range(shown):
+        st.info(f"Hint {k + 1}: {given[k]}", icon=":material/tips_and_updates:")
+    if shown < len(given) and not revealed():
+        if st.button(f"Hint {shown + 1} of {len(given)}", key=f"ex_hint_{ex_id}", icon=":material/help:"):
+            st.session_state[shown_key] = shown + 1
+            st.rerun()
+
+
+def step_feedback(check) -> None:
     if check.right:
         st.success("All right: every number is within the tolerance.", icon=":material/check_circle:")
-    else:
-        wrong = [f"{part}_{j + 1}" for part, flags in (("e", check.energies), ("α", check.weights), ("c", check.context))
-                 for j, ok in enumerate(flags) if not ok]
-        st.error(f"Not yet: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} off by more than ±{TOLERANCE} "
-                 f"(wrong part(s): {', '.join(check.wrong_parts())}).", icon=":material/cancel:")
-    solution(ex, words)
+        return
+    wrong = [f"{part}_{j + 1}" for part, flags in (("e", check.energies), ("α", check.weights), ("c", check.context))
+             for j, ok in enumerate(flags) if not ok]
+    right = [p for p, flags in (("e", check.energies), ("α", check.weights), ("c", check.context)) if flags.all()]
+    st.error(f"Not yet: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} off by more than ±{TOLERANCE} "
+             f"(wrong part(s): {', '.join(check.wrong_parts())})."
+             + (f" Right from your own numbers: {', '.join(right)}." if right else ""), icon=":material/cancel:")
+    for slip in check.slips:
+        st.warning(f"A common slip: {slip}.", icon=":material/report:")
 
 
 def solution(ex, words):
-    steps = ex.solution()
     n = len(words)
     with st.expander("The worked answer", expanded=True, icon=":material/calculate:"):
-        if ex.score == "additive":
-            st.latex(r"\tanh(W_a s + U_a h_j) = " + shaped(latex_matrix(steps.hidden, words, digits=3), n,
-                                                           steps.hidden.shape[1]))
-        st.latex(r"e = " + shaped(latex_matrix(steps.energies, words, digits=3), n, 1) + r"\quad\Rightarrow\quad "
-                 r"\alpha = \mathrm{softmax}(e) = " + shaped(latex_matrix(steps.weights, words, digits=3), n, 1))
-        st.latex(r"c = \sum_j \alpha_j h_j = " + shaped(latex_matrix(steps.context, digits=3), 1, steps.context.shape[1]))
+        for name, values in step_workings(ex):
+            rows, cols = values.shape
+            labels = words if rows == n else None
+            st.latex(name + " = " + shaped(latex_matrix(values, labels, digits=3), rows, cols))
 
 
 # -- which mechanism? -----------------------------------------------------------------------------------
 def which_page():
     models = [m for m in usable_models("there is no heatmap to show", attention_only=True) if m in MECHANISMS]
-    sentences = [s for s in EXAMPLES if len(s.split()) <= 12]
-    model_name, sentence = which_exercise(seed, models, sentences)
+    ex = which_exercise(seed, models, list(EXAMPLES))
+    weights, source, target = word_attention(ex.model, ex.sentence)
+    family = ex.question == "family"
+    st.markdown(f"**Level {level('which', seed)} of 3**: "
+                + ("which *family* of attention drew this heatmap? Look at how sharp the rows are, and whether "
+                   "cells far from the diagonal are exactly 0." if family else
+                   "which exact score drew it? (The hardest: dot, general and concat differ little on one heatmap.)"))
+    st.plotly_chart(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
+                    key="ex_which_fig")
+    st.caption(f"The model's own greedy translation of *{plain(ex.sentence)}*, with its attention merged to words.")
+    options = ([f for f in FAMILIES if any(FAMILY_OF[m] == f for m in models)] if family else models)
+    names = FAMILIES if family else MECHANISMS
+    choice = st.radio("Which family drew this heatmap?" if family else "Which mechanism drew this heatmap?", options,
+                      index=None, key=f"ex_which_{seed}", format_func=names.get)
+    if check_button():
+        if choice is None:
+            st.warning("Pick an answer first.")
+        else:
+            right = choice == ex.answer
+            commit(answer_record(names[choice], right, [] if right else [names[choice]]), right)
+    solution_button()
+    if revealed():
+        verdict = "" if choice is None else ("Right: " if choice == ex.answer else "No: ")
+        st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(ex.model, ex.model)}** ({FAMILIES[FAMILY_OF[ex.model]]}). "
+                    f"{TELLS[ex.model]}")
+        side_by_side(models, ex.sentence)
+    return names[ex.answer]
+
+
+def word_attention(model_name: str, sentence: str):
     try:
         record = cached_translate(model_name, sentence, 1)
     except InputError as e:
         st.warning(str(e))
         st.stop()
-    weights, source, target = merge_to_words(record.weights, record.source_tokens, record.target_tokens)
-    st.plotly_chart(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
-                    key="ex_which_fig")
-    st.caption(f"The model's own greedy translation of *{plain(sentence)}*, with its attention merged to words.")
-    choice = st.radio("Which mechanism drew this heatmap?", models, index=None, key=f"ex_which_{seed}",
-                      format_func=MECHANISMS.get)
-    if check_button():
-        if choice is None:
-            st.warning("Pick a mechanism first.")
-        else:
-            right = choice == model_name
-            commit(answer_record(MECHANISMS[choice], right, [] if right else [MECHANISMS[choice]]), right)
-    solution_button()
-    if revealed():
-        verdict = "" if choice is None else ("Right: " if choice == model_name else "No: ")
-        st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(model_name, model_name)}.** {TELLS[model_name]}")
-    return model_name
+    return merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+
+
+def side_by_side(models: list, sentence: str) -> None:
+    """The same sentence under every model, with the cues a heatmap shows measured."""
+    st.markdown("**The same sentence under every model**: sharpness is the mean of each row's largest α (1: every "
+                "word looks at one source word), entropy the mean spread of a row, *exactly 0* the share of cells a "
+                "window cuts off (local-p).")
+    rows = []
+    columns = st.columns(3)
+    for k, name in enumerate(models):
+        weights, source, target = word_attention(name, sentence)
+        cues = attention_cues(weights)
+        rows.append({"model": DISPLAY_NAMES.get(name, name), "family": FAMILIES[FAMILY_OF[name]],
+                     "sharpness": round(cues["sharpness"], 2), "entropy (nats)": round(cues["entropy"], 2),
+                     "exactly 0": f"{cues['zeros']:.0%}"})
+        columns[k % 3].plotly_chart(alignment_heatmap(weights, source, target, title=DISPLAY_NAMES.get(name, name)),
+                                    key=f"ex_which_all_{name}")
+    st.dataframe(rows, hide_index=True, key="ex_which_cues")
 
 
 # -- the page -----------------------------------------------------------------------------------------
@@ -251,6 +317,7 @@ if teacher:
         st.caption("Revealed to the class." if note is True else f"Not revealed: {note}")
 
 shown = {"align": alignment_page, "step": step_page, "which": which_page}[kind]()
+progress_line()
 
 if teacher:
     st.divider()
@@ -277,7 +344,7 @@ if teacher:
             c3.metric("Gave up", s.gave_up, help="students who asked for the solution before answering")
             c4.metric("Retries (not counted)", s.retries,
                       help=f"answers after a student's first; {s.fixed} student(s) wrong at first got it right later")
-            right = MECHANISMS.get(shown) if kind == "which" else ("right" if kind == "step" else None)
+            right = shown if kind == "which" else ("right" if kind == "step" else None)
             st.plotly_chart(answer_counts(dict(s.choices), right, title="First answers"), key="ex_class_counts")
             mistake = s.most_common_mistake
             st.markdown(f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake

@@ -26,7 +26,7 @@ import numpy as np
 
 from .metrics import alignment_error_rate
 from .worked_example import (additive_attention, AttentionSteps, dot_attention, general_attention, random_inputs,
-                             WorkedInputs)
+                             softmax, WorkedInputs)
 
 KINDS = {"align": "Predict the alignment", "step": "Compute one step by hand", "which": "Which mechanism drew this?"}
 TOLERANCE = 0.02  # absolute, on every number of a hand computation: two decimals, rounded either way
@@ -138,12 +138,21 @@ class StepExercise:
         return additive_attention(self.inputs)
 
 
+STEP_LEVELS = (("dot", 2), ("general", 3), ("additive", 4))  # level 1, 2, 3: (score, keys)
+
+
+def level(kind: str, seed: int) -> int:
+    """The exercise's level, 1 to 3: the seed's place in a cycle of three, so *Next exercise*
+    (seed + 1) climbs 1 → 2 → 3 and starts again on new numbers."""
+    return seed % 3 + 1
+
+
 def step_exercise(seed: int) -> StepExercise:
-    """Seed → a score and its numbers: 3 or 4 keys; hidden size 3 (dot, general) or 2
-    (additive, with an alignment layer of 2 units), so it can be done on paper."""
+    """Seed → a level's score and its numbers: dot with 2 keys, general with 3, additive with 4;
+    hidden size 3 (dot, general) or 2 (additive, with an alignment layer of 2 units), so it can
+    be done on paper."""
     rng = np.random.default_rng(seed)
-    score = ("dot", "general", "additive")[seed % 3]
-    words = int(rng.integers(3, 5))
+    score, words = STEP_LEVELS[seed % 3]
     hidden = 2 if score == "additive" else 3
     inputs = random_inputs(seed, words=words, hidden=hidden, alignment=2)
     general = np.round(rng.uniform(-1.0, 1.0, size=(hidden, hidden)), 1) if score == "general" else None
@@ -152,10 +161,14 @@ def step_exercise(seed: int) -> StepExercise:
 
 @dataclass(frozen=True)
 class StepCheck:
-    """Per part, one flag per number: True where it is within TOLERANCE of the solution."""
+    """Per part, one flag per number: True where it is within TOLERANCE. The energies are judged
+    against the solution; α against the softmax of the student's own e and c against Σ_j α_j h_j
+    of their own α (partial credit: one wrong energy does not make every later number wrong).
+    ``slips``: the common mistakes the numbers match, named."""
     energies: np.ndarray
     weights: np.ndarray
     context: np.ndarray
+    slips: tuple = ()
 
     @property
     def right(self) -> bool:
@@ -165,17 +178,108 @@ class StepCheck:
         return [name for name, ok in (("e", self.energies), ("α", self.weights), ("c", self.context)) if not ok.all()]
 
 
-def check_step(exercise: StepExercise, energies, weights, context, tolerance: float = TOLERANCE) -> StepCheck:
-    """Each number the student entered against the solution; a missing number (None or NaN) is wrong."""
-    truth = exercise.solution()
+def _vector(given, n: int) -> np.ndarray | None:
+    v = np.array([np.nan if g is None else g for g in given], dtype=float).reshape(-1)
+    return v if v.shape == (n,) else None
 
-    def close(given, expected) -> np.ndarray:
-        expected = np.asarray(expected, dtype=float).reshape(-1)
-        given = np.array([np.nan if g is None else g for g in given], dtype=float).reshape(-1)
-        if given.shape != expected.shape:
-            return np.zeros(expected.shape, dtype=bool)
-        return np.abs(given - expected) <= tolerance  # NaN compares False
-    return StepCheck(close(energies, truth.energies), close(weights, truth.weights), close(context, truth.context))
+
+def _close(given: np.ndarray | None, *expected) -> np.ndarray:
+    """Within tolerance of any of ``expected`` (each a candidate the number may follow from)."""
+    n = np.asarray(expected[0]).size
+    if given is None:
+        return np.zeros(n, dtype=bool)
+    ok = np.zeros(n, dtype=bool)
+    for x in expected:
+        if x is not None:
+            ok |= np.abs(given - np.asarray(x, dtype=float).reshape(-1)) <= TOLERANCE  # NaN compares False
+    return ok
+
+
+def check_step(exercise: StepExercise, energies, weights, context, tolerance: float = TOLERANCE) -> StepCheck:
+    """Each number the student entered, with partial credit; a missing number (None or NaN) is wrong."""
+    truth = exercise.solution()
+    H = exercise.inputs.annotations
+    n, h = H.shape
+    e, a, c = _vector(energies, n), _vector(weights, n), _vector(context, h)
+    own_alpha = softmax(e) if e is not None and np.isfinite(e).all() else None
+    own_context = a @ H if a is not None and np.isfinite(a).all() else None
+    return StepCheck(np.abs(e - truth.energies.ravel()) <= tolerance if e is not None else np.zeros(n, dtype=bool),
+                     _close(a, truth.weights, own_alpha), _close(c, truth.context, own_context),
+                     tuple(step_slips(exercise, e, a, c)))
+
+
+def _all_close(given: np.ndarray | None, expected) -> bool:
+    return given is not None and bool(np.all(np.abs(given - np.asarray(expected, dtype=float).reshape(-1)) <= TOLERANCE))
+
+
+def step_slips(exercise: StepExercise, e, a, c) -> list[str]:
+    """The common slips the student's numbers match exactly (each within TOLERANCE): W used
+    transposed, tanh forgotten, the softmax taken over the wrong axis (every α_j = 1) or
+    without exp, the context averaged with e instead of α."""
+    x, truth, found = exercise.inputs, exercise.solution(), []
+    s, H = x.decoder_state, x.annotations
+    wrong_e = e is not None and not _all_close(e, truth.energies)
+    if wrong_e and exercise.score == "general" and _all_close(e, H @ exercise.general_weights @ s):
+        found.append("W transposed: s^T W_a^T h_j instead of s^T W_a h_j")
+    if wrong_e and exercise.score == "additive":
+        hidden = s.shape[0]
+        transposed = np.tanh(s @ x.W[:hidden].T + H @ x.W[hidden:].T) @ x.v
+        if _all_close(e, transposed):
+            found.append("W transposed: W_a and U_a used as their transposes")
+        if _all_close(e, (s @ x.W[:hidden] + H @ x.W[hidden:]) @ x.v):
+            found.append("tanh forgotten: e_j = v_a^T (W_a s + U_a h_j)")
+    if a is not None and not _all_close(a, truth.weights):
+        if _all_close(a, np.ones(len(a))):
+            found.append("softmax over the wrong axis: every α_j = 1 (each normalised by itself)")
+        elif e is not None and np.isfinite(e).all() and abs(e.sum()) > 1e-9 and _all_close(a, e / e.sum()):
+            found.append("softmax without exp: α_j = e_j / Σ_k e_k")
+    if c is not None and not _all_close(c, truth.context):
+        for energies in (truth.energies.ravel(), e):
+            if energies is not None and np.isfinite(energies).all() and _all_close(c, energies @ H):
+                found.append("context from e instead of α: c = Σ_j e_j h_j")
+                break
+    return found
+
+
+def _numbers(v) -> str:
+    return ", ".join(f"{float(x):.2f}" for x in np.asarray(v).reshape(-1))
+
+
+def step_hints(exercise: StepExercise) -> list[str]:
+    """Two staged hints, before the solution: the first energy written out with its numbers,
+    then every energy with exp(e_j) and their sum, leaving α and c to the student."""
+    x, truth = exercise.inputs, exercise.solution()
+    s, H = x.decoder_state, x.annotations
+    if exercise.score == "dot":
+        first = " + ".join(f"({a:.1f})({b:.1f})" for a, b in zip(s, H[0]))
+        hint = f"e_1 = s · h_1 = {first}; the other e_j the same way with h_j."
+    elif exercise.score == "general":
+        hint = (f"First W_a h_1 = ({_numbers(exercise.general_weights @ H[0])}); then e_1 = s · (W_a h_1). "
+                "The other e_j the same way with h_j.")
+    else:
+        hidden = s.shape[0]
+        hint = (f"W_a s = ({_numbers(s @ x.W[:hidden])}) is the same for every j; U_a h_1 = "
+                f"({_numbers(H[0] @ x.W[hidden:])}); add them, take tanh of each, then the dot product with v_a.")
+    exps = np.exp(truth.energies.ravel())
+    return [hint, f"e = ({_numbers(truth.energies)}); exp(e_j) = ({_numbers(exps)}), their sum Σ = {exps.sum():.2f}. "
+                  "Now α_j = exp(e_j) / Σ, then c = Σ_j α_j h_j."]
+
+
+def step_workings(exercise: StepExercise) -> list[tuple[str, np.ndarray]]:
+    """Every intermediate number of the solution, in order, each with its name (LaTeX)."""
+    x, truth = exercise.inputs, exercise.solution()
+    s, H = x.decoder_state, x.annotations
+    rows: list[tuple[str, np.ndarray]] = []
+    if exercise.score == "general":
+        rows.append((r"W_a h_j", H @ exercise.general_weights.T))
+    elif exercise.score == "additive":
+        hidden = s.shape[0]
+        rows += [(r"W_a s", (s @ x.W[:hidden]).reshape(1, -1)), (r"U_a h_j", H @ x.W[hidden:]),
+                 (r"W_a s + U_a h_j", truth.pre_activation), (r"\tanh(W_a s + U_a h_j)", truth.hidden)]
+    exps = np.exp(truth.energies)
+    return rows + [(r"e_j", truth.energies), (r"\exp(e_j)", exps), (r"\Sigma = \sum_k \exp(e_k)", exps.sum().reshape(1, 1)),
+                   (r"\alpha_j = \exp(e_j) / \Sigma", truth.weights), (r"\alpha_j h_j", truth.contributions),
+                   (r"c = \sum_j \alpha_j h_j", truth.context)]
 
 
 # -- which mechanism drew this? ----------------------------------------------------------------------
@@ -190,8 +294,9 @@ MECHANISMS = {  # the zoo's models with attention, named as a student would choo
 TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = W_m h_j (model/decoders.py)
     "luong-local": "**local-p** predicts a centre p_i at each step (Luong eq. 9) and weighs the positions around it with "
                    "a Gaussian over a window of 2D+1 positions (eq. 10, D = 10 in the shipped model): the heatmap shows "
-                   "the weights renormalised over that window, so every cell outside it is exactly 0, and a long "
-                   "sentence shows white corners.",
+                   "the weights renormalised over that window, so every cell outside it is exactly 0: on a "
+                   "sentence longer than the window (level 2 draws them) the corners are white; on a short one the "
+                   "window covers nearly everything, and what shows is how sharp its rows are.",
     "rnnsearch": "**RNNsearch** (additive) scores with a small tanh network, v_a^T tanh(W_a s_{i−1} + U_a h_j) "
                  "(Bahdanau appendix A.1.2; eq. 6 only names it a(s_{i−1}, h_j)). In every model here row i is the "
                  "attention used to choose word i; what differs is the query: Bahdanau's s_{i−1} has not yet read the "
@@ -214,13 +319,60 @@ TELLS = {  # true of the shipped models: the Luong decoders attend over h̄_j = 
 }
 
 
-def which_exercise(seed: int, models: list[str], sentences: list[str]) -> tuple[str, str]:
-    """Seed → (model, sentence) among the models given (those of MECHANISMS that are loaded)."""
+FAMILIES = {  # what a heatmap can tell: the family, not dot from general from concat
+    "additive": "additive (Bahdanau, RNNsearch)",
+    "global": "Luong global (dot, general or concat)",
+    "local-p": "Luong local-p (a window around a predicted position)",
+    "transformer": "a Transformer layer (heads averaged)",
+}
+FAMILY_OF = {"rnnsearch": "additive", "luong-dot": "global", "luong-general": "global", "luong-concat": "global",
+             "luong-local": "local-p", "transformer": "transformer"}
+SHORT_WORDS, LONG_WORDS = 12, 14  # level 1 draws sentences of ≤ 12 words, level 2 of ≥ 14 (local-p's window shows)
+
+
+@dataclass(frozen=True)
+class WhichExercise:
+    """The model that drew the heatmap, the sentence, and the question: ``family`` (levels 1
+    and 2: additive, Luong global, local-p or a Transformer layer) or ``mechanism`` (level 3:
+    the exact score)."""
+    model: str
+    sentence: str
+    question: str
+
+    @property
+    def answer(self) -> str:
+        return FAMILY_OF[self.model] if self.question == "family" else self.model
+
+
+def which_exercise(seed: int, models: list[str], sentences: list[str]) -> WhichExercise:
+    """Seed → a model among those given (of MECHANISMS, loaded) and a sentence. Levels 1 and 2
+    draw a family first, so the three Luong global scores are one answer among four, then a
+    model of it; level 1 a short sentence, level 2 a long one; level 3 asks the exact score."""
     models = [m for m in MECHANISMS if m in models]
     if not models or not sentences:
         raise ValueError("no model with attention or no sentence to draw from")
     rng = np.random.default_rng(seed)
-    return models[int(rng.integers(len(models)))], sentences[int(rng.integers(len(sentences)))]
+    tier = level("which", seed)
+    if tier == 3:
+        model = models[int(rng.integers(len(models)))]
+    else:
+        families = [f for f in FAMILIES if any(FAMILY_OF[m] == f for m in models)]
+        family = families[int(rng.integers(len(families)))]
+        members = [m for m in models if FAMILY_OF[m] == family]
+        model = members[int(rng.integers(len(members)))]
+    pool = ([t for t in sentences if len(t.split()) <= SHORT_WORDS] if tier == 1
+            else [t for t in sentences if len(t.split()) >= LONG_WORDS] if tier == 2 else sentences) or sentences
+    return WhichExercise(model, pool[int(rng.integers(len(pool)))], "mechanism" if tier == 3 else "family")
+
+
+def attention_cues(weights) -> dict[str, float]:
+    """What a heatmap shows, measured on its α (target × source, rows summing to 1): sharpness
+    (the mean of each row's largest weight), entropy (mean over rows, in nats) and the share of
+    cells exactly 0 (local-p's window: weights outside it vanish)."""
+    w = np.asarray(weights, dtype=float)
+    safe = np.where(w > 0, w, 1.0)
+    return {"sharpness": float(w.max(axis=1).mean()), "entropy": float(-(w * np.log(safe)).sum(axis=1).mean()),
+            "zeros": float((w == 0).mean())}
 
 
 # -- the teacher's summary ---------------------------------------------------------------------------

@@ -94,26 +94,33 @@ def test_compute_one_step_accepts_the_right_numbers_and_rejects_a_wrong_alpha(ti
     assert "The worked answer" in [e.label for e in at.expander]
 
 
-def test_which_mechanism_reveals_the_model(tiny_zoo):
-    seed = 3
+def which_answers(seed: int):
+    """(the model that drew exercise ``seed``, the right option, a wrong option): the tiny zoo
+    loads every model of MECHANISMS."""
+    from model.exercises import FAMILIES
+    ex = which_exercise(seed, list(MECHANISMS), list(EXAMPLES))
+    options = list(FAMILIES) if ex.question == "family" else list(MECHANISMS)
+    return ex.model, ex.answer, next(o for o in options if o != ex.answer)
+
+
+@pytest.mark.parametrize("seed", [3, 5])  # level 1 (the family), level 3 (the exact score)
+def test_which_mechanism_reveals_the_model_beside_every_other(tiny_zoo, seed):
+    model, answer, wrong = which_answers(seed)
     at = open_exercise(ex="which", seed=str(seed))
-    options = at.radio(key=f"ex_which_{seed}").options
-    models = [m for m in MECHANISMS if MECHANISMS[m] in options]
-    answer, _ = which_exercise(seed, models, [s for s in EXAMPLES if len(s.split()) <= 12])
-    wrong = next(m for m in models if m != answer)
     at.radio(key=f"ex_which_{seed}").set_value(wrong)
     check(at, f"which:{seed}")
-    assert f"No: it is {DISPLAY_NAMES[answer]}." in texts(at)
+    assert f"No: it is {DISPLAY_NAMES[model]}" in texts(at)
     at.radio(key=f"ex_which_{seed}").set_value(answer).run()
-    assert f"Right: it is {DISPLAY_NAMES[answer]}." in texts(at)
+    assert f"Right: it is {DISPLAY_NAMES[model]}" in texts(at)
+    cues = at.dataframe[0].value
+    assert list(cues["sharpness"]) and len(cues) == len(MECHANISMS)
+    assert all(at.get_by_key(f"ex_which_all_{m}") is not None for m in MECHANISMS)
 
 
 def answer_which(code: str, seed: int, right: bool) -> None:
     at = open_exercise(ex="which", seed=str(seed), **{"class": code})
-    options = at.radio(key=f"ex_which_{seed}").options
-    models = [m for m in MECHANISMS if MECHANISMS[m] in options]
-    answer, _ = which_exercise(seed, models, [s for s in EXAMPLES if len(s.split()) <= 12])
-    at.radio(key=f"ex_which_{seed}").set_value(answer if right else next(m for m in models if m != answer))
+    _, answer, wrong = which_answers(seed)
+    at.radio(key=f"ex_which_{seed}").set_value(answer if right else wrong)
     check(at, f"which:{seed}")
     assert "Counted in class" in texts(at)
 
@@ -262,7 +269,7 @@ def test_an_empty_check_reveals_nothing_and_stores_nothing(store):
     seed = 3
     at = open_exercise(ex="which", seed=str(seed), **{"class": code})
     check(at, f"which:{seed}")
-    assert "Pick a mechanism first." in texts(at)
+    assert "Pick an answer first." in texts(at)
     assert "it is " not in texts(at) and "Counted in class" not in texts(at)
     at = open_exercise(ex="step", seed="4", **{"class": code})
     check(at, "step:4")
@@ -278,12 +285,10 @@ def test_a_wrong_answer_then_the_revealed_one_counts_wrong(store):
     code = store.open_class(KEY).code
     seed = 3
     at = open_exercise(ex="which", seed=str(seed), **{"class": code})
-    options = at.radio(key=f"ex_which_{seed}").options
-    models = [m for m in MECHANISMS if MECHANISMS[m] in options]
-    answer, _ = which_exercise(seed, models, [s for s in EXAMPLES if len(s.split()) <= 12])
-    at.radio(key=f"ex_which_{seed}").set_value(next(m for m in models if m != answer))
+    model, answer, wrong = which_answers(seed)
+    at.radio(key=f"ex_which_{seed}").set_value(wrong)
     check(at, f"which:{seed}")
-    assert f"No: it is {DISPLAY_NAMES[answer]}." in texts(at)
+    assert f"No: it is {DISPLAY_NAMES[model]}" in texts(at)
     at.radio(key=f"ex_which_{seed}").set_value(answer)
     check(at, f"which:{seed}")  # the copied answer: kept as a retry
     assert "Kept as a retry" in texts(at)
@@ -302,3 +307,37 @@ def test_show_me_the_solution_before_answering_counts_as_gave_up(store):
     assert "The worked answer" in [e.label for e in at.expander] and "Counted in class" in texts(at)
     s = class_figures(store, code, "step:4")
     assert (s.students, s.correct, s.gave_up) == (1, 0, 1)
+
+
+def test_compute_one_step_gives_partial_credit_hints_and_every_intermediate(tiny_zoo):
+    from model.worked_example import softmax
+    import numpy as np
+    seed = 2  # level 3: additive, 4 keys
+    ex = step_exercise(seed)
+    at = open_exercise(ex="step", seed=str(seed))
+    assert "You need a calculator" in texts(at) and "Level 3 of 3" in texts(at)
+    at.button(key=f"ex_hint_step:{seed}").click().run()
+    at.button(key=f"ex_hint_step:{seed}").click().run()
+    assert "Hint 1:" in texts(at) and "Hint 2:" in texts(at)
+    assert "The worked answer" not in [e.label for e in at.expander]  # hints are not the solution
+    e = np.round(ex.solution().energies.ravel(), 2)
+    e[1] += 0.4  # a wrong e_2, then α and c computed from it
+    alpha = softmax(e.reshape(-1, 1)).ravel()
+    for part, values in (("e", e), ("α", alpha), ("c", alpha @ ex.inputs.annotations)):
+        for j, v in enumerate(values):
+            at.number_input(key=f"ex_{seed}_{part}{j}").set_value(round(float(v), 2))
+    check(at, f"step:{seed}")
+    assert "e_2 is off" in at.error[0].value and "α_" not in at.error[0].value and "c_" not in at.error[0].value
+    assert "Right from your own numbers: α, c" in at.error[0].value
+    latex = " ".join(x.value for x in at.latex)
+    assert r"\exp(e_j)" in latex and r"U_a h_j" in latex and r"\alpha_j h_j" in latex
+
+
+def test_next_exercise_climbs_the_levels_and_the_progress_line_counts_first_answers(tiny_zoo):
+    at = open_exercise(ex="which", seed="3")
+    _, answer, _ = which_answers(3)
+    at.radio(key="ex_which_3").set_value(answer)
+    check(at, "which:3")
+    assert "1 of 1" in texts(at)
+    at.button(key="ex_next").click().run()
+    assert at.session_state["ex_seed"] == 4 and at.query_params["seed"] in ("4", ["4"])
