@@ -13,7 +13,7 @@ import hashlib
 
 import streamlit as st
 
-from app_pages.class_session import record_answer, teacher_key
+from app_pages.class_session import joined_class, record_answer, store_notice, teacher_key
 from app_pages.common import available_models, plain, query_param, sentence_input, set_query_params, small
 from app_pages.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
                                     TAG)
@@ -122,6 +122,34 @@ def ask(k: int, slug: str, q: Question) -> None:
                     record_answer(exercise(k, slug), answer_record("shown the answer", False, ["shown"]), False)
 
 
+def class_view(k: int, slug: str) -> None:
+    """The teacher's view of the room at this stop, refreshed every 2 s: who answered, who was right
+    (each student's first committed answer), and the answers given."""
+    from model.exercises import class_summary
+    from server.class_store import class_store, NotTeacher, StoreUnavailable
+    from viz.teaching import answer_counts
+
+    @st.fragment(run_every=2.0)
+    def room():
+        try:
+            stored = class_store().summary(teacher_key(), joined_class())
+        except StoreUnavailable as e:
+            store_notice(e)
+            return
+        except NotTeacher:
+            return
+        s = class_summary(stored).get(exercise(k, slug))
+        if s is None:
+            st.caption("No answer to this stop yet (refreshed every 2 s).")
+            return
+        c1, c2 = st.columns(2)
+        c1.metric("Students who answered", s.students)
+        c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
+        st.plotly_chart(answer_counts(dict(s.choices), title="Their answers"), key="lesson_class_counts")
+    st.subheader(f"Class {joined_class()}: this stop's answers, live")
+    room()
+
+
 def keep_in_url(k: int, text: str) -> None:
     done = ",".join(str(n) for n in sorted(st.session_state[DONE]))
     set_query_params(stop=k, text=text.strip() or None, step=st.session_state.get(STEP) if k > 1 else None,
@@ -154,5 +182,7 @@ if shown is not None:
 else:
     st.caption(small("This stop has no question here: what it needs is missing."))
 keep_in_url(k, text)
+if teacher_key() and joined_class():
+    class_view(k, stop.slug)
 if k < N:
     st.button("Next stop", key="lesson_next_bottom", icon=":material/arrow_forward:", on_click=go, args=(k + 1,))

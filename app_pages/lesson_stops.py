@@ -117,11 +117,9 @@ class Card:
     def __init__(self, slug: str):
         self.slug = slug
         self.text_slot, self.view_slot, self.action_slot, self.notice_slot = (st.container() for _ in range(4))
-        self.words = 0
         self.tag = st.session_state.get(TAG)  # the sentence's: a menu of its pieces starts afresh with a new one
 
     def say(self, text: str) -> None:
-        self.words = len(text.split())
         self.text_slot.markdown(text)
 
     def view(self, fig, described: str, key: str) -> None:

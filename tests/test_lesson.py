@@ -208,11 +208,17 @@ def test_a_class_counts_each_stops_first_answer_and_followers_get_the_stop(store
     assert answer(student, right) == "right"  # checked, but the first committed answer is the one counted
     stored = [a for a in store.summary(KEY, code) if a.exercise.startswith("lesson:")]
     assert [(a.exercise, a.correct) for a in stored] == [("lesson:02-encoder", False)]
-    teacher = open_lesson(stop="5", text=DIGITS, step="2", **{"class": code})
+    teacher = open_lesson(stop="2", text=DIGITS, **{"class": code})
     teacher.session_state["class_panel"] = True
     teacher.run()
     teacher.text_input(key="class_key_box").set_value(KEY)
     teacher.button(key="class_sign_in").click().run()
+    metrics = {m.label: m.value for m in teacher.metric}  # the room at this stop: one student, not right
+    assert metrics["Students who answered"] == "1" and metrics["Right"].startswith("0 ")
+    for _ in range(3):
+        teacher.button(key="lesson_next").click().run()
+    assert stop_title(teacher).startswith("5. ") and not teacher.exception
+    teacher.slider(key="lesson_i_slider_context").set_value(2).run()
     teacher.button(key="class_send").click().run()
     sent = store.follow(code)
     assert sent.page == "lesson" and (sent.params["stop"], sent.params["step"]) == ("5", "2")
