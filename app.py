@@ -16,6 +16,7 @@ import gc
 import logging
 import os
 import signal
+import sys
 import threading
 from contextlib import asynccontextmanager
 
@@ -42,6 +43,15 @@ def limit_malloc_arenas() -> None:
 limit_malloc_arenas()
 
 import streamlit as st  # noqa: E402
+
+from server.settings import teacher_key_problem  # noqa: E402
+from server.shared import guard_clear_cache  # noqa: E402
+
+if teacher_key_problem():  # refused at start, with the reason, rather than a class behind a guessable key
+    sys.exit(f"Attention Explorer: {teacher_key_problem()}")
+
+# a browser's "clear cache" clears its own session, not every visitor's shared caches
+guard_clear_cache()
 
 
 def warm_up() -> None:
@@ -84,14 +94,19 @@ def warm_up() -> None:
 
 
 def announce_class_store() -> None:
-    """Print the teacher's key (the server's own, or the one the class store keeps for every
-    process on it) and delete the classes past their hours. A store that is down is only
-    reported: the exercises work without a class (docs/exercises.md)."""
+    """Show the teacher's key (the server's own, or the one the class store keeps for every
+    process on it) on the terminal, and delete the classes past their hours. A store that is
+    down is only reported: the exercises work without a class (docs/exercises.md)."""
     from server.class_store import class_store, StoreUnavailable
+    from server.lecture import to_terminal
     store = class_store()
     try:
         store.purge_expired()
-        print(f"Attention Explorer: class store {store.kind}; teacher key: {store.teacher_key()}", flush=True)
+        key = store.teacher_key()
+        print(f"Attention Explorer: class store {store.kind}", flush=True)
+        if not to_terminal(f"Attention Explorer: teacher key: {key}"):
+            print("Attention Explorer: the teacher key is shown on a terminal only: "
+                  "`python scripts/teacher_key.py` shows it", flush=True)
     except StoreUnavailable as e:
         print(f"Attention Explorer: {e}; exercises work without classes", flush=True)
 
@@ -113,7 +128,8 @@ async def ready(_request):
     from starlette.responses import PlainTextResponse
     from server.loading import warm_up as state
     if state.finished.is_set():
-        return PlainTextResponse("ready")
+        common = sys.modules.get("app_pages.common")  # how often the zoo was loaded: once, whatever visitors send
+        return PlainTextResponse(f"ready; models loaded {getattr(common, 'zoo_loads', 0)} time(s)")
     return PlainTextResponse("loading the models", status_code=503)
 
 

@@ -19,6 +19,7 @@ PAGES = {
         st.Page("app_pages/models.py", title="Models", icon="🗂️", url_path="models"),
     ],
     "Teach": [
+        st.Page("app_pages/lesson.py", title="Lesson", icon="🎓", url_path="lesson"),
         st.Page("app_pages/step_through.py", title="Step through", icon="👣", url_path="step-through"),
         st.Page("app_pages/worked_example.py", title="Worked example", icon="🧮", url_path="worked-example"),
         st.Page("app_pages/beam_tree.py", title="Beam search tree", icon="🌳", url_path="beam-tree"),

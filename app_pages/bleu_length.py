@@ -5,14 +5,15 @@ intervals, for the natural test split and for the long-sentence stress set (cons
 test segments joined; ``model.evaluate.stress_set``). The numbers are read from
 ``results/bleu_by_length.csv``, which ships with the checkpoints, so the page opens at
 once. Visitors only read: recomputing decodes the test data for minutes on the server's
-cores and overwrites the shipped file, so the button works only on a server started by its
-owner with ``ATTN_EXPLORER_ADMIN=1`` (``server/settings.py``); everyone else sees the
-command that does the same.
+cores and overwrites the shipped file, so the button works only for the signed-in teacher
+(the session holding the teacher key, checked by the class store at the click); everyone else
+sees the command that does the same.
 """
 import pandas as pd
 import streamlit as st
 
 from server import settings
+from app_pages.class_session import signed_in_teacher
 from app_pages.common import available_models, show_figure, show_unavailable, zoo
 from model.data import multi_reference, read_split, split_path
 from model.evaluate import evaluate, stress_set
@@ -77,13 +78,13 @@ def recompute(limit: int | None, beam: int, bootstrap: int) -> pd.DataFrame:
 
 
 with st.expander("Recompute from the data"):
-    admin = settings.admin()
+    admin = signed_in_teacher()
     problem = data_problem()
     if not admin:
         st.caption("This server is read-only for visitors: recomputing would decode the test data for minutes on "
                    "the cores the whole class shares, and overwrite the shipped numbers for everyone. The owner "
-                   f"recomputes them from a terminal with `{COMMAND}`, or starts the server with "
-                   "`ATTN_EXPLORER_ADMIN=1 streamlit run app.py` to use this button.")
+                   f"recomputes them from a terminal with `{COMMAND}`, or signs in as the teacher (the sidebar's "
+                   "*Class* panel) to use this button.")
     elif problem:
         st.caption(f"The data is not here, so the shipped numbers cannot be recomputed: {problem}")
     else:
@@ -95,10 +96,10 @@ with st.expander("Recompute from the data"):
     beam = c2.number_input("Beam size (1 = greedy)", 1, 10, 1, key="bleu_beam", disabled=not admin)
     bootstrap = c3.number_input("Bootstrap resamples", 0, 10_000, 1000, step=100, key="bleu_bootstrap",
                                 disabled=not admin)
-    why_not = ("Only the server's owner can recompute (ATTN_EXPLORER_ADMIN=1)" if not admin else problem)
+    why_not = ("Only the signed-in teacher can recompute" if not admin else problem)
     if st.button("Recompute", key="bleu_recompute", disabled=why_not is not None or not models,
                  help=why_not or "Translate the test data with every available model", icon=":material/refresh:"):
-        if not settings.admin():  # checked again: a click must not outlive the switch
+        if not signed_in_teacher():  # checked again: a click must not outlive the key (New key, a forged click)
             st.stop()
         table = recompute(int(limit) or None, int(beam), int(bootstrap))
         if RESULTS.exists():  # sets the button does not decode (newstest2014) keep their rows

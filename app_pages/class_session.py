@@ -13,6 +13,8 @@ it is in that class.
 from __future__ import annotations
 
 import json
+import math
+import time
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
@@ -21,6 +23,8 @@ from app_pages.url_state import set_query_params  # not app_pages.common: that i
 from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
                                 StoreUnavailable)
+from server.class_store import StoreBusy
+from server.limits import client_address, sign_in_attempts
 
 CLASS = "class_code"          # the joined class's code
 FOLLOW = "class_follow"       # the "Follow the teacher" toggle
@@ -32,6 +36,8 @@ REVEALED = "class_revealed"   # the exercise the teacher revealed
 FOLLOW_EVERY = 1.0            # seconds between two looks at the teacher's state
 KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
+SIGN_IN_TRIES = 5             # wrong teacher keys one session may type…
+SIGN_IN_WINDOW = 60.0         # …within this many seconds, before it waits
 TEACHER_OF = "class_teacher_of"      # the class a teacher cookie made this session the teacher of
 RESTORED = "class_cookie_read"       # the teacher cookie was looked at (once per session)
 COOKIE_FOR = "class_cookie_for"      # the class this browser's teacher cookie was last asked for
@@ -94,6 +100,16 @@ def teacher_key() -> str | None:
     return st.session_state.get(KEY)
 
 
+def signed_in_teacher() -> bool:
+    """Does this session hold the teacher's key now (checked by the store, every time: a key
+    replaced by *New key* stops counting at once)? The owner's actions (BLEU vs length's
+    *Recompute*, anything that writes results) ask this, never a server-wide switch."""
+    try:
+        return bool(teacher_key()) and class_store().is_teacher(teacher_key())
+    except StoreUnavailable:
+        return False
+
+
 def _restore_teacher() -> None:
     """A new session (a reload, another replica) whose browser holds a valid teacher cookie for an
     open class becomes that class's teacher; a link naming another class does not."""
@@ -133,20 +149,41 @@ def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
             st.caption(f"Kept as a retry (answer {attempt}); class **{code}** counts your first answer.")
     except AnswerRefused as e:
         st.warning(f"Not counted in the class: {e}.", icon=":material/block:")
+    except StoreBusy as e:  # up, but a lock or a slow statement made it refuse: the same click later works
+        st.warning(f"Not counted yet: {e}.", icon=":material/hourglass_empty:")
     except StoreUnavailable as e:
         store_notice(e)
 
 
+def _address() -> str:
+    return client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
+
+
+def _sign_in_wait(now: float) -> float:
+    """Seconds before this session may try a key again: SIGN_IN_TRIES wrong ones within
+    SIGN_IN_WINDOW make it wait, as do too many from its address (``server.limits``)."""
+    tries = [t for t in st.session_state.get("class_key_tries", []) if now - t < SIGN_IN_WINDOW]
+    mine = SIGN_IN_WINDOW - (now - tries[-SIGN_IN_TRIES]) if len(tries) >= SIGN_IN_TRIES else 0.0
+    return max(mine, sign_in_attempts().wait(_address(), now))
+
+
 def _sign_in() -> None:
     key = st.session_state.get("class_key_box", "")
+    st.session_state["class_key_box"] = ""
+    now = time.monotonic()
+    wait = _sign_in_wait(now)
+    if wait > 0:  # not even checked: a script trying keys learns nothing while it waits
+        st.session_state["class_key_wait"] = math.ceil(wait)
+        return
     try:
         if class_store().is_teacher(key):
             st.session_state[KEY] = key
         else:
             st.session_state["class_key_wrong"] = True
+            st.session_state["class_key_tries"] = st.session_state.get("class_key_tries", [])[-SIGN_IN_TRIES:] + [now]
+            sign_in_attempts().failed(_address(), now)
     except StoreUnavailable as e:
         st.session_state["class_key_wrong"] = str(e)
-    st.session_state["class_key_box"] = ""
 
 
 def _sign_out() -> None:
@@ -188,6 +225,25 @@ def _open_class() -> None:
         set_query_params(**{"class": info.code})  # else an older class in the link would be joined again
     except (StoreUnavailable, NotTeacher) as e:
         st.session_state["class_error"] = str(e)
+
+
+def _new_key() -> None:
+    try:
+        st.session_state[KEY] = st.session_state["class_new_key_shown"] = class_store().new_key(teacher_key())
+    except (StoreUnavailable, NotTeacher, AnswerRefused) as e:
+        st.session_state["class_error"] = str(e)
+
+
+def _new_key_popover() -> None:
+    """*New key*: the store makes a new teacher key, the old one stops working in every process
+    and session; the new one is shown here once (never printed, never in a log)."""
+    with st.popover("New key", icon=":material/key:"):
+        st.caption("Replace the teacher key: the old one stops working everywhere, also for anyone who read it. "
+                   "The new key is shown here once; keep it off the projector.")
+        st.button("Make a new key", key="class_new_key", on_click=_new_key)
+        shown = st.session_state.pop("class_new_key_shown", None)
+        if shown:
+            st.code(shown, language="text")
 
 
 def _close_class() -> None:
@@ -257,6 +313,9 @@ def _student_panel(code: str) -> None:
     wrong = st.session_state.pop("class_key_wrong", None)
     if wrong:
         st.warning("That is not the teacher key." if wrong is True else f"Cannot check the key: {wrong}")
+    wait = st.session_state.pop("class_key_wait", None)
+    if wait:
+        st.warning(f"Too many wrong keys: try again in {wait} s.")
 
 
 def _teacher_panel(code: str, current: str) -> None:
@@ -279,6 +338,7 @@ def _teacher_panel(code: str, current: str) -> None:
         st.button("Close the class", key="class_close", on_click=_close_class)
     else:
         st.button("Open a class", key="class_open", on_click=_open_class, type="primary")
+    _new_key_popover()
     st.button("Sign out", key="class_sign_out", on_click=_sign_out, help="This browser stops being the teacher's.")
     error = st.session_state.pop("class_error", None)
     if error:
@@ -330,5 +390,6 @@ def revealed_to_class(exercise: str) -> bool:
     return bool(joined_class()) and st.session_state.get(REVEALED) == exercise
 
 
-__all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "session_id", "revealed_to_class",
+__all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "signed_in_teacher", "session_id",
+           "revealed_to_class",
            "store_notice"]

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from server import settings
+from app_pages.class_session import signed_in_teacher
 from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, show_figure
 from viz.classroom import load_curve_figure
 
@@ -49,9 +50,9 @@ st.code(f"{base}/?text={q}&model={DEFAULT_MODEL}\n"
 st.subheader("3. Visitors read, the owner writes")
 st.markdown("A server started as above is **read-only for visitors**: nothing a student clicks writes to the "
             "repository or starts minutes of work. The *Recompute* button of *BLEU vs length* (which decodes "
-            "the test data for minutes and overwrites the shipped numbers) works only on a server started with")
-st.code("ATTN_EXPLORER_ADMIN=1 streamlit run app.py", language="bash")
-st.markdown(f"This server: **{'owner mode (admin on)' if settings.admin() else 'read-only for visitors'}**.")
+            "the test data for minutes and overwrites the shipped numbers) works only for the signed-in teacher, "
+            "the session holding the teacher key; no server-wide switch hands it to the room.")
+st.markdown(f"This session: **{'the signed-in teacher' if signed_in_teacher() else 'read-only, as a visitor'}**.")
 st.markdown("The one thing a student writes is an answer on *Exercises*, anonymously, into a class the teacher "
             "opened. The teacher signs in (the sidebar's *Class* panel) with the key the server prints when it "
             "starts, or the one it was started with (`ATTN_EXPLORER_TEACHER_KEY`), opens a class, and sees the "
@@ -74,10 +75,15 @@ st.markdown("HAProxy gives each browser a cookie naming its process, so it keeps
             "its session (students behind one network address are still spread out), sends no one to a process "
             "still loading its models, and takes a process that dies out within seconds; the command restarts "
             "it, and its students' pages come back on another process from their links. **More machines**: "
-            "start `streamlit run app.py --server.address 0.0.0.0` on each, with the same "
-            "`STREAMLIT_SERVER_COOKIE_SECRET` as the command's, and add `--backend HOST:8501` for each; give them "
-            "one class store, `ATTN_EXPLORER_CLASS_DB=postgresql://…` (the processes of one machine share its SQLite "
-            "file by default). Ctrl-C stops everything the command started.")
+            "add `--backend HOST:8501` for each, HOST its private address, and start `streamlit run app.py "
+            "--server.address HOST --server.port 8501` there (never `0.0.0.0`: students would reach it past the "
+            "proxy), with the same `STREAMLIT_SERVER_COOKIE_SECRET` and one PostgreSQL class store, "
+            "`ATTN_EXPLORER_CLASS_DB=postgresql://…`; the command refuses to start without them and prints what to "
+            "run. Ctrl-C stops everything the command started.")
+st.markdown("**On a shared network, serve HTTPS** (else the teacher key crosses the room in clear): add "
+            "`--tls-cert cert.pem --tls-key key.pem`; students open `https://ADDRESS:PORT`. A self-signed "
+            "certificate (`openssl req -x509 …`, docs/campus.md) makes each browser warn once: *Advanced* → "
+            "*Proceed*.")
 
 st.subheader("6. How many students, measured")
 runs = pd.DataFrame()

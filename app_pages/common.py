@@ -15,6 +15,8 @@ from app_pages.url_state import query_param, set_query_params  # noqa: F401 - th
 from server import settings
 from server.loading import models_loaded
 from server.limits import decoding_slot
+from server.shared import per_process
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 ROOT = settings.ROOT
 DEFAULT_MODEL = "rnnsearch"  # the paper's model: what a page shows when the link names none
@@ -26,14 +28,24 @@ def zoo(root: str | None = None) -> dict[str, ZooEntry]:
 
     The folder is read from ATTN_EXPLORER_CHECKPOINTS when called, not when this module is
     imported, so a test that sets it after importing still gets its own checkpoints."""
-    models = _load_zoo(root or checkpoints_root(), settings.hf_models(), str(settings.results() / "hf"))
+    args = (root or checkpoints_root(), settings.hf_models(), str(settings.results() / "hf"))
+    if models_loaded.is_set() or get_script_run_ctx(suppress_warning=True) is None:
+        models = _load_zoo(*args)
+    else:
+        with st.spinner("Loading the models…"):
+            models = _load_zoo(*args)
     models_loaded.set()
     return models
 
 
-@st.cache_resource(show_spinner="Loading the models…")
+@per_process  # not st.cache_resource: a visitor's clear_cache must not unload them (server/shared.py)
 def _load_zoo(root: str, made_elsewhere: tuple[str, ...] = (), metrics_root: str | None = None) -> dict[str, ZooEntry]:
+    global zoo_loads
+    zoo_loads += 1
     return load_zoo(root, made_elsewhere=made_elsewhere, metrics_root=metrics_root)
+
+
+zoo_loads = 0  # how many times this process has loaded the zoo (app.py's /_attn/ready reports it)
 
 
 def available_models() -> dict[str, ZooEntry]:
@@ -306,13 +318,45 @@ def small(text: str) -> str:
     return f":small[{text}]" if depth == 0 else text
 
 
-def show_figure(fig, filename: str, key: str) -> None:
-    """A Plotly figure (PNG from its own toolbar's camera button) and a download of it as a
-    standalone, still interactive HTML page (built only when clicked)."""
+def show_figure(fig, filename: str, key: str, latex=None) -> None:
+    """A Plotly figure (SVG from its own toolbar's camera button), a download of it as a
+    standalone, still interactive HTML page, and a popover that offers it as SVG, PDF and PNG
+    for a slide or a paper (and as LaTeX, given ``latex``: a callable returning the .tex).
+    Every file is made only when its button is clicked; the popover's contents are built only
+    while it is open."""
     from viz.export import figure_html, plotly_config
     st.plotly_chart(fig, key=key, config=plotly_config(filename))
-    st.download_button("Download figure (HTML)", lambda: figure_html(fig, filename), file_name=f"{filename}.html",
-                       mime="text/html", key=f"{key}_html", icon=":material/download:")
+    row = st.container(horizontal=True)
+    row.download_button("Download figure (HTML)", lambda: figure_html(fig, filename), file_name=f"{filename}.html",
+                        mime="text/html", key=f"{key}_html", icon=":material/download:")
+    export = row.popover("SVG · PDF · PNG" + (" · LaTeX" if latex else ""), key=f"{key}_export", on_change="rerun",
+                         icon=":material/image:", help="For a slide or a paper: vector files, drawn on the server")
+    if export.open:
+        with export:
+            export_buttons(fig, filename, key, latex)
+
+
+def export_buttons(fig, filename: str, key: str, latex=None) -> None:
+    """Size, theme and one download per format; a server without Chromium says why instead
+    (the buttons stay, disabled), and the LaTeX file needs no browser."""
+    from viz.export import export_image, export_unavailable, MIME, SIZES
+    browser = settings.chromium()
+    size = st.segmented_control("Size", list(SIZES), key=f"{key}_size", default="slide", required=True,
+                                format_func=lambda s: SIZES[s].label) or "slide"
+    light = st.toggle("Light theme for print", key=f"{key}_light")
+    why_not = export_unavailable(browser)
+    chosen = SIZES[size]
+    name = f"{filename}-{size}" + ("-print" if light else "")
+    for fmt in MIME:
+        st.download_button(f"{fmt.upper()}", lambda f=fmt: export_image(fig, f, chosen, light, browser),
+                           file_name=f"{name}.{fmt}", mime=MIME[fmt], key=f"{key}_{fmt}", disabled=why_not is not None,
+                           help=why_not, icon=":material/download:")
+    if latex is not None:
+        st.download_button("LaTeX (TikZ)", latex, file_name=f"{filename}.tex", mime="application/x-tex",
+                           key=f"{key}_tex", icon=":material/functions:")
+    st.caption(why_not or f"{chosen.width} × {chosen.height} px ({chosen.width * 0.75:.0f} × {chosen.height * 0.75:.0f} pt "
+                          f"on the PDF's page), {chosen.font} px type; drawn on the server when clicked, one file at a time for "
+                          "everyone (seconds). A button that says it failed met a busy server: click it again.")
 
 
 __all__ = ["zoo", "small", "available_models", "usable_models", "pick_model", "target_language", "attention_caption",

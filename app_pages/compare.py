@@ -14,6 +14,7 @@ from app_pages.common import (usable_models, cached_translate, decoding_choice, 
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
 from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure
+from viz.latex import alignment_tex
 
 DEFAULT_MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "rnnenc"]
 
@@ -106,8 +107,10 @@ for k, n in enumerate(chosen):
             continue
         title = models[n].display_name + ("" if n not in choices else f" · layer {choices[n][0] + 1}, "
                                           + ("mean" if choices[n][1] is None else f"head {choices[n][1] + 1}"))
-        show_figure(alignment_heatmap(weights, source, target, title=title, target_language=target_language(models[n])),
-                    f"alignment-{n}", key=f"compare_heatmap_{n}")
+        language = target_language(models[n])
+        show_figure(alignment_heatmap(weights, source, target, title=title, target_language=language),
+                    f"alignment-{n}", key=f"compare_heatmap_{n}",
+                    latex=lambda w=weights, s=source, t=target, m=title, x=language: alignment_tex(w, s, t, m, x))
         # the CSV is written only when clicked (the loop's values bound now), as the figure's HTML is
         st.download_button("Attention matrix (CSV)", lambda w=weights, s=source, t=target: matrix_csv(w, s, t),
                            file_name=f"attention-{n}-{view}.csv", mime="text/csv", key=f"compare_csv_{n}",

@@ -5,6 +5,8 @@ the evaluation (``python -m model.evaluate --write-metrics``, ``python -m model.
 --write-metrics``) and ``train_log.csv`` the training curves. A folder that cannot be
 loaded gets a card too, with the reason.
 """
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
@@ -31,8 +33,26 @@ def get(d: dict | None, *keys, default=None):
     return d
 
 
+MISSING = "—"  # a figure the model's files do not hold (not evaluated, not recorded)
+
+
 def fmt(x, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+    return MISSING if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def data_name(path: str | None) -> str | None:
+    """The data set a model was trained on, by its folder's name (``enfr-broad``), not the path
+    it had on the training machine (``../shared/data/enfr-broad``)."""
+    return (Path(str(path)).name or str(path)) if path else None
+
+
+def figures(table: pd.DataFrame, digits: dict[str, int] | None = None):
+    """A table of figures as st.dataframe shows it: a missing one as MISSING, not "None";
+    ``digits``: the decimals of a column. The numbers stay numbers (the columns sort as such)."""
+    styler = table.style.format(na_rep=MISSING)
+    for column, n in (digits or {}).items():
+        styler = styler.format(f"{{:.{n}f}}", subset=[column], na_rep=MISSING)
+    return styler
 
 
 def stage_summary(stage: dict) -> str:
@@ -112,7 +132,7 @@ def made_elsewhere_facts(entry) -> dict:
 
 
 st.subheader("At a glance")
-st.dataframe(pd.DataFrame([{
+st.dataframe(figures(pd.DataFrame([{
     "model": e.display_name,
     "status": "available" if e.available else "unavailable",
     "parameters (M)": round(parameters(e) / 1e6, 2) if parameters(e) else None,
@@ -122,10 +142,12 @@ st.dataframe(pd.DataFrame([{
     "stress BLEU": get(e.metrics, "stress", "bleu"),
     "AER": get(e.metrics, "alignment", "aer"),
     "AER, tokens as given": get(e.metrics, "alignment", "as_given", "aer"),
-    "training data": get(e.config, "training", "data"),
+    "training data": data_name(get(e.config, "training", "data")),
     # every stage's minutes, CPU and GPU apart: a GPU minute trains about as much as an hour of one core
     **minutes_columns(e.config or {}),
-} for e in entries.values()]), hide_index=True, width="stretch")
+} for e in entries.values()]), {"parameters (M)": 2, "enfr test BLEU": 2, "broad test BLEU": 2, "newstest2014 BLEU": 2,
+                                 "stress BLEU": 2, "AER": 3, "AER, tokens as given": 3, "training, CPU (min)": 1,
+                                 "training, GPU (min)": 1}), hide_index=True, width="stretch")
 
 for name, entry in entries.items():
     with st.container(border=True):
@@ -158,7 +180,8 @@ for name, entry in entries.items():
         left, right = st.columns(2)
         with left:
             st.markdown("**Architecture**")
-            st.dataframe(pd.DataFrame({"setting": list(arch), "value": [str(v) for v in arch.values()]}),
+            st.dataframe(pd.DataFrame({"setting": list(arch), "value": [MISSING if v is None else str(v)
+                                                                          for v in arch.values()]}),
                          hide_index=True, width="stretch", height="content")
         with right:
             st.markdown("**Training**")
@@ -168,7 +191,7 @@ for name, entry in entries.items():
             else:
                 cpu_minutes, gpu_minutes = training_minutes(cfg)
                 facts = {
-                    "data": train.get("data"),
+                    "data": data_name(train.get("data")),
                     "training pairs": train.get("train_pairs"),
                     "optimiser steps": train.get("steps"),
                     "epochs": train.get("epochs"),
@@ -202,10 +225,10 @@ for name, entry in entries.items():
                     st.markdown(f"**BLEU per corpus** (test, {test.get('segments', '?')} segments"
                                 + (f", overall 95% CI {ci[0]:.2f}–{ci[1]:.2f}" if ci else "") + ")")
                     per_origin = test.get("per_origin", {})
-                    st.dataframe(pd.DataFrame({"corpus": list(per_origin),
-                                               "BLEU": [r.get("bleu") for r in per_origin.values()],
-                                               "segments": [r.get("segments") for r in per_origin.values()]}),
-                                 hide_index=True, width="stretch")
+                    st.dataframe(figures(pd.DataFrame({"corpus": list(per_origin),
+                                                       "BLEU": [r.get("bleu") for r in per_origin.values()],
+                                                       "segments": [r.get("segments") for r in per_origin.values()]}),
+                                         {"BLEU": 2, "segments": 0}), hide_index=True, width="stretch")
                     if test.get("signature"):
                         st.caption(f"sacreBLEU signature: `{test['signature']}`")
                 others = {label: get(metrics, key) for key, label in OTHER_SETS.items() if get(metrics, key)}
@@ -214,7 +237,8 @@ for name, entry in entries.items():
                     rows += [(f"broad test: {o}", v.get("bleu"), v.get("segments"), others["broad test split"].get("beam"))
                              for o, v in (others.get("broad test split") or {}).get("per_origin", {}).items()]
                     st.markdown("**BLEU on the other sets**")
-                    st.dataframe(pd.DataFrame(rows, columns=["set", "BLEU", "segments", "beam"]),
+                    st.dataframe(figures(pd.DataFrame(rows, columns=["set", "BLEU", "segments", "beam"]),
+                                         {"BLEU": 2, "segments": 0, "beam": 0}),
                                  hide_index=True, width="stretch")
             with right:
                 alignment = get(metrics, "alignment")

@@ -214,86 +214,100 @@ def sections() -> None:
     """The chosen sections of the mechanism, in the order it computes."""
     if shown:
         st.divider()
-    if cfg.decoder == "rnnsearch":
-        vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
-                       f"The state after step {i - 1} ($s_0$ comes from the encoder).", "query")
-        score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)", [BAHDANAU_SCORE],
-                              "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j",
-                              note=BIAS_NOTE)
-        vector_section("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
-                       record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "state")
-        output_section("⑤ Output (eq. 4; deep output, A.2.2)",
-                       [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
-                        r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"], DEEP_OUTPUT)
-    elif cfg.decoder == "luong":
-        local = cfg.attention.startswith("local-")
-        inner = cfg.attention[len("local-"):] if local else cfg.attention
-        vector_section("① RNN step (input feeding, §3.3)",
-                       r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; \tilde h_{i-1}]\right)", record.query_states[k],
-                       f"s_{i}", "The new state is the query: attention comes after the RNN step.", "query")
-        if local:
-            score_title, score_latex = "② Score, local-p around $p_i$ (eq. 9, 8, 10)", [
-                r"p_i = (S-1)\,\sigma\left(v_p^\top \tanh(W_p s_i)\right)", LUONG_SCORES[inner],
-                r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
-            before = (f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
-                      f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
-                       "of it get weight. The weights shown are the Gaussian-weighted align renormalised to sum to 1 "
-                       "(the Gaussian added to the energies in log space); "
-                       + ("the context is their sum times the window mass $m_i$, the share of the inner score's "
-                          "attention that the Gaussian window keeps (model/attention.py, LocalPAttention). "
-                          + LOCAL_P_FORM if cfg.local_p == "eq10" else
-                          "this checkpoint was trained with that renormalised form, so its context is their plain sum."))
-        else:
-            score_title, score_latex, before = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]], ""
-        bridge = entry.model.decoder.W_m.weight.shape
-        score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
-                              [r"c_i = m_i \sum_j \alpha_{ij} \bar h_j" if local and cfg.local_p == "eq10"
-                               else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j",
-                              note=" " + MEMORY_BRIDGE.format(rows=bridge[0], cols=bridge[1])
-                              + (BIAS_NOTE if inner == "concat" else ""), before_score=before)
-        if local and cfg.local_p == "eq10":
-            local_p_two_forms()
-        if record.attentional is not None:
-            vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
-                           record.attentional[k], f"h̃_{i}",
-                           "It goes to the output layer and is fed into the next RNN step (input feeding).",
-                           "attentional")
-        output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
-    elif cfg.decoder == "transformer":
-        layer = cfg.shown_layer % cfg.layers + 1
-        vector_section(f"① Query: layer {layer}'s state after self-attention (§3.2.3)",
-                       [r"x' = x + \mathrm{SelfAttention}(\mathrm{LN}(x), \text{positions} \le i)",
-                        r"q_i = \mathrm{LN}(x'_i)"], record.query_states[k], f"q_{i}",
-                       "No RNN step: the target so far is read by masked self-attention, and the result is the "
-                       "query of the cross-attention.", "query")
-        src, heads = record.source_tokens, record.head_weights[k, layer - 1]  # h x S
-        if "heads" in shown:
-            with equation(f"② Scores and weights, per head (eq. 1), layer {layer}",
-                          [r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
-                           r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
-                          f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own "
-                          f"projections and takes its own softmax: here they look most at "
-                          + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
-                st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
-        if "weights" in shown:
-            top = int(np.argmax(record.weights[k]))
-            with equation("③ The attention shown: heads averaged",
-                          r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
-                          f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
-                          "The From Luong to the Transformer page shows every layer and head."):
-                st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top,
-                                            fmt=".3f"), key="step_weights")
-        output_section("④ Output, after the last layer (§3.4)",
-                       [r"\mathrm{head}_k = \mathrm{softmax}(e^{(k)}_i)\, (H W^V_k), \quad "
-                        r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h] W^O",
-                        r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o \mathrm{LN}(x^{(N)}_i))"])
+    {"rnnsearch": rnnsearch_sections, "luong": luong_sections,
+     "transformer": transformer_sections}.get(cfg.decoder, rnnenc_sections)()
+
+
+def rnnsearch_sections() -> None:
+    """Bahdanau's step (RNNsearch): the query is the previous state; attention comes before the RNN step."""
+    vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
+                   f"The state after step {i - 1} ($s_0$ comes from the encoder).", "query")
+    score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)", [BAHDANAU_SCORE],
+                          "② Weights (eq. 6)", "③ Context vector (eq. 5)", [r"c_i = \sum_j \alpha_{ij} h_j"], "h_j",
+                          note=BIAS_NOTE)
+    vector_section("④ RNN step (eq. 4, A.2.2)", r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c_i]\right)",
+                   record.states[k], f"s_{i}", f"The new state; it is the query of step {i + 1}.", "state")
+    output_section("⑤ Output (eq. 4; deep output, A.2.2)",
+                   [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c_i\right)",
+                    r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"], DEEP_OUTPUT)
+
+
+def luong_sections() -> None:
+    """Luong's step: the RNN step first, then global or local-p attention on the new state."""
+    local = cfg.attention.startswith("local-")
+    inner = cfg.attention[len("local-"):] if local else cfg.attention
+    vector_section("① RNN step (input feeding, §3.3)",
+                   r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; \tilde h_{i-1}]\right)", record.query_states[k],
+                   f"s_{i}", "The new state is the query: attention comes after the RNN step.", "query")
+    if local:
+        score_title, score_latex = "② Score, local-p around $p_i$ (eq. 9, 8, 10)", [
+            r"p_i = (S-1)\,\sigma\left(v_p^\top \tanh(W_p s_i)\right)", LUONG_SCORES[inner],
+            r"e'_{ij} = e_{ij} - \frac{(j - p_i)^2}{2\sigma^2}, \quad |j - p_i| \le D,\ \sigma = D/2"]
+        before = (f"Local-p: the decoder predicts a centre $p_{{{i}}}$ = {float(record.positions[k]):.2f} "
+                  f"(positions 0…{len(record.source_tokens) - 1}) and only tokens within D = {cfg.local_window} "
+                   "of it get weight. The weights shown are the Gaussian-weighted align renormalised to sum to 1 "
+                   "(the Gaussian added to the energies in log space); "
+                   + ("the context is their sum times the window mass $m_i$, the share of the inner score's "
+                      "attention that the Gaussian window keeps (model/attention.py, LocalPAttention). "
+                      + LOCAL_P_FORM if cfg.local_p == "eq10" else
+                      "this checkpoint was trained with that renormalised form, so its context is their plain sum."))
     else:
-        vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
-                                      r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
-                       record.states[k], f"s_{i}", "The fixed c is the same at every step; this is the new state.",
-                       "state")
-        output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
-                                    r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
+        score_title, score_latex, before = f"② Score, {inner} (eq. 8)", [LUONG_SCORES[inner]], ""
+    bridge = entry.model.decoder.W_m.weight.shape
+    score_weights_context("s_i", score_title, score_latex, "③ Weights (eq. 7)", "④ Context vector (eq. 7, §3.1)",
+                          [r"c_i = m_i \sum_j \alpha_{ij} \bar h_j" if local and cfg.local_p == "eq10"
+                           else r"c_i = \sum_j \alpha_{ij} \bar h_j", r"\bar h_j = W_m h_j"], r"\bar h_j",
+                          note=" " + MEMORY_BRIDGE.format(rows=bridge[0], cols=bridge[1])
+                          + (BIAS_NOTE if inner == "concat" else ""), before_score=before)
+    if local and cfg.local_p == "eq10":
+        local_p_two_forms()
+    if record.attentional is not None:
+        vector_section("⑤ Attentional state (eq. 5)", r"\tilde h_i = \tanh\left(W_c [c_i ; s_i]\right)",
+                       record.attentional[k], f"h̃_{i}",
+                       "It goes to the output layer and is fed into the next RNN step (input feeding).",
+                       "attentional")
+    output_section("⑥ Output (eq. 6)", [r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_s \tilde h_i)"])
+
+
+def transformer_sections() -> None:
+    """The Transformer's step: one layer's cross-attention query, its heads, their average, the output."""
+    layer = cfg.shown_layer % cfg.layers + 1
+    vector_section(f"① Query: layer {layer}'s state after self-attention (§3.2.3)",
+                   [r"x' = x + \mathrm{SelfAttention}(\mathrm{LN}(x), \text{positions} \le i)",
+                    r"q_i = \mathrm{LN}(x'_i)"], record.query_states[k], f"q_{i}",
+                   "No RNN step: the target so far is read by masked self-attention, and the result is the "
+                   "query of the cross-attention.", "query")
+    src, heads = record.source_tokens, record.head_weights[k, layer - 1]  # h x S
+    if "heads" in shown:
+        with equation(f"② Scores and weights, per head (eq. 1), layer {layer}",
+                      [r"e^{(k)}_{ij} = \frac{(q_i W^Q_k)^\top (h_j W^K_k)}{\sqrt{d_k}}",
+                       r"\alpha^{(k)}_{ij} = \mathrm{softmax}_j\big(e^{(k)}_{ij}\big)"],
+                      f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own "
+                      f"projections and takes its own softmax: here they look most at "
+                      + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
+            st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
+    if "weights" in shown:
+        top = int(np.argmax(record.weights[k]))
+        with equation("③ The attention shown: heads averaged",
+                      r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
+                      f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
+                      "The From Luong to the Transformer page shows every layer and head."):
+            st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top,
+                                        fmt=".3f"), key="step_weights")
+    output_section("④ Output, after the last layer (§3.4)",
+                   [r"\mathrm{head}_k = \mathrm{softmax}(e^{(k)}_i)\, (H W^V_k), \quad "
+                    r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h] W^O",
+                    r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o \mathrm{LN}(x^{(N)}_i))"])
+
+
+def rnnenc_sections() -> None:
+    """RNNenc's step: no attention, the fixed c in every RNN step."""
+    vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
+                                  r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
+                   record.states[k], f"s_{i}", "The fixed c is the same at every step; this is the new state.",
+                   "state")
+    output_section("② Output", [r"t_i = \mathrm{maxout}\left(U_o s_i + V_o E y_{i-1} + C_o c\right)",
+                                r"p(y_i \mid y_{<i}, x) = \mathrm{softmax}(W_o t_i + b_o)"])
 
 
 def local_p_two_forms() -> None:

@@ -15,11 +15,13 @@ from model.analysis import merge_to_words, word_groups
 from model.metrics import sentence_chrf
 from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, probability_figure
+from viz.latex import alignment_tex
 
 st.title("Translate")
 st.caption("English → French with an encoder–decoder (RNNs, or a Transformer; or a model made elsewhere, in its own "
            "language pair). The heatmap shows where the decoder looked in the English sentence while it wrote each "
            "output token.")
+st.page_link("app_pages/lesson.py", label="New here? Take the 15-minute lesson", icon=":material/school:")
 text = sentence_input("translate")
 c_model, c_decoding, c_view = st.columns([2, 2, 1.3])
 with c_model:
@@ -77,7 +79,8 @@ else:
         st.caption(attention_caption(entry))
     fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}",
                             target_language=language)
-    show_figure(fig, f"alignment-{name}", key="translate_heatmap")
+    show_figure(fig, f"alignment-{name}", key="translate_heatmap",
+                latex=lambda w=weights, s=source, t=target: alignment_tex(w, s, t, models[name].display_name, language))
     st.download_button("Download attention matrix (CSV)", lambda w=weights, s=source, t=target: matrix_csv(w, s, t),
                        file_name=f"attention-{name}-{view}.csv", mime="text/csv", key="translate_csv",
                        icon=":material/table:")

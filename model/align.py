@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from .analysis import links_from_attention, merge_by_owner
-from .checkpoint import load_for_cli, write_metrics
+from .checkpoint import write_metrics
 from .hansards import Written, as_typed, written_english, written_french
 from .model import Seq2Seq
 from .metrics import alignment_error_rate, parse_links
 from .search import DecodingRecord, forced, PreparedSource
 from .vocabulary import Vocabulary
+from .zoo import load_for_cli
 
 
 @dataclass

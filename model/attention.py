@@ -286,22 +286,61 @@ class LocalPAttention(AttentionMechanism):
         return self.locate(query, proj_keys, mask).energies
 
 
-def attend(energies: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def attend(energies: torch.Tensor, values: torch.Tensor, reweigh=None) -> tuple[torch.Tensor, torch.Tensor]:
     """The shared softmax-and-context step.
 
     energies: (B, S) with −inf on padding; values: (B, S, Hv).
     Returns alignment weights α (B, S) and context vector c (B, Hv).
+    ``reweigh``: an intervention (:class:`Reweigh`) applied to α before it makes c; None for
+    ordinary decoding.
     """
     weights = F.softmax(energies, dim=-1)  # B x S, Bahdanau eq. 6
+    if reweigh is not None:
+        weights = reweigh(weights)
     context = torch.bmm(weights.unsqueeze(1), values).squeeze(1)  # B x Hv, Bahdanau eq. 5
     return weights, context
 
 
-def attend_block(energies: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def attend_block(energies: torch.Tensor, values: torch.Tensor, reweigh=None) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`attend` for a block of queries at once: energies (…, T, S), values (…, S, Hv)
     -> weights (…, T, S) and contexts (…, T, Hv); Vaswani et al. 2017, eq. 1's softmax(·)V."""
     weights = F.softmax(energies, dim=-1)
+    if reweigh is not None:
+        weights = reweigh(weights)
     return weights, torch.matmul(weights, values)
+
+
+class Reweigh:
+    """An intervention on the alignment weights: for batch row b, source position j_b's weight is
+    multiplied by r_b (capped at 1) and the rest of the row rescaled so that it still sums to 1:
+
+        α'_ij = min(1, r α_ij),   α'_ik = α_ik (1 − α'_ij) / (1 − α_ij)   (k ≠ j)
+
+    r = 0 knocks the position out (the softmax over the other positions: as if it were masked);
+    r = w / α_ij sets it to w. Applied to every head of a Transformer's layer, the same r gives
+    that layer's head average exactly w. A row with r = 1 comes back bit for bit, so an unchanged
+    edit reproduces the record. A row that was all on j (nothing left to rescale) gets 1 − α'_ij
+    spread evenly over its other positions.
+
+    columns: (B,) source positions; ratios: (B,) factors. Weights of any shape (B, …, S).
+    every_layer: a Transformer applies it to every cross-attention layer (a knock-out: the
+    position's keys and values gone), else only to the layer it shows (a weight set to w there).
+    """
+
+    def __init__(self, columns: torch.Tensor, ratios: torch.Tensor, every_layer: bool = True):
+        self.columns, self.ratios, self.every_layer = columns, ratios, every_layer
+
+    def __call__(self, weights: torch.Tensor) -> torch.Tensor:
+        B, S = weights.size(0), weights.size(-1)
+        shape = (B,) + (1,) * (weights.dim() - 2)
+        chosen = F.one_hot(self.columns.to(weights.device), S).bool().view(*shape, S)  # B x … x S
+        ratio = self.ratios.to(weights).view(*shape, 1)
+        old = (weights * chosen).sum(-1, keepdim=True)  # α_ij: B x … x 1 (one term: exact)
+        new = (old * ratio).clamp(max=1.0)
+        rest = weights.masked_fill(chosen, 0.0).sum(-1, keepdim=True)  # Σ_k≠j α_ik (not 1 − α_ij: rounding)
+        spread = (1.0 - new) / max(S - 1, 1)  # only where the row was all on j
+        others = torch.where(rest > 0, weights * ((1.0 - new) / rest.clamp(min=1e-30)), spread)
+        return torch.where(ratio == 1.0, weights, torch.where(chosen, new, others))
 
 
 def build_attention(kind: str, query_size: int, key_size: int, attention_size: int,

@@ -14,7 +14,6 @@ Every failure is a :class:`CheckpointError` naming the file and the problem.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -117,20 +116,6 @@ def load_checkpoint(folder: str | Path, device: str = "cpu",
     if device == "cpu" and for_decoding:
         pack_for_decoding(model)
     return model, vocab, cfg
-
-
-def load_for_cli(folder: str | Path, results: str | Path | None = None) -> tuple[Seq2Seq, Vocabulary, dict]:
-    """load_checkpoint for the command-line tools: a broken checkpoint ends the program with
-    its message on stderr and exit status 2, never a traceback. ``hf:NAME_OR_FOLDER`` loads a
-    Hugging Face model (``model/hf.py``; its metrics.json under ``results``/hf/)."""
-    try:
-        if str(folder).startswith("hf:"):
-            from .hf import load_hf
-            return load_hf(str(folder), metrics_root=Path(results) / "hf" if results else None, allow_download=True)
-        return load_checkpoint(folder)
-    except CheckpointError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
 
 
 def read_metrics(folder: str | Path) -> dict | None:

@@ -4,7 +4,8 @@ All share one interface, so search (greedy, beam, forced) does not care which it
 
     memory = dec.prepare(enc)                                  # once per sentence
     state  = dec.init_state(enc)                               # s_0 (and h̃_0 for Luong)
-    state, step = dec.recurrence(E y_{i-1}, state, memory)     # one target step
+    state, step = dec.recurrence(E y_{i-1}, state, memory)     # one target step (``reweigh``:
+                                                               # an edit of α_i, model/attention.py)
     features = dec.readout(E y_{i-1}, step)                    # -> output layer -> p(y_i)
 
 ``recurrence`` is where the mechanisms differ: *where* attention is called and with which
@@ -152,10 +153,10 @@ class RNNsearchDecoder(DeepOutputDecoder):
         return Memory(values=enc.annotations, proj_keys=self.attention.compute_proj_keys(enc.annotations),
                       mask=enc.mask)
 
-    def recurrence(self, prev_emb, state, memory):
+    def recurrence(self, prev_emb, state, memory, reweigh=None):
         s_prev = state["s"]
         energies = self.attention.score(s_prev, memory.proj_keys, memory.mask)  # B x S
-        weights, context = attend(energies, memory.values)  # B x S, B x 2H
+        weights, context = attend(energies, memory.values, reweigh)  # B x S, B x 2H
         s = self.rnn(torch.cat([prev_emb, context], dim=-1), s_prev)  # B x H
         return {"s": s}, Step(query=s_prev, state=s, context=context, energies=energies, weights=weights)
 
@@ -175,7 +176,7 @@ class RNNencDecoder(DeepOutputDecoder):
     def prepare(self, enc):
         return Memory(mask=enc.mask, fixed_context=torch.cat([enc.forward_last, enc.backward_first], dim=-1))
 
-    def recurrence(self, prev_emb, state, memory):
+    def recurrence(self, prev_emb, state, memory, reweigh=None):  # no α to edit
         c = memory.fixed_context  # B x 2H, the same at every step
         s = self.rnn(torch.cat([prev_emb, c], dim=-1), state["s"])
         return {"s": s}, Step(query=state["s"], state=s, context=c)
@@ -222,17 +223,17 @@ class LuongDecoder(nn.Module):
         s0 = torch.tanh(self.W_s(enc.backward_first))
         return {"s": s0, "h_tilde": torch.zeros_like(s0)}
 
-    def recurrence(self, prev_emb, state, memory):
+    def recurrence(self, prev_emb, state, memory, reweigh=None):
         s = self.rnn(torch.cat([prev_emb, state["h_tilde"]], dim=-1), state["s"])  # B x H
         position = window_mass = None
         if isinstance(self.attention, LocalPAttention):
             energies, position, window_mass = self.attention.locate(s, memory.proj_keys, memory.mask)
-            weights, context = attend(energies, memory.values)
+            weights, context = attend(energies, memory.values, reweigh)
             if window_mass is not None:  # Σ_j a_i(j) h̄_j, Luong eq. 10 (see LocalPAttention)
                 context = window_mass.unsqueeze(1) * context
         else:
             energies = self.attention.score(s, memory.proj_keys, memory.mask)  # B x S
-            weights, context = attend(energies, memory.values)  # B x S, B x H
+            weights, context = attend(energies, memory.values, reweigh)  # B x S, B x H
         h_tilde = torch.tanh(self.W_c(torch.cat([context, s], dim=-1)))  # B x H
         return ({"s": s, "h_tilde": h_tilde},
                 Step(query=s, state=s, context=context, energies=energies, weights=weights,

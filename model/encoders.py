@@ -37,14 +37,17 @@ class Encoder(nn.Module):
         self.hidden = hidden
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> EncoderOutput:
-        x = self.dropout(self.embed(src))  # B x S x E
-        if bool((lengths == src.size(1)).all()):  # no padding (one sentence): packing would change nothing
+        return self.annotate(self.dropout(self.embed(src)), lengths)  # B x S x E in
+
+    def annotate(self, x: torch.Tensor, lengths: torch.Tensor) -> EncoderOutput:
+        """The bi-GRU over embedded words x (B, S, E): attribution (model/attribution.py) enters here."""
+        if bool((lengths == x.size(1)).all()):  # no padding (one sentence): packing would change nothing
             annotations, h_n = self.rnn(x)  # B x S x 2H
         else:
             packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
             out, h_n = self.rnn(packed)
-            annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))  # B x S x 2H
-        mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < lengths.unsqueeze(1)
+            annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))  # B x S x 2H
+        mask = torch.arange(x.size(1), device=x.device).unsqueeze(0) < lengths.unsqueeze(1)
         # h_n: 2 x B x H; [0] forward final (at each sentence's last real word), [1] backward final (at word 1)
         return EncoderOutput(annotations=annotations, mask=mask,
                              backward_first=h_n[1], forward_last=h_n[0])

@@ -27,12 +27,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .checkpoint import load_for_cli, write_metrics
+from .checkpoint import write_metrics
 from .data import Batch, multi_reference, read_split
 from .metrics import bleu_by_length, bootstrap_interval, corpus_bleu
 from .model import Seq2Seq
 from .search import beam_batch, greedy_batch, MAX_SOURCE_TOKENS
 from .vocabulary import Vocabulary
+from .zoo import load_for_cli
 
 STRESS_SEED = 2014
 

@@ -194,6 +194,39 @@ class HFVocabulary:
 # ----------------------------------------------------------------------------------------------
 # the model
 # ----------------------------------------------------------------------------------------------
+ATTENTION = "attn_explorer_eager"  # the attention implementation the adapter loads models with
+
+
+def eager_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, cross_edit=None,
+                    **kwargs):
+    """``transformers``' eager attention, softmax(Q K^T · scaling + mask) V (Vaswani et al. eq. 1),
+    returning its weights; where a call passes ``cross_edit`` (modules, reweigh) and ``module`` is one
+    of those cross-attention modules, the weights are edited (model/attention.py, ``Reweigh``)
+    before they make the output: the hook for edit-and-re-decode (model/intervention.py). It is
+    an argument of the call, not a hook kept on the shared model."""
+    weights = torch.matmul(query, key.transpose(2, 3)) * (query.size(-1) ** -0.5 if scaling is None else scaling)
+    if attention_mask is not None:
+        weights = weights + attention_mask
+    weights = F.softmax(weights, dim=-1)  # B x heads x T x S
+    if cross_edit is not None and id(module) in cross_edit[0]:
+        weights = cross_edit[1](weights)
+    weights = F.dropout(weights, p=dropout, training=module.training)
+    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+
+
+def register_attention() -> str:
+    """Make :func:`eager_attention` known to ``transformers`` under :data:`ATTENTION` (a new name:
+    no other model's attention changes), with eager attention's masks (without one, ``transformers``
+    builds no mask at all for an implementation it does not know: no causal mask in a
+    teacher-forced pass)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+    if ATTENTION not in AttentionInterface._global_mapping:
+        AttentionInterface.register(ATTENTION, eager_attention)
+        AttentionMaskInterface.register(ATTENTION, eager_mask)
+    return ATTENTION
+
+
 class HFSeq2Seq(nn.Module):
     """A ``transformers`` encoder–decoder with the zoo's ``encode`` / ``step`` / ``forward``."""
 
@@ -203,6 +236,9 @@ class HFSeq2Seq(nn.Module):
         # the model never writes padding (Marian's generation config bans it too): its logit is
         # -inf before the softmax, so the other tokens' probabilities still sum to 1
         self.banned = [i for i in {hf_model.config.pad_token_id} if i is not None and i != hf_model.config.eos_token_id]
+        # the decoder's cross-attention modules, layer by layer (Marian/BART name them so, T5 EncDecAttention)
+        self.cross_attention = [id(m) for n, m in hf_model.named_modules()
+                                if n.endswith(("encoder_attn", "EncDecAttention"))]
 
     @property
     def device(self) -> torch.device:
@@ -252,13 +288,18 @@ class HFSeq2Seq(nn.Module):
         return state
 
     @torch.no_grad()
-    def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
-        """One target position i from the cache of 0 … i−1: prev_tokens (B,) -> log p (B, V_zoo)."""
+    def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory,
+             reweigh=None) -> tuple[torch.Tensor, dict, Step]:
+        """One target position i from the cache of 0 … i−1: prev_tokens (B,) -> log p (B, V_zoo).
+        ``reweigh`` edits the heads' cross-attention weights of every layer, or of the shown one
+        (:func:`eager_attention`)."""
         from transformers.modeling_outputs import BaseModelOutput
+        edit = {} if reweigh is None else {"cross_edit": (
+            set(self.cross_attention) if reweigh.every_layer else {self.cross_attention[self.cfg.shown_layer]}, reweigh)}
         out = self.hf(encoder_outputs=BaseModelOutput(last_hidden_state=memory.values),
                       attention_mask=memory.mask.long(), decoder_input_ids=self._hf_ids(prev_tokens).unsqueeze(1),
                       cache=self._cache(state), use_cache=True, output_attentions=True, output_hidden_states=True,
-                      return_dict=True)
+                      return_dict=True, **edit)
         head_weights = torch.stack([w[:, :, 0] for w in out.cross_attentions], 1)  # B x L x heads x S
         weights = head_weights[:, self.cfg.shown_layer].mean(1)  # B x S
         step = Step(query=out.decoder_hidden_states[self.cfg.shown_layer][:, 0],  # the shown layer's input
@@ -376,9 +417,10 @@ def load_hf(spec: str, metrics_root: str | Path | None = None,
         hf_config = AutoConfig.from_pretrained(folder, local_files_only=True)
         if not getattr(hf_config, "is_encoder_decoder", False):
             raise HFLoadError(f"{spec}: a {hf_config.model_type} model is not an encoder–decoder")
-        # eager attention: the fused kernels do not return the weights the pages draw; weights_only:
-        # a pickled .bin is read as tensors only, never a full unpickle; no remote code
-        hf_model = AutoModelForSeq2SeqLM.from_pretrained(folder, local_files_only=True, attn_implementation="eager",
+        # eager attention (register_attention: eager, plus the edit hook): the fused kernels do not return the
+        # weights the pages draw; weights_only: a pickled .bin is read as tensors only, never a full unpickle
+        hf_model = AutoModelForSeq2SeqLM.from_pretrained(folder, local_files_only=True,
+                                                         attn_implementation=register_attention(),
                                                          weights_only=True, dtype=torch.float32,
                                                          trust_remote_code=False)
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)

@@ -66,13 +66,15 @@ class Seq2Seq(nn.Module):
             return self.packed_output(x)
         return F.linear(x, self.W_o.to(x.dtype), self.output_bias)  # .to: W_o may be held in fp16 (packed.py)
 
-    def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
-        """One decoder step for search. prev_tokens: (B,) -> log-probabilities (B, V)."""
+    def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory,
+             reweigh=None) -> tuple[torch.Tensor, dict, Step]:
+        """One decoder step for search. prev_tokens: (B,) -> log-probabilities (B, V).
+        ``reweigh``: an edit of α_i (model/attention.py, :class:`~model.attention.Reweigh`)."""
         prev_emb = self.trg_embed(prev_tokens)  # B x E
         if memory.values_and_products is not None:  # RNNsearch / RNNenc on regrouped products (model/packed.py)
-            features, state, step = self.fused_step(prev_emb, state, memory)
+            features, state, step = self.fused_step(prev_emb, state, memory, reweigh)
         else:
-            state, step = self.decoder.recurrence(prev_emb, state, memory)
+            state, step = self.decoder.recurrence(prev_emb, state, memory, reweigh)
             features = self.decoder.readout(prev_emb, *self.decoder.readout_inputs(step))
         logits = self.logits(features)
         if logits.dtype != torch.float32:  # a bf16 model's; on fp32, .float() would be one more torch call a step

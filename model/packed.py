@@ -281,7 +281,7 @@ class FusedDeepOutputStep:
             return memory
         return replace(memory, values_and_products=torch.cat([values, self.context_products(values)], dim=-1))
 
-    def __call__(self, prev_emb, state, memory):
+    def __call__(self, prev_emb, state, memory, reweigh=None):
         """``recurrence`` then ``readout``: returns (t_i, state, Step) like Seq2Seq.step's two calls."""
         decoder, s_prev = self.decoder, state["s"]
         gates, C = 3 * decoder.cfg.dec_hidden, decoder.context_size
@@ -289,7 +289,7 @@ class FusedDeepOutputStep:
         from_state, query = self.state_products(s_prev).split([gates, self.state_products.out - gates], -1)
         if decoder.attention is not None:  # α_i and Σ_j α_ij [h_j ; W_ih^c h_j + b_ih ; C_o h_j + b_o]
             energies = decoder.attention.score_projected(query, memory.proj_keys, memory.mask)
-            weights, read = attend(energies, memory.values_and_products)
+            weights, read = attend(energies, memory.values_and_products, reweigh)  # an edited α still sums to 1
         else:  # RNNenc: c and its products, made once per sentence
             energies = weights = None
             read = memory.values_and_products

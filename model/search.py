@@ -151,11 +151,12 @@ class DecodingRecord:
 # single sentence, with record
 # ----------------------------------------------------------------------------------------------
 @torch.no_grad()
-def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: int, prefix: list[int] = ()):
+def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: int, prefix: list[int] = (),
+               edit=None):
     """Drive the decoder for one sentence, recording every step.
 
     ``choose(i, logprobs) -> token id or None`` (logprobs: 1 x V); None stops. A ``prefix`` is
-    forced first.
+    forced first. ``edit(i)``: the edit of step i's attention, or None (model/intervention.py).
     """
     device = model_device(model)
     batch = Batch([src_ids]).to(device)
@@ -163,7 +164,8 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
     prev = torch.tensor([BOS_ID], device=device)
     steps, tokens, rows = [], [], []
     for i in range(max_len):
-        logprobs, state, step = model.step(prev, state, memory)  # 1 x V: one sentence
+        logprobs, state, step = (model.step(prev, state, memory) if edit is None  # 1 x V: one sentence
+                                 else model.step(prev, state, memory, edit(i)))
         tok = prefix[i] if i < len(prefix) else choose(i, logprobs)
         if tok is None:
             break
@@ -217,24 +219,26 @@ def _record(vocab, src: PreparedSource, method, steps, tokens, logps, tops, enco
 
 
 def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5,
-           prefix: list[int] = (), max_len: int | None = None) -> DecodingRecord:
+           prefix: list[int] = (), max_len: int | None = None, edit=None) -> DecodingRecord:
     """Greedy decoding: y_i = argmax p(y | y_<i, x). A ``prefix`` of target ids is forced
-    first and the model continues from there ("what if")."""
+    first and the model continues from there ("what if"); ``edit(i)`` edits step i's attention
+    (model/intervention.py)."""
     model.eval()
     max_len = max_len or max_output_length(len(src.ids) + 1)
-    out = _run_steps(model, src.ids, lambda i, lp: int(lp.argmax()), max(max_len, len(prefix) + 1), topk, prefix)
+    out = _run_steps(model, src.ids, lambda i, lp: int(lp.argmax()), max(max_len, len(prefix) + 1), topk, prefix,
+                     edit)
     return _record(vocab, src, "greedy" if not prefix else "prefix", *out)
 
 
 def forced(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, target_ids: list[int],
-           topk: int = 5, append_eos: bool = True) -> DecodingRecord:
+           topk: int = 5, append_eos: bool = True, edit=None) -> DecodingRecord:
     """Forced decoding: score a given target (ids; EOS appended if missing, unless
     ``append_eos`` is False, for a hypothesis cut at the length limit) and record the
-    attention the model uses for it."""
+    attention the model uses for it (edited by ``edit(i)`` where given, as in :func:`greedy`)."""
     model.eval()
     ends = bool(target_ids) and target_ids[-1] == EOS_ID
     target = list(target_ids) + ([EOS_ID] if append_eos and not ends else [])
-    out = _run_steps(model, src.ids, lambda i, lp: None, len(target), topk, prefix=target)
+    out = _run_steps(model, src.ids, lambda i, lp: None, len(target), topk, prefix=target, edit=edit)
     return _record(vocab, src, "forced", *out)
 
 
@@ -389,6 +393,31 @@ class BeamTrace:
     encoder_attention: np.ndarray | None = None
 
 
+def _beam_start(model: Seq2Seq, src: list[list[int]], k: int):
+    """Encode B sentences and lay each out as k rows (B·k in all), only the first live:
+    (memory, state, scores B x k, prev B·k, the first input token of every row)."""
+    batch = Batch(src)
+    B = len(src)
+    _, memory, state = model.encode(batch.src, batch.src_len)
+    rows = torch.arange(B).repeat_interleave(k)  # B·k: which sentence each row belongs to
+    memory = memory.index_select(rows)
+    state = {n: t.index_select(0, rows) for n, t in state.items()}
+    scores = torch.full((B, k), float("-inf"))
+    scores[:, 0] = 0.0  # only one live hypothesis at the start
+    return memory, state, scores, torch.full((B * k,), BOS_ID, dtype=torch.long)
+
+
+def _tree_node(tree: list[BeamNode], trace: BeamTrace, parent: int, t: int, row: int, tok: int,
+               logprob: float, score: float, step_weights: list | None) -> int:
+    """Add a candidate to the hypothesis tree: token ``tok`` after node ``parent`` at step t,
+    proposed by row ``row`` (log p(tok), the hypothesis' score, that row's attention)."""
+    node = len(tree)
+    att = None if step_weights is None else step_weights[row]
+    tree.append(BeamNode(node, parent, t + 1, "", tok, logprob, score, att, finished=tok == EOS_ID))
+    trace.rows[node] = row
+    return node
+
+
 def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool, topk: int = 5):
     """Batched beam search over B sentences × k hypotheses, flattened to B·k rows.
 
@@ -398,15 +427,8 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
     maximum length, when the live ones are finished as they are). With k = 1 this is
     exactly greedy decoding.
     """
-    batch = Batch(src)
     B = len(src)
-    _, memory, state = model.encode(batch.src, batch.src_len)
-    rows = torch.arange(B).repeat_interleave(k)  # B·k: which sentence each row belongs to
-    memory = memory.index_select(rows)
-    state = {n: t.index_select(0, rows) for n, t in state.items()}
-    scores = torch.full((B, k), float("-inf"))
-    scores[:, 0] = 0.0  # only one live hypothesis at the start
-    prev = torch.full((B * k,), BOS_ID, dtype=torch.long)
+    memory, state, scores, prev = _beam_start(model, src, k)
     history = [[[] for _ in range(k)] for _ in range(B)]  # token ids per live hypothesis
     node_of = [[0] * k for _ in range(B)]                  # tree node id of each live hypothesis (B == 1)
     finished: list[list[tuple[float, list[int], int]]] = [[] for _ in range(B)]
@@ -415,6 +437,7 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
     tree = [BeamNode(0, None, 0, "<s>", BOS_ID, 0.0, 0.0, None)] if keep_tree else None
     trace = BeamTrace(encoder_attention=_encoder_attention(memory)) if keep_tree else None
     K = max(topk, 2 * k) if keep_tree else 2 * k  # each row's best tokens: the record's top-k and the candidates
+    dead = (float("-inf"), 0, EOS_ID, [], 0)  # (score, origin, token, hypothesis, tree node) of an empty row
     for t in range(max(max_lens)):
         logprobs, state, step = model.step(prev, state, memory)  # B·k x V
         # A hypothesis' score is the same for all its continuations, so the sentence's 2k best
@@ -433,51 +456,36 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
         if keep_tree:
             row_scores = row_scores.tolist()
             step_weights = None if step.weights is None else step.weights.tolist()
-        new_scores = [[float("-inf")] * k for _ in range(B)]
-        new_origin = [[0] * k for _ in range(B)]
-        new_tokens = [[EOS_ID] * k for _ in range(B)]
-        new_history = [[[] for _ in range(k)] for _ in range(B)]
-        new_nodes = [[0] * k for _ in range(B)]
+        alive: list[list[tuple]] = [[] for _ in range(B)]  # per sentence: its live hypotheses, as ``dead``
         for b in range(B):
             if not active[b]:
                 continue
-            n_alive = 0
             for sc, pos in zip(top_scores[b], top_pos[b]):
-                if sc == float("-inf"):
+                if sc == float("-inf") or len(alive[b]) >= k:
                     break
                 origin, j = divmod(pos, 2 * k)  # the live hypothesis, and its j-th best token
                 row = b * k + origin
                 tok = row_tokens[row][j]
                 hyp = history[b][origin] + [tok]
-                node = None
-                if keep_tree:
-                    node = len(tree)
-                    att = None if step_weights is None else step_weights[row]
-                    tree.append(BeamNode(node, node_of[b][origin], t + 1, "", tok,
-                                         row_scores[row][j], sc, att, finished=tok == EOS_ID))
-                    trace.rows[node] = row
+                node = _tree_node(tree, trace, node_of[b][origin], t, row, tok, row_scores[row][j], sc,
+                                  step_weights) if keep_tree else None
                 if tok == EOS_ID:
                     finished[b].append((sc / (len(hyp) ** alpha), hyp[:-1], node))
-                elif n_alive < k:
-                    new_scores[b][n_alive], new_origin[b][n_alive], new_tokens[b][n_alive] = sc, origin, tok
-                    new_history[b][n_alive] = hyp
-                    new_nodes[b][n_alive] = node
-                    n_alive += 1
-                if n_alive >= k:
-                    break
+                else:
+                    alive[b].append((sc, origin, tok, hyp, node))
             if len(finished[b]) >= k or t + 1 >= max_lens[b]:
                 if t + 1 >= max_lens[b]:
-                    for j in range(n_alive):
-                        hyp = new_history[b][j]
-                        finished[b].append((new_scores[b][j] / (len(hyp) ** alpha), hyp, new_nodes[b][j]))
+                    finished[b] += [(sc / (len(hyp) ** alpha), hyp, node) for sc, _, _, hyp, node in alive[b]]
                 active[b] = False
-                new_scores[b] = [float("-inf")] * k
+                alive[b] = [(float("-inf"), *rest) for _, *rest in alive[b]]  # its rows decode on, unread
         if not any(active):
             break
-        scores, history, node_of = torch.tensor(new_scores), new_history, new_nodes
-        reorder = torch.tensor([b * k + origin for b in range(B) for origin in new_origin[b]])
+        alive = [a + [dead] * (k - len(a)) for a in alive]
+        scores = torch.tensor([[h[0] for h in a] for a in alive])
+        history, node_of = [[h[3] for h in a] for a in alive], [[h[4] for h in a] for a in alive]
+        reorder = torch.tensor([b * k + h[1] for b, a in enumerate(alive) for h in a])
         state = {n: v.index_select(0, reorder) for n, v in state.items()}
-        prev = torch.tensor([tok for row in new_tokens for tok in row])
+        prev = torch.tensor([h[2] for a in alive for h in a])
     best = [max(f, key=lambda h: h[0]) if f else (0.0, [], None) for f in finished]  # (score, ids, tree node)
     if keep_tree:
         _mark_tree(tree, best[0][2], [f[2] for f in finished[0]])

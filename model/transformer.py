@@ -68,10 +68,10 @@ class MultiHeadAttention(nn.Module):
     def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.split(self.W_K(x)), self.split(self.W_V(x))
 
-    def forward(self, x, K, V, mask):
+    def forward(self, x, K, V, mask, reweigh=None):
         Q = self.split(self.W_Q(x))  # B x h x T x d_k
         energies = self.score.score(Q, K, mask)  # B x h x T x S
-        weights, heads = attend_block(energies, V)  # B x h x T x S, B x h x T x d_k
+        weights, heads = attend_block(energies, V, reweigh)  # B x h x T x S, B x h x T x d_k
         joined = heads.transpose(1, 2).reshape(x.size(0), x.size(1), -1)  # [head_1 ; … ; head_h]: B x T x d
         return self.W_O(joined), energies, weights
 
@@ -116,15 +116,16 @@ class DecoderLayer(nn.Module):
         self.ff_norm, self.feed_forward = nn.LayerNorm(d), FeedForward(d, cfg.ff_size, cfg.dropout)
         self.dropout = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, self_K, self_V, self_mask, cross_K, cross_V, cross_mask):
-        """x: B x T x d; self_K/V: B x h x T' x d_k (T' ≥ T when decoding from a cache).
+    def forward(self, x, self_K, self_V, self_mask, cross_K, cross_V, cross_mask, reweigh=None):
+        """x: B x T x d; self_K/V: B x h x T' x d_k (T' ≥ T when decoding from a cache);
+        ``reweigh``: an edit of the cross-attention weights (model/attention.py).
         Returns x, (cross query B x T x d, cross energies and weights B x h x T x S,
         cross output B x T x d, self weights B x h x T x T')."""
         y = self.self_norm(x)
         out, _, self_weights = self.self_attention(y, self_K, self_V, self_mask)
         x = x + self.dropout(out)
         query = self.cross_norm(x)
-        context, energies, weights = self.cross_attention(query, cross_K, cross_V, cross_mask)
+        context, energies, weights = self.cross_attention(query, cross_K, cross_V, cross_mask, reweigh)
         x = x + self.dropout(context)
         x = x + self.dropout(self.feed_forward(self.ff_norm(x)))
         return x, (query, energies, weights, context, self_weights)
@@ -167,18 +168,24 @@ class Transformer(nn.Module):
 
     def embed(self, embedding: nn.Embedding, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         """E x · sqrt(d) + PE, positions start … start + T − 1: (B, T) -> (B, T, d)."""
+        return self.positioned(embedding(ids), start)
+
+    def positioned(self, vectors: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Token embeddings E x (B, T, d) -> E x · sqrt(d) + PE (§3.4, §3.5)."""
         d = self.cfg.emb_size
-        x = embedding(ids) * d ** 0.5
-        return self.dropout(x + sinusoidal_positions(start + ids.size(1), d, x.device, x.dtype)[start:])
+        x = vectors * d ** 0.5
+        return self.dropout(x + sinusoidal_positions(start + x.size(1), d, x.device, x.dtype)[start:])
 
     # -- pieces used by search --------------------------------------------------------------------
-    def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[None, Memory, dict]:
-        """Encoder stack; memory holds the final annotations, every decoder layer's cross K and V
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor,
+               src_vectors: torch.Tensor | None = None) -> tuple[None, Memory, dict]:
+        """Encoder stack (from ``src_vectors``, B x S x d token embeddings, where given: attribution
+        enters there, model/attribution.py); memory holds the final annotations, every decoder layer's cross K and V
         (B x L x 2 x h x S x d_k) and the encoder's self-attention (B x L x h x S x S).
         The state is the decoder's empty self-attention cache: per layer n, keys ``K{n}`` and
         values ``V{n}``, B x h x 0 x d_k (one tensor each, so a step appends to it with one copy)."""
         mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)  # B x S
-        x = self.embed(self.src_embed, src)
+        x = self.positioned(self.src_embed(src) if src_vectors is None else src_vectors)
         self_weights = []
         for layer in self.encoder_layers:
             x, w = layer(x, mask[:, None, None, :])
@@ -197,9 +204,11 @@ class Transformer(nn.Module):
             return self.packed_output(features)
         return F.linear(features, self.W_o, self.output_bias)
 
-    def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory) -> tuple[torch.Tensor, dict, Step]:
+    def step(self, prev_tokens: torch.Tensor, state: dict, memory: Memory,
+             reweigh=None) -> tuple[torch.Tensor, dict, Step]:
         """One target position i from the cache of positions 0 … i−1. prev_tokens: (B,) ->
-        log-probabilities (B, V). Self-attention needs no mask: the cache holds only the past."""
+        log-probabilities (B, V). Self-attention needs no mask: the cache holds only the past.
+        ``reweigh`` edits the heads' cross-attention of every layer or of the shown one (model/attention.py)."""
         x = self.embed(self.trg_embed, prev_tokens.unsqueeze(1), start=state["K0"].size(2))  # B x 1 x d
         cross_mask = memory.mask[:, None, None, :]  # B x 1 x 1 x S
         new_state, per_layer = {}, []
@@ -208,7 +217,9 @@ class Transformer(nn.Module):
             K = new_state[f"K{n}"] = torch.cat([state[f"K{n}"], K_new], 2)  # B x h x (i + 1) x d_k
             V = new_state[f"V{n}"] = torch.cat([state[f"V{n}"], V_new], 2)
             self_mask = torch.ones(1, 1, 1, K.size(2), dtype=torch.bool, device=x.device)
-            x, seen = layer(x, K, V, self_mask, memory.layer_keys[:, n, 0], memory.layer_keys[:, n, 1], cross_mask)
+            edit = reweigh if reweigh is None or reweigh.every_layer or n == self.shown else None
+            x, seen = layer(x, K, V, self_mask, memory.layer_keys[:, n, 0], memory.layer_keys[:, n, 1], cross_mask,
+                            edit)
             per_layer.append(seen)
         features = self.decoder_norm(x)[:, 0]  # B x d
         query, energies, weights, context, _ = per_layer[self.shown]
@@ -224,8 +235,18 @@ class Transformer(nn.Module):
         """Teacher-forced pass over all T positions at once (the parallelism the RNNs lack).
         src: B x S, trg_in: B x T. Returns what :meth:`Seq2Seq.forward` returns."""
         _, memory, _ = self.encode(src, src_len)
-        T = trg_in.size(1)
-        x = self.embed(self.trg_embed, trg_in)  # B x T x d
+        features, shown = self.decode(memory, self.embed(self.trg_embed, trg_in))
+        if trg_out is not None:
+            out = output_cross_entropy(features, self.W_o, self.output_bias, trg_out, label_smoothing)
+        else:
+            out = self.logits(features)
+        return (out, shown) if return_weights else out
+
+    def decode(self, memory: Memory, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The decoder stack over all T positions at once, causally masked: positioned target
+        embeddings x (B, T, d) -> features (B, T, d) and the shown layer's head-averaged
+        cross-attention (B, T, S)."""
+        T = x.size(1)
         causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()[None, None]  # 1 x 1 x T x T
         cross_mask = memory.mask[:, None, None, :]
         shown = None
@@ -235,12 +256,7 @@ class Transformer(nn.Module):
             x, seen = layer(x, K, V, causal, memory.layer_keys[:, n, 0], memory.layer_keys[:, n, 1], cross_mask)
             if n == self.shown:
                 shown = seen[2].mean(1)  # B x T x S
-        features = self.decoder_norm(x)
-        if trg_out is not None:
-            out = output_cross_entropy(features, self.W_o, self.output_bias, trg_out, label_smoothing)
-        else:
-            out = self.logits(features)
-        return (out, shown) if return_weights else out
+        return self.decoder_norm(x), shown
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

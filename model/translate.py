@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from .checkpoint import load_for_cli
 from .search import DecodingRecord, InputError, translate
+from .zoo import load_for_cli
 
 
 def alignment_table(rec: DecodingRecord, top: int = 3) -> str:

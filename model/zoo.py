@@ -5,6 +5,7 @@ per folder with either a model or the reason it is unavailable.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,3 +131,17 @@ def load_zoo(root: str | Path = "checkpoints", only_present: bool = False, made_
     # every model instead made the next one's loading slower)
     release_free_memory()
     return entries
+
+
+def load_for_cli(folder: str | Path, results: str | Path | None = None) -> tuple[Seq2Seq, Vocabulary, dict]:
+    """load_checkpoint for the command-line tools: a broken checkpoint ends the program with
+    its message on stderr and exit status 2, never a traceback. ``hf:NAME_OR_FOLDER`` loads a
+    Hugging Face model (``model/hf.py``; its metrics.json under ``results``/hf/)."""
+    try:
+        if str(folder).startswith("hf:"):
+            from .hf import load_hf
+            return load_hf(str(folder), metrics_root=Path(results) / "hf" if results else None, allow_download=True)
+        return load_checkpoint(folder)
+    except CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None

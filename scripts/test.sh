@@ -4,7 +4,8 @@
 # Installs the Python requirements (torch pinned to the CPU build), Debian's chromium for
 # the real-browser test, haproxy for the lecture setup's test and Debian's postgresql for the
 # class store's tests (tests/conftest.py starts a throwaway cluster and stops it afterwards;
-# ATTN_EXPLORER_REQUIRE_PG=1 makes a missing PostgreSQL a failure, not a skip), then lints
+# ATTN_EXPLORER_REQUIRE_PG=1 makes a missing PostgreSQL a failure, not a skip) and pdflatex with
+# TikZ for the LaTeX export's test (ATTN_EXPLORER_REQUIRE_LATEX=1 likewise), then lints
 # (ruff, pyproject.toml) and runs the whole suite. CI (.ci/run) calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,9 @@ python -m pip install -q -r requirements-dev.txt
 bash scripts/setup_browser.sh
 bash scripts/setup_haproxy.sh
 bash scripts/setup_postgres.sh
+bash scripts/setup_latex.sh
 export ATTN_EXPLORER_REQUIRE_PG=1
+export ATTN_EXPLORER_REQUIRE_LATEX=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 ruff check .
 python -m pytest -q -p no:cacheprovider --durations=10 "$@"

@@ -26,13 +26,15 @@ and is deleted, answers and all, by the next :meth:`ClassStore.purge_expired`.
 
 The teacher is whoever holds the key: ``ATTN_EXPLORER_TEACHER_KEY`` if the server was started
 with it, else one generated the first time a store is used and kept in the store, so that
-every process on one store has the same key (each prints it at start-up). Every call that
-only the teacher may make takes the key and checks it here, whatever the page does.
+every process on one store has the same key (shown on a terminal at start-up, never in a log;
+*New key* replaces it). Every call that only the teacher may make takes the key and checks it
+here, whatever the page does.
 """
 from __future__ import annotations
 
 import hmac
 import json
+import os
 import re
 import secrets
 import threading
@@ -41,7 +43,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
-import streamlit as st
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from server import settings
@@ -50,6 +51,7 @@ MAX_ANSWER_BYTES = 4096      # an alignment of 30 x 30 words is well under this
 MAX_ATTEMPTS = 3             # answers per student and exercise: the first counts, two retries are kept
 MAX_EXERCISES = 100          # distinct exercises per class
 MAX_CLASS_ANSWERS = 20_000   # a lecture hall of 300 answering 60 exercises
+MAX_ANSWER_DEPTH = 6         # lists and dicts inside each other: an alignment is a list of pairs (3)
 MAX_STUDENT_EXERCISES = 60   # distinct exercises per student and class: one student cannot fill a class
 MAX_STUDENT_ANSWERS = 120    # answers per student and class, retries included
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed from a projector
@@ -102,6 +104,38 @@ class AnswerRefused(ValueError):
     """An answer that is not stored, with the reason a student can read."""
 
 
+class StoreBusy(StoreUnavailable):
+    """The database is up but did not answer in time (a lock held elsewhere, a slow statement):
+    nothing was written, and the same call a moment later may succeed."""
+
+    def __init__(self, what: str = "the class store"):
+        super().__init__(f"{what} is busy; nothing was saved, try again in a moment")
+
+
+# PostgreSQL's lock_not_available, query_canceled (statement_timeout) and
+# idle_in_transaction_session_timeout; SQLite's busy timeout
+BUSY_SQLSTATES = {"55P03", "57014", "25P03"}
+
+
+def _busy(error: DBAPIError) -> bool:
+    state = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
+    return state in BUSY_SQLSTATES or "database is locked" in str(error.orig)
+
+
+def nesting_depth(value, limit: int) -> int:
+    """How deeply lists and dicts sit inside each other in ``value`` (a number: 0, ``[1]``: 1),
+    counted up to ``limit + 1``, level by level without recursion: an answer nested 100,000 deep
+    is refused as cheaply as a shallow one is counted."""
+    depth, level = 0, [value]
+    while depth <= limit:
+        containers = [item for item in level if isinstance(item, (list, tuple, dict))]
+        if not containers:
+            break
+        depth += 1
+        level = [v for item in containers for v in (item.values() if isinstance(item, dict) else item)]
+    return depth
+
+
 @dataclass(frozen=True)
 class ClassInfo:
     code: str
@@ -141,14 +175,18 @@ def engine_for(url: str) -> sa.Engine:
     if url.startswith(("postgresql://", "postgres://")):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]  # psycopg 3, whatever SQLAlchemy's default
     if not url.startswith("sqlite"):
-        return sa.create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=24, pool_timeout=10,
-                                connect_args={"connect_timeout": 3})
+        # at most settings.db_connections() per process (scripts/serve.py shares PostgreSQL's
+        # max_connections among the replicas); every connection refuses rather than waits
+        # (settings.pg_options: lock, statement and idle-in-transaction timeouts)
+        most = settings.db_connections()
+        connect_args = {"connect_timeout": 3}
+        if url.startswith("postgresql"):
+            connect_args["options"] = settings.pg_options()
+        return sa.create_engine(url, pool_pre_ping=True, pool_size=min(8, most), max_overflow=most - min(8, most),
+                                pool_timeout=10, connect_args=connect_args)
     path = sa.engine.make_url(url).database
     if path and path != ":memory:":
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            pass  # the first connection says so, as StoreUnavailable
+        private_file(Path(path))
     engine = sa.create_engine(url, pool_size=8, max_overflow=24, pool_timeout=10,
                               connect_args={"timeout": 15, "check_same_thread": False})
 
@@ -166,6 +204,21 @@ def engine_for(url: str) -> sa.Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
     return engine
+
+
+def private_file(path: Path) -> None:
+    """The SQLite file (its folder 0700, the file 0600) made before SQLite opens it: SQLite gives its
+    WAL and shared-memory files the database file's mode, so answers and the generated key are
+    never readable by other users of the machine. An older store is narrowed to 0600 too."""
+    try:
+        if not path.parent.exists():
+            path.parent.mkdir(parents=True, mode=0o700)
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+        for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            if part.exists():
+                part.chmod(0o600)
+    except OSError:
+        pass  # a folder that cannot be written: the first connection says so, as StoreUnavailable
 
 
 class ClassStore:
@@ -211,7 +264,7 @@ class ClassStore:
             self._ensure_schema()
             conn = self.engine.connect()
         except SQLAlchemyError as e:
-            raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {type(e).__name__}") from e
+            raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {self._why(e)}") from e
         return conn.execution_options(write=True) if write else conn
 
     def _run(self, work, write: bool = False):
@@ -223,7 +276,15 @@ class ClassStore:
         except (AnswerRefused, NotTeacher, IntegrityError):
             raise
         except DBAPIError as e:
-            raise StoreUnavailable(f"the class store ({self.kind}) failed: {type(e).__name__}") from e
+            if _busy(e):
+                raise StoreBusy() from e
+            raise StoreUnavailable(f"the class store ({self.kind}) failed: {self._why(e)}") from e
+
+    def _why(self, error: SQLAlchemyError) -> str:
+        """The error's kind; for SQLite also its reason, which names no address or user."""
+        if self.kind != "sqlite" or getattr(error, "orig", None) is None:
+            return type(error).__name__
+        return f"{error.orig} (the server must be able to write the store's folder, ATTN_EXPLORER_CLASS_DIR)"
 
     # -- the teacher's key ------------------------------------------------------------------------
     def teacher_key(self) -> str:
@@ -272,6 +333,19 @@ class ClassStore:
         if not self.is_teacher(key):
             raise NotTeacher("only the teacher (who holds the server's teacher key) may do this")
 
+    def new_key(self, key: str | None) -> str:
+        """Replace the store's generated key with a new one (for the teacher only) and return it:
+        the old key stops working in every process on this store, for every session signed in
+        with it. A key the server was started with (ATTN_EXPLORER_TEACHER_KEY) wins: it is
+        changed where it is set, not here."""
+        self._check_teacher(key)
+        if self._given_key:
+            raise AnswerRefused("this server's key is set by ATTN_EXPLORER_TEACHER_KEY: change it there and restart")
+        new = secrets.token_urlsafe(12)
+        self._run(lambda conn: conn.execute(meta.update().where(meta.c.name == "teacher_key").values(value=new)),
+                  write=True)
+        return new
+
     # -- classes -------------------------------------------------------------------------------------
     def open_class(self, key: str | None) -> ClassInfo:
         self._check_teacher(key)
@@ -316,8 +390,10 @@ class ClassStore:
         """Store one student's answer to an exercise of an open class; returns its attempt
         number (1…MAX_ATTEMPTS). AnswerRefused, with a reason, for anything not stored."""
         code = normalise_code(code)
-        if not EXERCISE_ID.match(exercise or "") or not SESSION_ID.match(session or ""):
+        if not EXERCISE_ID.fullmatch(exercise or "") or not SESSION_ID.fullmatch(session or ""):
             raise AnswerRefused("this answer does not name a valid exercise and session")
+        if nesting_depth(answer, MAX_ANSWER_DEPTH) > MAX_ANSWER_DEPTH:
+            raise AnswerRefused(f"this answer is nested more than {MAX_ANSWER_DEPTH} levels deep, so it is not stored")
         try:
             text = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
         except (TypeError, ValueError):
@@ -384,7 +460,7 @@ class ClassStore:
     def reveal(self, key: str | None, code: str, exercise: str) -> int:
         """Show the answer of ``exercise`` on every following screen; returns the new version."""
         self._check_teacher(key)
-        if not EXERCISE_ID.match(exercise or ""):
+        if not EXERCISE_ID.fullmatch(exercise or ""):
             raise AnswerRefused("not an exercise")
         return self._bump(code, revealed=exercise)
 
@@ -424,16 +500,21 @@ def new_session_id() -> str:
     return secrets.token_hex(8)
 
 
-@st.cache_resource(show_spinner=False)
-def _store(url: str, hours: float, key: str | None) -> ClassStore:
-    return ClassStore(url, hours, key)
+_stores: dict[tuple, ClassStore] = {}
+_stores_lock = threading.Lock()
 
 
 def class_store() -> ClassStore:
-    """This process's store (one engine and pool, shared by every session), as configured now."""
-    return _store(settings.class_db(), settings.class_hours(), settings.teacher_key())
+    """This process's store (one engine and pool, shared by every session), as configured now.
+    Kept in this module, not in ``st.cache_resource``: a visitor's ``clear_cache`` message empties
+    that, and would drop the engine and its pool under every session (server/shared.py)."""
+    config = (settings.class_db(), settings.class_hours(), settings.teacher_key())
+    with _stores_lock:
+        if config not in _stores:
+            _stores[config] = ClassStore(*config)
+        return _stores[config]
 
 
 __all__ = ["ClassStore", "ClassInfo", "FollowState", "StoredAnswer", "StoreUnavailable", "NotTeacher", "AnswerRefused",
-           "class_store", "normalise_code", "new_session_id", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS", "MAX_STUDENT_EXERCISES",
-           "MAX_STUDENT_ANSWERS"]
+           "StoreBusy", "class_store", "normalise_code", "new_session_id", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS",
+           "MAX_STUDENT_EXERCISES", "MAX_STUDENT_ANSWERS"]

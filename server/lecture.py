@@ -25,6 +25,18 @@ What the proxy does, and why (``haproxy_config``):
   front end reconnects by itself and reruns the page from its URL, which carries the sentence
   and the choices (``app_pages/common.py``), so the page comes back as it was.
 - ``timeout tunnel 1h``: an idle websocket (a student reading) stays open for a lecture.
+- HTTPS (``tls``: a PEM holding the certificate and its key): HAProxy terminates TLS on the
+  public port, the websockets are ``wss://``, the replicas behind it speak plain HTTP on
+  loopback. Plain ``http://`` on that port is refused (the TLS handshake fails): students are
+  given the ``https://`` link.
+- per-client limits, a stick table keyed by the client's address: at most
+  ``client_connections`` open connections and ``client_requests`` HTTP requests per 10 s.
+  Sized for a whole class behind one address (a NAT): 200 students each hold a websocket and
+  open about 5 connections and 40 requests while the page loads, 1,000 connections and 8,000
+  requests, under the defaults (1,500 and 10,000); a client past them is refused (connections)
+  or answered 429 (requests). ``option forwardfor`` passes the client's address to the
+  replicas (X-Forwarded-For, the one HAProxy writes), which limit teacher sign-ins by it.
+- files: the working folder is 0700 and every file in it (config, logs, the certificate) 0600.
 
 The launcher restarts a replica that exits, waiting a little longer after each quick exit, so
 a replica that cannot start does not spin.
@@ -76,10 +88,30 @@ def haproxy_binary() -> str | None:
                                             if os.access(p, os.X_OK)), None)
 
 
-def haproxy_config(address: str, port: int, servers: list[tuple[str, str]], stats_port: int) -> str:
+CLIENT_CONNECTIONS = 1500  # open connections per client address (see the module)
+CLIENT_REQUESTS = 10_000   # HTTP requests per client address per 10 s
+
+
+def client_limits(connections: int, requests: int) -> list[str]:
+    """The frontend's per-address limits (a stick table) and the address it passes on."""
+    return [
+        "    stick-table type ip size 100k expire 10m store conn_cur,http_req_rate(10s)",
+        "    tcp-request connection track-sc0 src",
+        f"    tcp-request connection reject if {{ sc_conn_cur(0) gt {connections} }}",
+        f"    http-request deny deny_status 429 if {{ sc_http_req_rate(0) gt {requests} }}",
+        "    # the replicas read the client's address from the one X-Forwarded-For HAProxy writes",
+        "    http-request del-header X-Forwarded-For",
+        "    option forwardfor",
+    ]
+
+
+def haproxy_config(address: str, port: int, servers: list[tuple[str, str]], stats_port: int, tls: Path | None = None,
+                   connections: int = CLIENT_CONNECTIONS, requests: int = CLIENT_REQUESTS) -> str:
     """The proxy's configuration. ``servers``: (name, "host:port") of every replica, local or
-    on another machine (``--backend``)."""
+    on another machine (``--backend``); ``tls``: a PEM of the certificate and its key, to
+    serve HTTPS."""
     lines = [f"    server {name} {hostport} check cookie {name}" for name, hostport in servers]
+    bind = f"    bind {address}:{port}" + (f" ssl crt {tls} alpn http/1.1" if tls else "")
     return "\n".join([
         "global",
         "    maxconn 4096",
@@ -100,7 +132,9 @@ def haproxy_config(address: str, port: int, servers: list[tuple[str, str]], stat
         "    retries 2",
         "",
         "frontend lecture",
-        f"    bind {address}:{port}",
+        bind,
+        *client_limits(connections, requests),
+        *(["    http-request set-header X-Forwarded-Proto https"] if tls else []),
         "    default_backend replicas",
         "",
         "backend replicas",
@@ -136,7 +170,7 @@ class Replica:
     started_at: float = 0.0
 
     def start(self, env: dict) -> None:
-        with open(self.log, "ab") as log:
+        with private_file(self.log) as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                  "--server.port", str(self.port), "--server.address", "127.0.0.1",
@@ -148,6 +182,41 @@ class Replica:
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+
+def private_file(path: Path, mode: str = "ab"):
+    """``path`` opened for writing, readable by its owner only (0600), whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC), 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, mode)
+
+
+def to_terminal(text: str) -> bool:
+    """Write ``text`` on the terminal this process was started from, never into its output when
+    that is redirected (a log file); False when it has none (a replica of a lecture, a service)."""
+    try:
+        if sys.stdout.isatty():
+            print(text, flush=True)
+            return True
+        with open("/dev/tty", "w") as tty:
+            tty.write(text + "\n")
+        return True
+    except OSError:
+        return False
+
+
+def tls_pem(cert: Path, key: Path | None, folder: Path) -> Path:
+    """HAProxy's one PEM (certificate, then its key) in ``folder``, 0600; ValueError when the
+    key is neither in ``cert`` nor given."""
+    text = cert.read_text()
+    if key is not None:
+        text = text.rstrip("\n") + "\n" + key.read_text()
+    if "PRIVATE KEY-----" not in text:
+        raise ValueError(f"{cert} holds no private key: give it with --tls-key")
+    pem = folder / "lecture.pem"
+    with private_file(pem, "w") as out:
+        out.write(text)
+    return pem
 
 
 def _die_with_parent() -> None:
@@ -198,6 +267,10 @@ class Lecture:
     workdir: Path | None = None
     env: dict | None = None
     say: object = print
+    tls_cert: Path | None = None  # HTTPS: the certificate (PEM), with its key in it or in tls_key
+    tls_key: Path | None = None
+    client_connections: int = CLIENT_CONNECTIONS
+    client_requests: int = CLIENT_REQUESTS
     local: list[Replica] = field(default_factory=list, init=False)
     proxy: subprocess.Popen | None = field(default=None, init=False)
     stats_port: int = field(default=0, init=False)
@@ -211,7 +284,9 @@ class Lecture:
             raise FileNotFoundError(INSTALL_HINT)
         self._own_workdir = self.workdir is None
         self.workdir = Path(self.workdir or tempfile.mkdtemp(prefix="attn-lecture-"))
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.workdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.workdir.chmod(0o700)  # logs and the certificate's key are the owner's alone
+        tls = tls_pem(Path(self.tls_cert), self.tls_key and Path(self.tls_key), self.workdir) if self.tls_cert else None
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("OMP_NUM_THREADS", "1")
         # one secret for every replica: Streamlit signs its XSRF cookie with it, and a student's
@@ -227,12 +302,14 @@ class Lecture:
         servers += [(f"b{i + 1}", hostport) for i, hostport in enumerate(self.backends)]
         self.stats_port = free_port()
         config = self.workdir / "haproxy.cfg"
-        config.write_text(haproxy_config(self.address, self.port, servers, self.stats_port))
+        with private_file(config, "w") as out:
+            out.write(haproxy_config(self.address, self.port, servers, self.stats_port, tls, self.client_connections,
+                                     self.client_requests))
         check = subprocess.run([binary, "-c", "-q", "-f", str(config)], capture_output=True, text=True)
         if check.returncode != 0:
             self.stop()
             raise RuntimeError(f"haproxy refused {config}:\n{check.stdout}{check.stderr}")
-        with open(self.workdir / "haproxy.log", "ab") as log:
+        with private_file(self.workdir / "haproxy.log") as log:
             self.proxy = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT,
                                           preexec_fn=_die_with_parent, start_new_session=True)
         time.sleep(0.3)

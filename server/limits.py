@@ -11,17 +11,17 @@ thirty live trainings would take the server down. So:
   ``settings.live_trainings()`` at once, server-wide (default 1); the other visitors see
   their place in the queue and can cancel (:class:`TrainingQueue`).
 
-Both are process-wide objects on purpose (``st.cache_resource``: one per server, shared by
-every session); they hold only who is waiting, never a visitor's data.
+Both are process-wide objects on purpose (one per server, shared by every session; kept by
+``server.shared.per_process``, where no visitor's ``clear_cache`` reaches them); they hold only
+who is waiting, never a visitor's data.
 """
 from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
 
-import streamlit as st
-
 from server import settings
+from server.shared import per_process
 
 
 class TrainingQueue:
@@ -61,12 +61,12 @@ class TrainingQueue:
             return len(self._tickets)
 
 
-@st.cache_resource
+@per_process
 def training_queue() -> TrainingQueue:
     return TrainingQueue()
 
 
-@st.cache_resource
+@per_process
 def _decoding_slots(n: int) -> threading.BoundedSemaphore:
     return threading.BoundedSemaphore(n)
 
@@ -77,3 +77,44 @@ def decoding_slot():
     slots = _decoding_slots(settings.decoders())
     with slots:
         yield
+
+
+class SignInAttempts:
+    """Wrong teacher keys, counted per address: an address that gets ``most`` wrong within
+    ``window`` seconds is refused until its oldest counted attempt is older than that (a
+    key of 16 random characters is never guessed; this keeps a script from trying). The
+    address is the student's as the proxy saw it (``client_address``). Holds at most
+    ``addresses`` addresses, forgetting the longest quiet, so no visitor can fill memory."""
+
+    def __init__(self, most: int = 30, window: float = 600.0, addresses: int = 10_000):
+        self.most, self.window, self.addresses = most, window, addresses
+        self._lock = threading.Lock()
+        self._failures: dict[str, list[float]] = {}
+
+    def wait(self, address: str, now: float) -> float:
+        """Seconds this address must wait before its next try (0: it may try now)."""
+        with self._lock:
+            recent = [t for t in self._failures.get(address, []) if now - t < self.window]
+            return self.window - (now - recent[-self.most]) if len(recent) >= self.most else 0.0
+
+    def failed(self, address: str, now: float) -> None:
+        with self._lock:
+            recent = [t for t in self._failures.pop(address, []) if now - t < self.window][-self.most:]
+            self._failures[address] = recent + [now]  # last in the dict: the most recent
+            while len(self._failures) > self.addresses:
+                del self._failures[next(iter(self._failures))]
+
+
+@per_process
+def sign_in_attempts() -> SignInAttempts:
+    return SignInAttempts()
+
+
+def client_address(peer: str | None, forwarded_for: str | None) -> str:
+    """The visitor's address: the websocket's peer, or, when that is this machine (a proxy in
+    front: HAProxy's ``option forwardfor``), the last address in X-Forwarded-For, the one the
+    proxy itself appended (anything before it, the visitor could have written)."""
+    if peer and peer not in ("127.0.0.1", "::1"):
+        return peer
+    hops = [h.strip() for h in (forwarded_for or "").split(",") if h.strip()]
+    return hops[-1] if hops else "local"

@@ -9,14 +9,15 @@ ATTN_EXPLORER_DATA            ../shared/data/enfr            the test split the 
 ATTN_EXPLORER_GOLD            ../shared/data/hansards-align  the Hansards gold word alignments
 ATTN_EXPLORER_HF_MODELS       (none)  Hugging Face encoder–decoders beside the zoo, comma-separated: Hub names
                                       already in the local cache, or save_pretrained folders (docs/own-model.md)
-ATTN_EXPLORER_ADMIN           off     1: the owner's server; the BLEU page may recompute and write results
 ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
 ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
 ATTN_EXPLORER_MALLOC_ARENAS   2       glibc malloc arenas of the server process (0: glibc's default, 8 per core)
 ATTN_EXPLORER_CLASS_DB        (SQLite)  the class store: postgresql://user@host/db, sqlite:///path, or unset
 ATTN_EXPLORER_CLASS_DIR       ~/.cache/attention-explorer  the folder of the default SQLite file, classes.sqlite3
 ATTN_EXPLORER_CLASS_HOURS     4       a class refuses answers this many hours after it opens, then is deleted
-ATTN_EXPLORER_TEACHER_KEY     (generated)  the teacher's secret; unset: generated once, kept in the store
+ATTN_EXPLORER_TEACHER_KEY     (generated)  the teacher's secret (at least 12 characters); unset: generated once, kept in the store
+ATTN_EXPLORER_DB_CONNECTIONS  20      PostgreSQL connections one process may open (scripts/serve.py sizes it from the replicas)
+ATTN_EXPLORER_CHROMIUM        /usr/bin/chromium  the headless browser that draws SVG/PDF/PNG exports (viz/export.py)
 """
 from __future__ import annotations
 
@@ -54,10 +55,8 @@ def gold() -> Path:
     return _path("ATTN_EXPLORER_GOLD", SHARED_DATA / "hansards-align")
 
 
-def admin() -> bool:
-    """Visitors read, the owner writes: only a server started with ATTN_EXPLORER_ADMIN=1
-    writes to the repository or starts a full evaluation."""
-    return os.environ.get("ATTN_EXPLORER_ADMIN", "").strip().lower() in ("1", "true", "yes", "on")
+def chromium() -> str:
+    return os.environ.get("ATTN_EXPLORER_CHROMIUM") or "/usr/bin/chromium"
 
 
 def live_trainings() -> int:
@@ -100,6 +99,49 @@ def teacher_key() -> str | None:
     """The key a server was started with, or None: the store then keeps one, generated once,
     so that every process on one store shares it."""
     return os.environ.get("ATTN_EXPLORER_TEACHER_KEY", "").strip() or None
+
+
+MIN_TEACHER_KEY = 12  # characters of a chosen key: a short word is guessed by trying words
+
+
+def teacher_key_problem() -> str | None:
+    """Why the chosen ATTN_EXPLORER_TEACHER_KEY cannot serve, or None: the server refuses to
+    start with it (``app.py``, ``scripts/serve.py``) rather than guard a class with a guessable key."""
+    key = teacher_key()
+    if key is not None and len(key) < MIN_TEACHER_KEY:
+        return (f"ATTN_EXPLORER_TEACHER_KEY is {len(key)} characters long; a teacher key needs at least "
+                f"{MIN_TEACHER_KEY} (or unset it and the server makes one)")
+    return None
+
+
+# PostgreSQL: how long one statement may wait before the class store refuses instead of hanging.
+# Set on every connection (server/class_store.py). An answer holds its class's row for a few
+# milliseconds, so a second's wait for a lock means something is stuck: the student reads "busy,
+# try again" while the page stays usable. PostgreSQL's docs recommend the idle-in-transaction limit
+# for interactive services: a connection left in a transaction loses it, and its locks, after 10 s.
+PG_LOCK_TIMEOUT_MS = 1000
+PG_STATEMENT_TIMEOUT_MS = 5000
+PG_IDLE_IN_TRANSACTION_MS = 10_000
+# PostgreSQL's default max_connections is 100, 3 of them reserved for superusers; the app's
+# processes share 80 of the rest, leaving room for psql, backups and monitoring
+PG_APP_CONNECTIONS = 80
+
+
+def pg_options() -> str:
+    """The libpq ``options`` that set the timeouts above on a connection."""
+    return (f"-c lock_timeout={PG_LOCK_TIMEOUT_MS} -c statement_timeout={PG_STATEMENT_TIMEOUT_MS} "
+            f"-c idle_in_transaction_session_timeout={PG_IDLE_IN_TRANSACTION_MS}")
+
+
+def db_connections() -> int:
+    """The most connections one process opens to PostgreSQL (its pool plus overflow)."""
+    return _count("ATTN_EXPLORER_DB_CONNECTIONS", 20)
+
+
+def db_connections_for(processes: int) -> int:
+    """Each process's share of PG_APP_CONNECTIONS when ``processes`` app processes use one
+    database: 2 replicas get 32 each (the most one needs), 4 get 20, 8 get 10."""
+    return max(2, min(32, PG_APP_CONNECTIONS // max(1, processes)))
 
 
 def hf_models() -> tuple[str, ...]:

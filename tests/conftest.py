@@ -13,6 +13,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 torch.set_num_threads(1)  # small models: one thread is fastest and leaves a core for the rest
+# AppTest runs in this process: its failures show the page's full exception (the served app's
+# visitors get none, .streamlit/config.toml; tests/test_error_details.py checks that on a real server)
+import streamlit as _st  # noqa: E402
+_st.set_option("client.showErrorDetails", "full")
 
 from model.toy import make_tiny_checkpoint  # noqa: E402
 

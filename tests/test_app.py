@@ -454,17 +454,28 @@ def test_bleu_vs_length_from_shipped_results(product):
     assert len(at.dataframe) == 2
     button = at.button(key="bleu_recompute")
     assert button.disabled  # visitors read: a default server never recomputes
-    assert any("scripts/evaluate_zoo.sh" in t and "ATTN_EXPLORER_ADMIN=1" in t for t in at.caption.values)
+    assert any("scripts/evaluate_zoo.sh" in t and "signs in as the teacher" in t for t in at.caption.values)
 
 
-def test_bleu_recompute_is_the_owners_only(product, tmp_path, monkeypatch):
-    """Without ATTN_EXPLORER_ADMIN the button is disabled, and a click that reaches the server
-    anyway (a crafted request, a switch turned off meanwhile) writes nothing."""
+def as_teacher(path: str) -> AppTest:
+    """A page opened by the session signed in with the class store's teacher key."""
+    from server.class_store import class_store
+    at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))
+    at.session_state["class_teacher_key"] = class_store().teacher_key()  # what the sign-in box keeps
+    at.switch_page(path)
+    return run(at)
+
+
+def test_bleu_recompute_is_the_teachers_only(product, tmp_path, monkeypatch):
+    """Without the teacher's key the button is disabled, and a click that reaches the server
+    anyway (a crafted request, a key replaced meanwhile by New key) writes nothing."""
+    from server.class_store import class_store
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
-    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
-    at = page("app_pages/bleu_length.py")
+    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")  # no longer a switch: a visitor still only reads
+    assert page("app_pages/bleu_length.py").button(key="bleu_recompute").disabled
+    at = as_teacher("app_pages/bleu_length.py")
     assert not at.button(key="bleu_recompute").disabled
-    monkeypatch.delenv("ATTN_EXPLORER_ADMIN")
+    class_store().new_key(class_store().teacher_key())  # the key this session holds stops counting
     run(at.button(key="bleu_recompute").click())
     assert not (tmp_path / "bleu_by_length.csv").exists()
     assert at.button(key="bleu_recompute").disabled
@@ -472,8 +483,7 @@ def test_bleu_recompute_is_the_owners_only(product, tmp_path, monkeypatch):
 
 def test_bleu_recompute_button(product, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
-    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
-    at = page("app_pages/bleu_length.py")
+    at = as_teacher("app_pages/bleu_length.py")
     assert any("No measurements yet" in t for t in at.info.values)
     at.number_input(key="bleu_bootstrap").set_value(20)
     run(at.button(key="bleu_recompute").click())
@@ -487,8 +497,7 @@ def test_bleu_recompute_button(product, tmp_path, monkeypatch):
 def test_bleu_recompute_disabled_without_data(product, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path))
     monkeypatch.setenv("ATTN_EXPLORER_DATA", str(tmp_path / "nowhere"))
-    monkeypatch.setenv("ATTN_EXPLORER_ADMIN", "1")
-    at = page("app_pages/bleu_length.py")
+    at = as_teacher("app_pages/bleu_length.py")
     assert at.button(key="bleu_recompute").disabled
     assert any("data is not here" in t for t in at.caption.values)
 
@@ -535,6 +544,44 @@ def test_models_cards(product):
     assert len(bridges) == 4 and all("32 × 64 matrix (2,048 parameters" in t for t in bridges)  # dot, general, concat, local
 
 
+def shown_cells(table) -> pd.DataFrame:
+    """A st.dataframe's cells as the browser shows them: a Styler's display values where the page
+    formats the table, else the values themselves as text."""
+    styler = table.proto.arrow_data.styler
+    if not styler.display_values:
+        return table.value.astype(str)
+    from streamlit import dataframe_util
+    shown = dataframe_util.convert_arrow_bytes_to_pandas_df(styler.display_values)
+    return shown.set_axis(table.value.columns, axis=1)
+
+
+def test_models_page_shows_a_missing_figure_as_a_dash_and_the_data_set_by_name(product):
+    concat = product["zoo"] / "luong-concat" / "config.json"  # trained, as the shipped zoo is, on a shared folder
+    saved = concat.read_text()
+    config = json.loads(saved)
+    config["training"]["data"] = "../shared/data/enfr-broad"
+    concat.write_text(json.dumps(config))
+    from app_pages import common
+    common._load_zoo.clear()
+    try:
+        at = page("app_pages/models.py")
+    finally:
+        concat.write_text(saved)
+        common._load_zoo.clear()
+    overview, shown = at.dataframe[0].value, shown_cells(at.dataframe[0])
+    row = list(overview["model"]).index("Luong global, concat")
+    assert overview["training data"][row] == "enfr-broad" and overview["training data"][0] == "toy:reverse"
+    assert shown["newstest2014 BLEU"].tolist() == ["—"] * len(overview)  # evaluated on no model here
+    evaluated = json.loads((product["zoo"] / "rnnsearch" / "metrics.json").read_text())["test"]["bleu"]
+    bleu = dict(zip(overview["model"], shown["enfr test BLEU"]))
+    assert bleu["RNNsearch (Bahdanau, additive)"] == f"{evaluated:.2f}" and bleu["Luong global, concat"] == "—"
+    every_cell = [str(v) for d in at.dataframe for v in shown_cells(d).to_numpy().ravel()]
+    assert "None" not in every_cell and "nan" not in every_cell and "—" in every_cell
+    facts = {k: v for d in at.dataframe for k, v in zip(d.value.iloc[:, 0], d.value.iloc[:, -1])}
+    assert facts["data"] in ("toy:reverse", "enfr-broad") and not any("../shared" in str(v) for v in every_cell)
+    assert "—" in [m.value for m in at.metric]  # a model not evaluated: its BLEU card says so, not "None"
+
+
 # -- the layering: viz/ never needs torch, product pages hold no model code ---------------------
 def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
     """app.py's start-up hook loads the zoo into the cache the pages read, so the first page
@@ -562,7 +609,7 @@ def test_the_first_visit_imports_no_torch_before_the_page():
 
 
 def test_viz_imports_no_torch():
-    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export; "
+    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export, viz.latex, viz.figures; "
             "assert 'torch' not in sys.modules, 'viz imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 

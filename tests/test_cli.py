@@ -439,6 +439,23 @@ def test_results_table_reads_each_models_files(tmp_path, capsys):
 
 
 
+def test_history_table_prints_the_recorded_rounds(capsys):
+    """scripts/history_table.py: every table in results/history/ is listed; one prints as
+    markdown with each recorded row (the A/B rounds by commit); notes are found by a word."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from history_table import main, rows
+    assert main([]) == 0
+    listed = {line.split()[0] for line in capsys.readouterr().out.splitlines()}
+    assert {"cpu-per-click-ab", "lecture-by-commit", "soak-by-commit", "budget-from-scratch"} <= listed
+    assert main(["cpu-per-click-ab"]) == 0
+    out = capsys.readouterr().out
+    recorded = [r["row"] for r in rows("doc_tables.jsonl") if r["table"] == "cpu-per-click-ab"]
+    assert len(recorded) == 29 and "| 1 | 60.0 ms | 45.3 ms | `c56285e` |" in out
+    assert all(f"| {r['round']} |" in out for r in recorded)
+    assert main(["--notes", "malloc arenas"]) == 0 and "M_ARENA_MAX" in capsys.readouterr().out
+    assert main(["no-such-table"]) == 2
+
+
 def test_promote_finetuned_keeps_the_weights_whole_history(tmp_path):
     """scripts/promote_finetuned.py: the fine-tuned weights replace the shipped ones only when
     their dev BLEU is higher; config.json keeps each stage and adds the counts up, train_log.csv

@@ -1,0 +1,158 @@
+"""Lesson: one sentence (the student's own, or the landing sentence) from the heatmap to the
+Transformer, stop by stop.
+
+Each stop (``app_pages/lesson_stops.py``) is a card: a short text whose numbers come from the
+model's record, one live view from ``viz/``, one thing to do, one question checked at once,
+two hints and then *show me*, and a link to the page that explores it with the same
+sentence and step. The stop, the sentence, the step and the stops done live in the link
+(``/lesson?stop=5&text=…&step=2&done=1,2``): a reload, a shared link or the teacher's *Send
+this page to the class* opens the same stop. In a class, the first answer a student checks
+at a stop is counted like an exercise's (``class_session.record_answer``).
+"""
+import hashlib
+
+import streamlit as st
+
+from app_pages.class_session import record_answer, teacher_key
+from app_pages.common import available_models, plain, query_param, sentence_input, set_query_params, small
+from app_pages.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
+                                    TAG)
+from app_pages.teaching_common import source_or_stop
+from model.exercises import answer_record
+
+STOP = "lesson_stop"  # the stop shown, 1-based
+DONE = "lesson_done"  # the stops done (answered right, or shown), 1-based
+N = len(STOPS)
+
+
+def number(name: str, default: int) -> int:
+    try:
+        return int(query_param(name, str(default)))
+    except ValueError:
+        return default
+
+
+def first_visit() -> None:
+    """The stop, the step and the stops done, from the link (a reload keeps them there)."""
+    if STOP not in st.session_state:
+        st.session_state[STOP] = min(max(1, number("stop", 1)), N)
+        st.session_state[STEP] = max(1, number("step", 1))
+        done = (query_param("done") or "").split(",")
+        st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
+
+
+def go(stop: int) -> None:
+    st.session_state[STOP] = min(max(1, stop), N)
+
+
+def navigation(k: int) -> None:
+    """Stop k of N, Back and Next (buttons: reached with Tab, pressed with Enter or Space), and a jump."""
+    done = st.session_state[DONE]
+    st.progress(len(done) / N, text=f"Stop {k} of {N} · {len(done)} done")
+    row = st.container(horizontal=True, vertical_alignment="bottom", key="lesson_nav")
+    row.button("Back", key="lesson_back", icon=":material/arrow_back:", on_click=go, args=(k - 1,), disabled=k <= 1)
+    row.button("Next", key="lesson_next", icon=":material/arrow_forward:", on_click=go, args=(k + 1,),
+               disabled=k >= N, type="primary")
+    st.session_state["lesson_jump"] = k
+    row.selectbox("Go to stop", range(1, N + 1), key="lesson_jump", width=280,
+                  on_change=lambda: go(st.session_state["lesson_jump"]),
+                  format_func=lambda n: f"{n}. {STOPS[n - 1].title}")
+
+
+def answer_box(slug: str, q: Question):
+    """The question's input: a choice (radio for a few, a menu for many) or a number."""
+    key = f"lesson_answer_{slug}_{st.session_state[TAG]}"
+    if q.choices and len(q.choices) <= 6:
+        return st.radio(q.prompt, q.choices, index=None, key=key)
+    if q.choices:
+        return st.selectbox(q.prompt, q.choices, index=None, key=key, placeholder="Choose an answer")
+    whole = float(q.right[0]).is_integer() and q.tolerance == 0
+    return st.number_input(q.prompt, value=None, step=1 if whole else 0.01, format="%d" if whole else "%.2f",
+                           key=key, placeholder="Type a number")
+
+
+def commit(k: int, slug: str, q: Question, given) -> None:
+    """Check the answer; count the stop done if right; in a class, the first committed answer counts."""
+    right = q.check(given)
+    st.session_state[f"lesson_checked_{slug}_{st.session_state[TAG]}"] = (given, right)
+    if right:
+        st.session_state[DONE].add(k)
+    counted = f"lesson_counted_{slug}"
+    if counted not in st.session_state:
+        st.session_state[counted] = True
+        record_answer(exercise(k, slug), answer_record(str(given), right, [] if right else [str(given)]), right)
+
+
+def exercise(k: int, slug: str) -> str:
+    """The name a stop's answers are stored under in the class (the store's exercise-id pattern)."""
+    return f"lesson:{k:02d}-{slug}"
+
+
+def more_help(slug: str) -> None:
+    st.session_state[f"lesson_hint_{slug}_{st.session_state[TAG]}"] = hint_level(slug) + 1
+
+
+def ask(k: int, slug: str, q: Question) -> None:
+    """The question, Check, the two hints, then *show me*."""
+    with st.container(border=True, key="lesson_question"):
+        given = answer_box(slug, q)
+        row = st.container(horizontal=True)
+        if row.button("Check", key=f"lesson_check_{slug}", icon=":material/check:"):
+            if given is None:
+                st.warning("Answer first: choose or type one.")
+            else:
+                commit(k, slug, q, given)
+        level = hint_level(slug)
+        row.button(HINTS[level] if level < len(HINTS) else "Show me", key=f"lesson_hint_button_{slug}",
+                   icon=":material/lightbulb:", on_click=more_help, args=(slug,), disabled=level > len(HINTS))
+        result = st.session_state.get(f"lesson_checked_{slug}_{st.session_state[TAG]}")
+        if result is not None:
+            given, right = result
+            (st.success if right else st.error)(
+                f"{'Right' if right else 'Not quite'}: your answer {plain(str(given))}.", icon=":material/check_circle:"
+                if right else ":material/cancel:")
+        for n in range(min(level, len(HINTS))):
+            st.caption(f"**Hint {n + 1}.** {q.hints[n]}")
+        if level > len(HINTS):
+            st.info(f"**The answer:** {q.show_me}", icon=":material/visibility:")
+            if k not in st.session_state[DONE]:
+                st.session_state[DONE].add(k)
+                if f"lesson_counted_{slug}" not in st.session_state and not checked(slug):
+                    st.session_state[f"lesson_counted_{slug}"] = True  # shown before answering: counted as not known
+                    record_answer(exercise(k, slug), answer_record("shown the answer", False, ["shown"]), False)
+
+
+def keep_in_url(k: int, text: str) -> None:
+    done = ",".join(str(n) for n in sorted(st.session_state[DONE]))
+    set_query_params(stop=k, text=text.strip() or None, step=st.session_state.get(STEP) if k > 1 else None,
+                     done=None if teacher_key() else done or None)  # a teacher's send carries no progress
+
+
+st.title("Lesson")
+st.caption(f"{N} stops, about 15 minutes: your sentence through RNNsearch (Bahdanau et al. 2014), from the heatmap "
+           "to the Transformer. Read, do the one thing each stop asks, answer its question; every number is the "
+           "model's own.")
+if LESSON_MODEL not in available_models():
+    st.error("The lesson walks RNNsearch's record, and RNNsearch is not loaded here (checkpoints/rnnsearch).")
+    st.stop()
+first_visit()
+k = st.session_state[STOP]
+with st.expander("Your sentence", expanded=k == 1, icon=":material/edit:"):
+    text = sentence_input("lesson")
+st.session_state[TAG] = hashlib.sha1(text.encode()).hexdigest()[:10]
+source_or_stop(available_models()[LESSON_MODEL], text)
+navigation(k)
+stop = STOPS[k - 1]
+st.subheader(f"{k}. {stop.title}")
+card = Card(stop.slug)
+shown = stop.draw(Lesson(text), card)
+if shown is not None:
+    question, link = shown
+    ask(k, stop.slug, question)
+    st.page_link(link.page, label=f"Explore this on its own page: {link.label}", icon=":material/open_in_new:",
+                 query_params={n: str(v) for n, v in link.params.items()} or None)
+else:
+    st.caption(small("This stop has no question here: what it needs is missing."))
+keep_in_url(k, text)
+if k < N:
+    st.button("Next stop", key="lesson_next_bottom", icon=":material/arrow_forward:", on_click=go, args=(k + 1,))

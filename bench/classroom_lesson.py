@@ -1,0 +1,100 @@
+"""The lesson ``bench/classroom.py`` plays: its sentences, models, faults and each student's steps.
+
+A ``Lesson`` is one student's plan: open a shared link to Translate, change the sentence,
+open Compare with four models, Step through with two of its sections shown (then move its
+step slider five times), the Beam search tree, and, in a class the bench opened, answer a
+"which mechanism" exercise. ``make_lessons`` deals the plans to N sessions (10 % of them
+faulty: an empty, a 5,000-character or a markup sentence, or a tab closed mid-rerun);
+``news_sentences`` gives the soak fresh WMT news sentences.
+"""
+from __future__ import annotations
+
+import gzip
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# 8-20 words each; none is among the app's examples, so nothing is translated before it is asked
+SENTENCES = [
+    "The children walked to school together every morning before the sun came up.",
+    "My grandmother still writes letters by hand to all of her old friends.",
+    "The committee will publish its final report on the new energy policy next week.",
+    "We missed the last train home, so we spent the night in a small hotel.",
+    "The government has promised to reduce taxes for small businesses in rural areas.",
+    "Could you tell me where I can buy tickets for the concert tonight?",
+    "The old library near the river was closed for repairs during the whole summer.",
+    "Scientists believe that the ice in the north is melting faster than expected.",
+    "He forgot his umbrella at the office and arrived home completely wet.",
+    "The minister said that the agreement would protect workers and their families.",
+]
+MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "luong-local", "rnnenc"]
+COMPARED = "rnnsearch,luong-dot,luong-general,luong-concat"
+SHOWN_SECTIONS = "weights,output"  # Step through's sections the lesson's link opens (each model has these two, or one)
+BAD_TEXT = {"empty": "", "long": ("The committee met again today to discuss the budget. " * 100)[:5000],
+            "markup": "<script>alert(1)</script> **bold** [x](javascript:y)"}
+FAULTS = ["empty", "long", "markup", "disconnect"]
+MECHANISM_CHOICE = "dot (Luong)"  # the radio's label for luong-dot (model/exercises.py MECHANISMS)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    first: str
+    second: str
+    model: str
+    fault: str | None = None
+    class_code: str = ""
+    exercise: int = 0  # the seed of the "which mechanism" exercise this student answers
+
+    def steps(self) -> list[tuple[str, tuple]]:
+        """(kind, action): action is ("open", url path, query), ("goto", url path, query),
+        ("set", widget key, value) or ("drop", ...): set, then close the socket at once."""
+        text = BAD_TEXT.get(self.fault, self.second)
+
+        def link(**query) -> str:
+            return urlencode({k: v for k, v in query.items() if v}, quote_via=quote, safe=",")
+
+        steps = [("open", ("open", "", link(text=self.first, model=self.model))),
+                 ("edit", ("drop" if self.fault == "disconnect" else "set", "translate_text", text))]
+        if self.fault == "disconnect":  # the tab is gone: the student opens the link again
+            steps.append(("open", ("open", "", link(text=text, model=self.model))))
+        steps += [("compare", ("goto", "compare", link(text=text, models=COMPARED))),
+                  ("step", ("goto", "step-through", link(text=text, model=self.model, sections=SHOWN_SECTIONS)))]
+        steps += [("slide", ("set", "step_i", i)) for i in range(2, 7)]
+        steps.append(("beam", ("goto", "beam-tree", link(text=text, model=self.model))))
+        if self.class_code:
+            seed = self.exercise
+            steps += [("exercise", ("goto", "exercises", link(ex="which", seed=seed, **{"class": self.class_code}))),
+                      ("choose", ("set", f"ex_which_{seed}", MECHANISM_CHOICE)),
+                      ("answer", ("click", f"ex_check_which:{seed}", True))]
+        return steps
+
+
+def make_lessons(n: int, seed: int, sentences: list[str], faulty: int | None = None, fresh: bool = False,
+                 class_code: str = "") -> list[Lesson]:
+    """n sessions' lessons, 10 % of them faulty. Session i translates sentences i and i + 1 (the
+    default lesson: sessions share sentences, as a class following one link does), or with
+    ``fresh`` sentences 2i and 2i + 1 (no two sessions share one); with ``class_code``, each then
+    answers "which mechanism" exercise i mod 5 in that class."""
+    faulty = faulty if faulty is not None else max(int(n >= 5), round(n / 10))
+    faulty_at = sorted(random.Random(seed).sample(range(n), min(faulty, n)))
+    k = len(sentences)
+    first, second = (lambda i: 2 * i, lambda i: 2 * i + 1) if fresh else (lambda i: i, lambda i: i + 1)
+    return [Lesson(sentences[first(i) % k], sentences[second(i) % k], MODELS[i % len(MODELS)],
+                   FAULTS[faulty_at.index(i) % len(FAULTS)] if i in faulty_at else None, class_code, i % 5)
+            for i in range(n)]
+
+
+def news_sentences(seed: int) -> list[str]:
+    """Fresh sentences for ``--soak``: WMT news (newstest2009–2013, the English side), 8–20
+    words, in a seeded order; none is among the app's examples or this lesson's SENTENCES."""
+    lines = []
+    for year in range(2009, 2014):
+        path = ROOT.parent / "shared" / "data" / "wmt-news" / f"newstest{year}.en.gz"
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            lines += [line.strip() for line in f if 8 <= len(line.split()) <= 20 and "<" not in line]
+    lines = list(dict.fromkeys(lines))
+    random.Random(seed).shuffle(lines)
+    return lines

@@ -1,0 +1,215 @@
+"""How ``bench/classroom.py`` plays a lesson: alone (the reference), as a class, following the
+teacher, and in soak waves.
+
+``attend``: one session plays its lesson, thinking between interactions, reconnecting as the
+front end does when its replica dies. ``reference``: each distinct lesson alone (its page
+digests, the server's CPU per interaction). ``classroom``: every session at once, with memory
+and CPU sampled and, for the fault test, a replica killed. ``follow_the_teacher``: the class
+link's followers, timed from the teacher's send to the teacher's page drawn. ``soak``: waves
+on fresh sentences, with the memory and p95 drift.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from urllib.parse import urlencode
+
+from classroom_lesson import Lesson, SENTENCES, make_lessons, news_sentences
+from classroom_report import pct, summary
+from classroom_servers import Meter, Target, cpu_seconds
+from classroom_tab import Tab
+
+
+async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
+                 cpu: dict | None = None) -> None:
+    """One session plays its lesson; appends (session, step, kind, ms, digest, error, replica) to out.
+    With ``cpu`` (the reference run: one student alone on the server), adds to ``cpu[kind]``
+    the server CPU seconds from each interaction's start to the next one's.
+
+    A tab whose socket breaks (its replica died) does what Streamlit's front end does: it
+    reconnects, and the page reruns from its URL. With ``--kill-replica-after`` that is timed
+    as a "reconnect" row (from the failure until the page is served again); otherwise the
+    student's lesson ends there."""
+    rng = random.Random(f"{args.seed}:{n}")  # per session, so scheduling does not change the plan
+    await asyncio.sleep(delay)
+    tab = Tab(target.base, args.timeout, target.sticky)
+    server_cpu = (lambda: sum(cpu_seconds(pid) for pid in target.pids())) if cpu is not None else None
+    try:
+        for step, (kind, action) in enumerate(lesson.steps()):
+            if step:
+                await asyncio.sleep(think * rng.uniform(0.8, 1.2))
+            replica = tab.replica
+            before = server_cpu() if server_cpu else 0.0
+            ms, digest, error = await tab.do(action)
+            if server_cpu:
+                await asyncio.sleep(0.05)  # the replies still being sent belong to this interaction
+                cpu.setdefault(kind, []).append(server_cpu() - before)
+            out.append((n, step, kind, ms, digest, error, replica or tab.replica))
+            if error and (error == "timeout" or error.startswith("disconnect")):
+                if not args.kill_replica_after:
+                    break  # the tab is in no known state: this student's lesson ends here
+                served = await reconnect(tab, args.recover_within)
+                out.append((n, step, "reconnect", served or 1000 * args.recover_within, None,
+                            None if served else f"not served again within {args.recover_within:.0f} s", tab.replica))
+                if not served:
+                    break
+    finally:
+        await tab.close()
+
+
+async def reconnect(tab: Tab, within: float) -> float | None:
+    """Open the tab's page again (its URL) until it is served; milliseconds taken, or None."""
+    start = time.perf_counter()
+    path, query = tab.path, tab.query
+    while time.perf_counter() - start < within:
+        _, _, error = await tab.do(("open", path, query))
+        if not error:
+            return 1000 * (time.perf_counter() - start)
+        await asyncio.sleep(0.5)
+    return None
+
+
+async def classroom(lessons: list[Lesson], target: Target, args) -> tuple[list, dict]:
+    """Every session at once (starts spread over --ramp); (interactions, measures: peak RSS in
+    MB, the server's and this client's CPU seconds over the run's wall seconds, the replica
+    killed by --kill-replica-after)."""
+    out, meter, killed = [], Meter(target), {}
+    meter.sample()
+    wall, client_cpu = time.perf_counter(), time.process_time()
+
+    async def sample():
+        while True:
+            meter.sample()
+            await asyncio.sleep(0.5)
+
+    async def kill():
+        await asyncio.sleep(args.kill_replica_after)
+        meter.sample()
+        killed["name"] = target.kill_one()
+        killed["at_s"] = round(time.perf_counter() - wall, 1)
+
+    tasks = [asyncio.create_task(sample())]
+    if args.kill_replica_after:
+        tasks.append(asyncio.create_task(kill()))
+    try:
+        await asyncio.gather(*(attend(n, lesson, target, args, args.think, args.ramp * n / len(lessons), out)
+                               for n, lesson in enumerate(lessons)))
+    finally:
+        for task in tasks:
+            task.cancel()
+    meter.sample()
+    wall = time.perf_counter() - wall
+    measured = bool(target.pids())
+    clicks = sum(kind != "reconnect" for _, _, kind, *_ in out)
+    cpu = {"wall_s": round(wall, 1), "server_cpu_s": round(meter.cpu_s, 1) if measured else None,
+           "client_cpu_s": round(time.process_time() - client_cpu, 1),
+           "server_cpu_ms_per_click": round(1000 * meter.cpu_s / max(1, clicks), 1) if measured else None,
+           "rss_mb": round(meter.peak_kb / 1024, 1) if measured else None}
+    return out, {**cpu, "killed_replica": killed or None}
+
+
+async def reference(lessons: list[Lesson], target: Target, args, cpu: dict | None = None) -> dict[Lesson, list]:
+    """Each distinct lesson alone, one after the other, without think time: its digests; with
+    ``cpu``, the server CPU seconds of each interaction, by kind (see ``attend``)."""
+    digests = {}
+    for lesson in lessons:
+        out = []
+        await attend(0, lesson, target, args, 0.0, 0.0, out, cpu if target.pids() else None)
+        digests[lesson] = {step: (digest, error) for _, step, _, _, digest, error, _ in out}
+    return digests
+
+
+FOLLOWED = ("step-through", SENTENCES[0], "rnnsearch", 3)  # what the teacher sends: page, sentence, model, step
+
+
+async def follow_the_teacher(target: Target, args, store, key: str, code: str, n: int) -> dict:
+    """``n`` sessions open the class link and follow; the teacher, whose own screen shows the
+    page (so its decoding is in the shared cache, as in a lesson), sends FOLLOWED; per follower,
+    the milliseconds from the send until the teacher's page has drawn, showing that sentence at
+    that step. Each follower polls as the browser does: its fragment's rerun every interval."""
+    page, sentence, model, step = FOLLOWED
+    tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
+    sent_at: list[float | None] = [None]
+    got: dict[int, tuple[float, str | None]] = {}
+
+    async def follow(i: int, tab: Tab) -> None:
+        await asyncio.sleep(2.0 * i / n)  # the room opens the link over two seconds
+        _, _, error = await tab.do(("open", "exercises", urlencode({"class": code})))
+        if error or tab.timer is None:
+            got[i] = (float("nan"), error or "no follow timer on the page")
+            return
+        while True:
+            interval, fragment = tab.timer
+            await asyncio.sleep(interval)
+            await tab.send(fragment_id=fragment)
+            _, error = await asyncio.wait_for(tab.rerun_end(fragment), args.timeout)
+            if error:
+                got[i] = (float("nan"), error)
+                return
+            if tab.link and sent_at[0] is not None:  # the follow fragment sends the browser to the teacher's page
+                path, _, query = tab.link.lstrip("/").partition("?")
+                _, _, error = await tab.do(("open", path, query))
+                ms = 1000 * (time.perf_counter() - sent_at[0])
+                shown = sentence.encode() in tab.drawn and f"Step {step} of".encode() in tab.drawn
+                got[i] = (ms, error or (None if shown else "the page is not the teacher's sentence and step"))
+                return
+
+    tasks = [asyncio.create_task(follow(i, tab)) for i, tab in enumerate(tabs)]
+    teacher = Tab(target.base, args.timeout, target.sticky)  # the teacher's screen shows the page before sending it
+    try:
+        await asyncio.sleep(2.0 + 1.0)  # everyone in, and polling
+        await teacher.do(("open", page, urlencode({"text": sentence, "model": model, "step": step})))
+        await asyncio.sleep(2.0)
+        sent_at[0] = time.perf_counter()
+        store.send(key, code, page, {"text": sentence, "model": model, "step": str(step)})
+        await asyncio.wait(tasks, timeout=10.0)
+    finally:
+        for t in tasks:
+            t.cancel()
+        for tab in tabs + [teacher]:
+            await tab.close()
+    times = [ms for ms, error in got.values() if error is None]
+    errors = n - len(times)
+    return {"followers": n, "follow_p50_ms": pct(times, 0.5), "follow_p95_ms": pct(times, 0.95),
+            "follow_max_ms": round(max(times), 1) if times else None, "follow_errors": errors,
+            "follow_error_kinds": sorted({str(e) for _, e in got.values() if e}) + (
+                [f"{n - len(got)} never saw the teacher's page within 10 s"] if len(got) < n else [])}
+
+
+def soak(target: Target, args, say) -> dict:
+    """Waves of ``--sessions`` sessions, each with two news sentences never sent before, until
+    ``--soak`` minutes have passed; per wave its p95, errors and the servers' RSS at its end.
+    The drift checks compare the last 10 minutes with minutes 5–10 (memory) and 2–10 (p95)."""
+    pool, used, waves, start = news_sentences(args.seed), 0, [], time.perf_counter()
+    while (minute := (time.perf_counter() - start) / 60) < args.soak:
+        fresh = pool[used:used + 2 * args.sessions]
+        used += len(fresh)
+        lessons = make_lessons(args.sessions, args.seed + len(waves), fresh, args.faulty, fresh=True)
+        out, measures = asyncio.run(classroom(lessons, target, args))
+        r = summary(out, lessons, None, say)
+        times = [row[3] for row in out if not lessons[row[0]].fault and row[2] != "reconnect"]
+        wave = {"wave": len(waves) + 1, "start_min": round(minute, 2),
+                "end_min": round((time.perf_counter() - start) / 60, 2), "p95_ms": r["p95_ms"],
+                "errors": r["errors"], "rss_mb": round(Meter(target).sample() / 1024, 1) if target.pids() else None,
+                "server_cpu_ms_per_click": measures["server_cpu_ms_per_click"], "times": times}
+        say(f"wave {wave['wave']}: minutes {wave['start_min']:.1f}–{wave['end_min']:.1f}, p95 {wave['p95_ms']} ms, "
+            f"errors {wave['errors']}, RSS {wave['rss_mb']} MB")
+        waves.append(wave)
+    total = waves[-1]["end_min"] if waves else 0
+
+    def window(lo: float, hi: float) -> list[dict]:
+        return [w for w in waves if lo < w["end_min"] <= hi]
+
+    early_rss = [w["rss_mb"] for w in window(5, 10) if w["rss_mb"] is not None]
+    late = window(total - 10, total) if total >= 20 else []
+    late_rss = [w["rss_mb"] for w in late if w["rss_mb"] is not None]
+    p95_early = pct([t for w in window(2, 10) for t in w["times"]], 0.95)
+    p95_late = pct([t for w in late for t in w["times"]], 0.95)
+    for w in waves:
+        del w["times"]
+    return {"soak_min": round(total, 1), "waves": waves, "errors": sum(w["errors"] for w in waves),
+            "rss_min5_10_mb": max(early_rss, default=None), "rss_last10_mb": max(late_rss, default=None),
+            "rss_last10_minus_min5_10_mb": round(max(late_rss) - max(early_rss), 1) if late_rss and early_rss else None,
+            "p95_min2_10_ms": p95_early, "p95_last10_ms": p95_late,
+            "p95_drift": round(p95_late / p95_early - 1, 3) if p95_early and p95_late else None}

@@ -1,0 +1,207 @@
+"""The browser-session driver of ``bench/classroom.py``: one tab over Streamlit's websocket.
+
+A ``Tab`` speaks to ``/_stcore/stream`` as the front end does: it sends ``BackMsg`` rerun
+requests (the page, the URL's query string, the widget values it holds) and reads the
+``ForwardMsg`` replies until the rerun ends, keeping the page as drawn (the last element at
+each delta path, without element ids and transient spinners) and digesting it, so that two
+runs of one lesson can be compared page by page. Behind HAProxy it keeps the replica cookie
+as a browser's cookie jar does. No AppTest, no browser: ``bench/element_cost.py``,
+``bench/page_cost.py`` and ``tests/test_lecture.py`` drive the server with it too.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
+
+VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
+FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
+
+
+class Tab:
+    """One browser tab: its websocket and what the front end keeps between reruns (the page,
+    the URL's query string, the widget values it sends back).
+
+    It names no cached messages (``cached_message_hashes``), so the server always sends
+    elements in full; a browser would name the large ones it holds, but in this lesson no
+    page repeats one within a tab, so the server would send them all anyway."""
+
+    def __init__(self, base: str, timeout: float, sticky: bool = False):
+        self.base, self.timeout, self.sticky = base.rstrip("/"), timeout, sticky
+        self.host = self.base.split("://", 1)[1]
+        self.cookie = ""  # behind HAProxy: "ATTN_REPLICA=r1", as the browser's cookie jar holds it
+        self.path = ""  # the page's URL path, for a reconnect
+        self.ws = None
+        self.pages: dict[str, str] = {}  # url path -> page script hash (the navigation message)
+        self.page = ""
+        self.query = ""
+        # the values this tab set, resent with every rerun as the front end does (it also sends
+        # the untouched widgets' defaults, which the server knows already)
+        self.widgets: dict[str, WidgetState] = {}
+        self.keys: dict[str, str] = {}  # user key -> widget id, as drawn by the last rerun
+        self.fragment_of: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
+        self.timer: tuple[float, str] | None = None  # (seconds, fragment id) of an st.fragment(run_every=...)
+        self.link: str | None = None  # where the page's script sends the browser (following the teacher)
+        self.drawn = b""  # the page as last drawn, every element's bytes
+
+    async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
+        """Perform one action; (milliseconds, page digest, error or None)."""
+        verb, target, value = action
+        start = time.perf_counter()
+        try:
+            if verb == "open":
+                await self.close()
+                if self.sticky:  # a browser loads the page first; the proxy's answer names the replica
+                    await asyncio.to_thread(self.fetch_cookie, target)
+                headers = {"Cookie": self.cookie} if self.cookie else None
+                self.ws = await connect(f"ws://{self.host}/_stcore/stream", subprotocols=["streamlit"],
+                                        origin=self.base, proxy=None, max_size=None, additional_headers=headers,
+                                        ping_interval=None, open_timeout=self.timeout)  # as browsers: deflate, no pings
+                self.page, self.query, self.widgets, self.path = "", value, {}, target
+                await self.send(page_name=target)  # a first load names its page by URL path
+            elif verb == "goto":  # a page link carrying query parameters, as a shared link does
+                self.page, self.query, self.path = self.pages[target], value, target
+                self.widgets = {}  # only widgets outside the page are kept, and explorer.py has none
+                await self.send()
+            else:
+                if target not in self.keys:
+                    return 0.0, None, f"no widget {target!r} on the page"
+                state = WidgetState(id=self.keys[target])
+                if verb == "click":
+                    state.trigger_value = True  # a button: true for this one rerun, never resent
+                elif isinstance(value, str):
+                    state.string_value = value
+                else:
+                    state.double_array_value.data.append(value)  # a slider's value
+                if verb != "click":
+                    self.widgets[state.id] = state
+                # a widget inside an st.fragment reruns that fragment alone, as the front end asks
+                fragment = self.fragment_of.get(state.id, "")
+                await self.send(fragment_id=fragment, extra=[state] if verb == "click" else [])
+                if verb == "drop":
+                    await self.close()
+                    return 1000 * (time.perf_counter() - start), None, None
+                digest, error = await asyncio.wait_for(self.rerun_end(fragment), self.timeout)
+                return 1000 * (time.perf_counter() - start), digest, error
+            digest, error = await asyncio.wait_for(self.rerun_end(), self.timeout)
+        except TimeoutError:
+            digest, error = None, "timeout"
+        except (ConnectionClosed, OSError) as e:
+            digest, error = None, f"disconnect ({type(e).__name__})"
+        return 1000 * (time.perf_counter() - start), digest, error
+
+    async def send(self, page_name: str = "", fragment_id: str = "", extra: list | None = None) -> None:
+        msg = BackMsg()
+        state = msg.rerun_script  # the ClientState the front end's sendRerunBackMsg builds
+        state.query_string = self.query
+        state.fragment_id = fragment_id
+        state.page_script_hash = self.page
+        state.page_name = page_name
+        state.widget_states.widgets.extend(self.widgets.values())
+        state.widget_states.widgets.extend(extra or [])
+        info = state.context_info
+        info.timezone, info.timezone_offset, info.locale, info.color_scheme = "Europe/Paris", -60, "en-GB", "light"
+        info.url = f"{self.base}/{page_name}?{self.query}"
+        await self.ws.send(msg.SerializeToString())
+
+    async def rerun_end(self, fragment: str = "") -> tuple[str, str | None]:
+        """Read until the rerun finishes; (digest of the page as drawn, error or None). A
+        fragment's rerun redraws that fragment only: the digest is of what it drew."""
+        shown: dict[tuple, bytes] = {}  # delta path -> the element last drawn there
+        ids: dict[str, str] = {}  # element id -> its user key ("" if none)
+        fragments: dict[str, str] = {}  # element id -> its fragment id
+        error = None
+        while True:
+            msg = ForwardMsg.FromString(await self.ws.recv())
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":  # a run starts: the page is drawn afresh
+                self.page = msg.new_session.page_script_hash
+                shown.clear()
+                ids.clear()
+            elif kind == "navigation":
+                self.pages = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
+            elif kind == "page_info_changed":  # the app rewrote the URL (st.query_params)
+                self.query = msg.page_info_changed.query_string
+            elif kind == "delta":
+                error = draw(msg, shown, ids, fragments) or error
+            elif kind == "auto_rerun":  # the browser's timer for a run_every fragment
+                self.timer = (msg.auto_rerun.interval, msg.auto_rerun.fragment_id)
+            elif kind == "page_not_found":
+                error = "page not found"
+            elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                if msg.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:  # its details come after
+                    error = "the script did not compile"
+                break  # a run stopped early for a newer one is followed by that one
+        drawn = {key: wid for wid, key in ids.items() if key}
+        if fragment:  # the rest of the page stands as it was
+            self.keys.update(drawn)
+            self.fragment_of.update(fragments)
+        else:
+            self.keys, self.fragment_of = drawn, fragments
+            self.widgets = {wid: s for wid, s in self.widgets.items() if wid in ids}  # the front end drops stale widgets
+        page = hashlib.sha256()
+        for path, body in sorted(shown.items()):
+            page.update(repr(path).encode() + body)
+        self.drawn = b"".join(body for _, body in sorted(shown.items()))
+        found = FOLLOW_LINK.search(self.drawn)
+        self.link = json.loads(found.group(1)) if found else None
+        return page.hexdigest()[:16], error
+
+    def fetch_cookie(self, path: str) -> None:
+        """GET the page's HTML through the proxy, keeping the replica cookie it sets (or the one
+        it sets anew when the replica named by the old cookie is gone)."""
+        request = urllib.request.Request(f"{self.base}/{path}", headers={"Cookie": self.cookie} if self.cookie else {})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=self.timeout) as response:
+            for header in response.headers.get_all("Set-Cookie") or []:
+                pair = header.split(";", 1)[0].strip()
+                if pair.startswith(REPLICA_COOKIE + "="):
+                    self.cookie = pair
+
+    @property
+    def replica(self) -> str:
+        return self.cookie.split("=", 1)[1] if self.cookie else ""
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+            self.ws = None
+
+
+def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict) -> str | None:
+    """Record one delta in the page as drawn; returns an error the element shows, if any."""
+    what = msg.delta.WhichOneof("type")
+    if what not in ("new_element", "add_block"):  # transients: spinners, shown or not by timing
+        return None
+    body = getattr(msg.delta, what)
+    element = body.WhichOneof("type") if what == "new_element" else None
+    part = getattr(body, element) if element else body
+    if "id" in part.DESCRIPTOR.fields_by_name and part.id:  # "$$ID-<hash>-<user key, or None>"
+        key = part.id.split("-", 2)[-1] if part.id.startswith("$$ID-") else "None"
+        ids[part.id] = "" if key == "None" else key
+        if msg.delta.fragment_id:
+            fragments[part.id] = msg.delta.fragment_id
+    for name in VOLATILE:
+        if name in part.DESCRIPTOR.fields_by_name:
+            part.ClearField(name)
+    shown[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)
+    if element == "exception":
+        return f"exception: {part.type}: {part.message[:120]}"
+    if element == "alert" and part.format == Alert.ERROR:
+        return f"st.error: {part.body[:120]}"
+    return None

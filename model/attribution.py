@@ -1,0 +1,273 @@
+"""Attribution beside attention: for every target token y_i, how much each source piece x_j
+mattered, measured three ways, with the same shape as a record's attention (T x S, the EOS
+row and column included).
+
+- **Gradient × input** (Shrikumar et al. 2016; Ding et al. 2019's "saliency" is its smoothed
+  form): a_ij = Σ_d x_jd · ∂ log p(y_i | y_<i, x) / ∂x_jd over the token embedding x_j.
+- **Integrated gradients** (Sundararajan et al. 2017): a_ij = Σ_d (x_jd − x'_jd) ∫_0^1
+  ∂ log p(y_i) / ∂x_jd (x' + α (x − x')) dα, with :data:`IG_STEPS` Gauss–Legendre points.
+  **Baseline x'**: every token embedding zero, on the source and on the target prefix alike
+  (the models' position encodings, where they have them, stay). Completeness: the a_ij over
+  the source and the prefix sum to log p(y_i | x) − log p(y_i | x') (``delta`` is the gap).
+- **Occlusion**: knock source position j out of step i's attention (its annotation for the
+  RNNs, its keys and values in every cross-attention layer and head for a Transformer: α_ij = 0,
+  the row renormalised, :class:`~model.attention.Reweigh`), the steps before i as decoded, and
+  measure a_ij = log p(y_i) − log p(y_i | j knocked out). RNNenc reads no position, so it has none.
+
+Both gradient methods go through Captum (``IntegratedGradients``, ``InputXGradient``) on a
+pure function of the embeddings: no hook is put on the shared model. They also attribute to
+the target prefix y_0 … y_{i−1}, so ``source_share`` says how much of step i's |attribution|
+is on the source against the prefix (Voita et al. 2021): defined for the gradient methods.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+
+import numpy as np
+import torch
+
+from .attention import Reweigh
+from .data import Batch
+from .decoders import Memory
+from .search import DecodingRecord, model_device
+from .vocabulary import BOS_ID
+
+METHODS = ("attention", "gxi", "ig", "occlusion")
+LABELS = {"attention": "attention", "gxi": "gradient × input", "ig": "integrated gradients",
+          "occlusion": "occlusion"}
+IG_STEPS = 20
+BASELINE = ("every token embedding zero, source and target prefix alike (position encodings, where the model "
+            "has them, kept)")
+
+
+@dataclass
+class Attribution:
+    """One method's scores for one decoding record.
+
+    scores: T x S, a_ij (signed: positive where x_j raised log p(y_i)); prefix: T x T, the same
+    for the decoder's inputs <s>, y_1 … y_{T−1} (row i: zero after y_{i−1}; gradient methods only); delta: T, integrated
+    gradients' completeness gap f(x) − f(x') − Σ a; logprobs: T, log p(y_i) of the forward pass
+    attributed (equals the record's)."""
+    method: str
+    scores: np.ndarray
+    prefix: np.ndarray | None = None
+    delta: np.ndarray | None = None
+    logprobs: np.ndarray | None = None
+    seconds: float = 0.0
+
+    @property
+    def relevance(self) -> np.ndarray:
+        """|a_ij| / Σ_j |a_ij|: each row's share of the magnitude, on the source (T x S, rows sum to 1),
+        the scale the figures and word alignment read, like attention's α_ij."""
+        magnitude = np.abs(self.scores)
+        return magnitude / np.maximum(magnitude.sum(1, keepdims=True), 1e-30)
+
+    @property
+    def source_share(self) -> np.ndarray | None:
+        """Σ_j |a_ij| / (Σ_j |a_ij| + Σ_k<i |a_ik|) over source j and prefix k: T, or None."""
+        if self.prefix is None:
+            return None
+        source, prefix = np.abs(self.scores).sum(1), np.abs(self.prefix).sum(1)
+        return source / np.maximum(source + prefix, 1e-30)
+
+
+def kind(model) -> str:
+    """``rnn`` (Seq2Seq), ``transformer`` (ours) or ``hf`` (model/hf.py)."""
+    if hasattr(model, "hf"):
+        return "hf"
+    return "transformer" if model.cfg.decoder == "transformer" else "rnn"
+
+
+def has_occlusion(model) -> bool:
+    return model.cfg.has_attention
+
+
+# ----------------------------------------------------------------------------------------------
+# embeddings in, log p(y_i) out: one pure function per model family
+# ----------------------------------------------------------------------------------------------
+def embeddings(model, src: torch.Tensor, trg_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The token embeddings each family reads: src (1, S), trg_in (1, T) -> (1, S, E), (1, T, E)."""
+    family = kind(model)
+    if family == "hf":
+        encoder, decoder = model.hf.get_encoder(), model.hf.get_decoder()
+        return (encoder.embed_tokens(model._hf_ids(src)) * getattr(encoder, "embed_scale", 1.0),
+                decoder.embed_tokens(model._hf_ids(trg_in)))
+    source = model.src_embed if family == "transformer" else model.encoder.embed
+    return source(src).float(), model.trg_embed(trg_in).float()
+
+
+def features(model, src_vec: torch.Tensor, trg_vec: torch.Tensor, src: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Teacher-forced decoder output from embeddings (N, S, E), (N, T, E): row r's vector before
+    the output layer at its own step rows[r], (N, F). src (1, S): the ids, for the HF model's mask."""
+    N, S = src_vec.shape[:2]
+    lengths = torch.full((N,), S, dtype=torch.long, device=src_vec.device)
+    family = kind(model)
+    if family == "rnn":
+        return rnn_features(model, src_vec, trg_vec, lengths, rows)
+    if family == "transformer":
+        _, memory, _ = model.encode(src.expand(N, -1), lengths, src_vectors=src_vec)
+        feats = model.decode(memory, model.positioned(trg_vec))[0]
+    else:
+        feats = model.hf.model(inputs_embeds=src_vec, attention_mask=torch.ones(N, S, dtype=torch.long),
+                               decoder_inputs_embeds=trg_vec, use_cache=False, return_dict=True).last_hidden_state
+    return feats[torch.arange(N), rows]
+
+
+def rnn_features(model, src_vec, trg_vec, lengths, rows) -> torch.Tensor:
+    """:func:`features` for the RNNs, rows sorted by step, latest first: a row leaves the batch
+    after its own step, and the deep output runs once per row, at that step (half the work of
+    running every row to the end)."""
+    decoder = model.decoder
+    enc = model.encoder.annotate(src_vec, lengths)
+    memory, state = decoder.prepare(enc), decoder.init_state(enc)
+    done = []
+    for t in range(int(rows[0]) + 1):
+        n = int((rows >= t).sum())  # the rows still decoding: a prefix of the batch
+        memory = Memory(**{f.name: None if getattr(memory, f.name) is None else getattr(memory, f.name)[:n]
+                           for f in fields(Memory)})
+        state, step = decoder.recurrence(trg_vec[:n, t], {k: v[:n] for k, v in state.items()}, memory)
+        k = int((rows == t).sum())  # the rows whose own step this is: the batch's last k
+        if k:
+            first, second = decoder.readout_inputs(step)
+            done.append(decoder.readout(trg_vec[n - k:n, t], first[n - k:], second[n - k:]))
+    return torch.cat(done[::-1])
+
+
+def output_logprobs(model, feats: torch.Tensor) -> torch.Tensor:
+    """(N, F) -> log p over the zoo's ids (N, V), with gradients."""
+    if kind(model) == "hf":
+        logits = model.hf.get_output_embeddings()(feats) + getattr(model.hf, "final_logits_bias", 0.0)
+        return model._logprobs(logits)
+    return torch.log_softmax(model.logits(feats).float(), dim=-1)
+
+
+def own_step_logprob(model, src: torch.Tensor, targets: torch.Tensor):
+    """f(src_vec, trg_vec, rows) -> (N,): row r's log p(y_{rows[r]}), the function Captum attributes.
+    Each row reads only its own step's output, so N rows cost N vectors through the output layer,
+    not N x T."""
+    def f(src_vec, trg_vec, rows):
+        order = rows.argsort(descending=True, stable=True)  # latest step first (rnn_features)
+        feats = features(model, src_vec[order], trg_vec[order], src, rows[order])  # N x F
+        lp = output_logprobs(model, feats).gather(1, targets[rows[order]].unsqueeze(1)).squeeze(1)
+        return lp[order.argsort()]
+    return f
+
+
+# ----------------------------------------------------------------------------------------------
+# the methods
+# ----------------------------------------------------------------------------------------------
+def gradient_attribution(model, src_ids: list[int], target_ids: list[int], method: str = "ig",
+                         steps: int = IG_STEPS) -> Attribution:
+    """Gradient × input (``gxi``) or integrated gradients (``ig``) through Captum, for every
+    target step at once: T copies of the sentence, copy i attributing log p(y_i)."""
+    from captum.attr import InputXGradient, IntegratedGradients  # the app pays for Captum only on use
+    start = time.perf_counter()
+    device = model_device(model)
+    batch = Batch([src_ids], [list(target_ids)]).to(device)
+    T = len(target_ids)
+    trg_in = torch.tensor([[BOS_ID] + list(target_ids[:-1])], device=device)
+    targets = torch.tensor(target_ids, device=device)
+    rows = torch.arange(T, device=device)
+    with torch.no_grad():
+        src_vec, trg_vec = embeddings(model, batch.src, trg_in)
+    inputs = (src_vec.expand(T, -1, -1).contiguous(), trg_vec.expand(T, -1, -1).contiguous())
+    f = own_step_logprob(model, batch.src, targets)
+    with torch.enable_grad():
+        if method == "ig":
+            baselines = tuple(torch.zeros_like(x) for x in inputs)
+            (src_attr, trg_attr), delta = IntegratedGradients(f).attribute(
+                inputs, baselines=baselines, additional_forward_args=(rows,), n_steps=steps,
+                method="gausslegendre", return_convergence_delta=True)
+        elif method == "gxi":
+            src_attr, trg_attr = InputXGradient(f).attribute(inputs, additional_forward_args=(rows,))
+            delta = None
+        else:
+            raise ValueError(f"unknown gradient method {method!r}")
+        logprobs = f(*inputs, rows).detach()
+    prefix = trg_attr.sum(-1).detach()  # T x T: row i on the decoder's inputs, zero after its own
+    return Attribution(method, src_attr.sum(-1).detach().cpu().numpy(), prefix.cpu().numpy(),
+                       None if delta is None else delta.detach().cpu().numpy(), logprobs.cpu().numpy(),
+                       time.perf_counter() - start)
+
+
+@torch.no_grad()
+def decode_states(model, src_ids: list[int], target_ids: list[int]):
+    """Force-decode target_ids, keeping what each step i started from: (memory, [(state, y_{i−1})],
+    log p (T, V)), so a step can be run again with its attention edited (:func:`knocked_out_steps`)."""
+    device = model_device(model)
+    batch = Batch([src_ids]).to(device)
+    _, memory, state = model.encode(batch.src, batch.src_len)
+    prev = torch.tensor([BOS_ID], device=device)
+    starts, rows = [], []
+    for token in target_ids:
+        starts.append((state, prev))
+        logprobs, state, _ = model.step(prev, state, memory)
+        rows.append(logprobs)
+        prev = torch.tensor([token], device=device)
+    return memory, starts, torch.cat(rows)
+
+
+@torch.no_grad()
+def knocked_out_steps(model, decoded, columns: list[list[int]]) -> torch.Tensor:
+    """Run step i again once per source position in ``columns[i]``, that position knocked out of
+    step i's attention (α_ij = 0, the row renormalised) and every step before it as decoded.
+    Returns log p (T, K, V) for K positions per step."""
+    memory, starts, _ = decoded
+    K = len(columns[0])
+    copies = torch.zeros(K, dtype=torch.long, device=memory.mask.device)
+    memory = memory.index_select(copies)
+    zeros = torch.zeros(K, dtype=torch.float64)  # r = 0: knocked out
+    out = []
+    for (state, prev), cols in zip(starts, columns):
+        state = {n: v.index_select(0, copies) for n, v in state.items()}
+        reweigh = Reweigh(torch.tensor(cols), zeros)
+        out.append(model.step(prev.index_select(0, copies), state, memory, reweigh)[0])
+    return torch.stack(out)
+
+
+def occlusion(model, src_ids: list[int], target_ids: list[int]) -> Attribution:
+    """a_ij = log p(y_i) − log p(y_i | x_j knocked out of step i's attention), one batched step per i."""
+    if not has_occlusion(model):
+        raise ValueError("RNNenc reads no source position at a step (one fixed vector c): nothing to knock out")
+    start = time.perf_counter()
+    decoded = decode_states(model, src_ids, target_ids)
+    S = len(src_ids) + 1
+    knocked = knocked_out_steps(model, decoded, [list(range(S))] * len(target_ids))  # T x S x V
+    targets = torch.tensor(target_ids, device=knocked.device)
+    own = decoded[2].gather(1, targets.unsqueeze(1))  # T x 1
+    without = knocked.gather(2, targets.view(-1, 1, 1).expand(-1, S, 1)).squeeze(2)  # T x S
+    return Attribution("occlusion", (own - without).cpu().numpy(), logprobs=own.squeeze(1).cpu().numpy(),
+                       seconds=time.perf_counter() - start)
+
+
+def attribute(model, src_ids: list[int], target_ids: list[int], method: str, steps: int = IG_STEPS) -> Attribution:
+    """The one entry point: ``gxi``, ``ig`` or ``occlusion`` scores for force-decoding target_ids
+    (the record's, EOS included where it has one) from src_ids (without EOS)."""
+    if method == "occlusion":
+        return occlusion(model, src_ids, target_ids)
+    if method in ("gxi", "ig"):
+        return gradient_attribution(model, src_ids, target_ids, method, steps)
+    raise ValueError(f"unknown attribution method {method!r}; one of {', '.join(METHODS[1:])}")
+
+
+def attribute_record(model, vocab, record: DecodingRecord, method: str, steps: int = IG_STEPS) -> Attribution:
+    """:func:`attribute` for a record made by ``model.search`` from ``record.source_text``."""
+    src_ids = vocab.encode(record.source_text)
+    if len(src_ids) + 1 != len(record.source_tokens):
+        src_ids = src_ids[:len(record.source_tokens) - 1]  # a long input was cut by prepare_source
+    return attribute(model, src_ids, record.target_ids, method, steps)
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman's ρ between each row of a and b (T x S each): T values (NaN for a constant row)."""
+    def ranks(x):
+        order = x.argsort(1, kind="stable")
+        r = np.empty_like(order, dtype=float)
+        np.put_along_axis(r, order, np.arange(x.shape[1], dtype=float)[None].repeat(len(x), 0), 1)
+        return r
+    ra, rb = ranks(a), ranks(b)
+    ra, rb = ra - ra.mean(1, keepdims=True), rb - rb.mean(1, keepdims=True)
+    denominator = np.sqrt((ra ** 2).sum(1) * (rb ** 2).sum(1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (ra * rb).sum(1) / denominator

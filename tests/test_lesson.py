@@ -1,0 +1,288 @@
+"""The guided lesson (``app_pages/lesson.py``, its stops in ``app_pages/lesson_stops.py``):
+AppTest walks every stop answering wrong and then right, the numbers a stop states follow the
+sentence and are the model's own, the link opens its stop, a class counts a stop's first
+answer, the teacher's send brings followers to the stop; headless Chromium walks the whole
+lesson at 1400 and 390 px (screenshots under test-output/lesson/).
+
+The tiny checkpoints reverse digit strings, so the lesson walks "1 2 3 4 5"; the numeric
+answers are computed here again from the same checkpoints, not read from the page.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT
+from model.checkpoint import load_checkpoint
+from model.search import greedy, prepare_source
+from server.class_store import ClassStore
+
+APP = str(ROOT / "explorer.py")
+DIGITS = "1 2 3 4 5"
+OTHER = "3 1 4 1 5 9 2 6 5 3"
+KEY = "the-teachers-key"
+N = 11
+WRONG_NUMBER = 12345.0
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def open_lesson(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()  # the default page first: AppTest can only switch pages after a run
+    at.switch_page("app_pages/lesson.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def stop_title(at: AppTest) -> str:
+    return at.subheader[0].value
+
+
+def stop_text(at: AppTest) -> str:
+    """The stop's text: the page's first markdown (title, caption and subheader are other elements)."""
+    return at.markdown[0].value
+
+
+def answer_widget(at: AppTest):
+    return next(w for kind in ("radio", "selectbox", "number_input") for w in getattr(at, kind)
+                if (w.key or "").startswith("lesson_answer_"))
+
+
+def verdict(at: AppTest) -> str | None:
+    """"right", "wrong" or None, from the stop's question box."""
+    if any(s.value.startswith("Right") for s in at.success):
+        return "right"
+    if any(e.value.startswith("Not quite") for e in at.error):
+        return "wrong"
+    return None
+
+
+def answer(at: AppTest, value) -> str:
+    answer_widget(at).set_value(value)
+    at.button(key=next(b.key for b in at.button if b.key.startswith("lesson_check_"))).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return verdict(at)
+
+
+def next_stop(at: AppTest) -> None:
+    at.button(key="lesson_next").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def param(at: AppTest, name: str) -> str:
+    value = at.query_params[name]
+    return value[-1] if isinstance(value, list) else value
+
+
+def numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+\.\d+", text)]
+
+
+@pytest.fixture(scope="module")
+def expected(tiny_zoo) -> dict[int, float]:
+    """The numeric stops' right answers (stop -> number) from the tiny checkpoints themselves."""
+    from app_pages.common import EXAMPLES
+    from server.settings import results
+    model, vocab = load_checkpoint(tiny_zoo / "rnnsearch")[:2]
+    rec = greedy(model, vocab, prepare_source(vocab, DIGITS))
+    e, a = rec.energies[0], rec.weights[0]
+    local, local_vocab = load_checkpoint(tiny_zoo / "luong-local")[:2]
+    D = local.cfg.local_window
+    text = DIGITS if len(rec.source_tokens) > 2 * D + 1 else max(EXAMPLES, key=len)
+    windowed = greedy(local, local_vocab, prepare_source(local_vocab, text)).energies[0]
+    bleu = pd.read_csv(results() / "bleu_by_length.csv")
+    first = bleu[(bleu["set"] == "test") & (bleu["min_words"] == 1)].set_index("model")["bleu"]
+    return {2: len(rec.source_tokens), 3: float(e.max() - e.min()), 4: float(a.max()),
+            8: int(np.isfinite(windowed).sum()), 9: float(first["rnnsearch"] - first["rnnenc"])}
+
+
+# -- AppTest ---------------------------------------------------------------------------------------
+def test_every_stop_answered_wrong_then_right(tiny_zoo, expected):
+    at = open_lesson(text=DIGITS)
+    titles = []
+    for k in range(1, N + 1):
+        assert stop_title(at).startswith(f"{k}. ") and f"Stop {k} of {N}" in at.get("progress")[0].proto.text
+        titles.append(stop_title(at))
+        assert len(stop_text(at).split()) <= 80, (k, stop_text(at))
+        widget = answer_widget(at)
+        if widget.type == "number_input":
+            assert answer(at, WRONG_NUMBER) == "wrong"
+            assert answer(at, round(expected[k], 2) if k in (3, 4, 9) else expected[k]) == "right", k
+        else:
+            results = {}
+            for option in widget.options:  # the one right choice (or the few) among wrong ones
+                results[option] = answer(at, option)
+            assert "wrong" in results.values() and "right" in results.values(), (k, results)
+        assert at.get("page_link"), k  # explore this on its own page
+        if k < N:
+            next_stop(at)
+    assert len(set(titles)) == N and param(at, "done") == ",".join(map(str, range(1, N + 1)))
+
+
+def test_hints_then_show_me_and_the_action_noticed(tiny_zoo):
+    at = open_lesson(text=DIGITS, stop="3")
+    hint = next(b for b in at.button if b.key.startswith("lesson_hint_button_"))
+    assert hint.label == "Hint 1"
+    for label in ("Hint 2", "Show me"):
+        at.button(key=hint.key).click().run()
+        assert at.button(key=hint.key).label == label
+    at.button(key=hint.key).click().run()
+    assert at.button(key=hint.key).disabled and any("The answer:" in i.value for i in at.info)
+    assert sum("Hint" in c.value for c in at.caption) == 2 and "3" in param(at, "done").split(",")
+    assert not at.success  # nothing noticed before the student acts
+    at.slider(key="lesson_i_slider_score").set_value(2).run()
+    assert any(s.value.startswith("Step 2 writes") for s in at.success) and stop_text(at).startswith("At step 2")
+    assert param(at, "step") == "2"
+
+
+def test_numbers_change_with_the_sentence(tiny_zoo):
+    said = {}
+    for text in (DIGITS, OTHER):
+        at = open_lesson(text=text, stop="4")
+        said[text] = numbers(stop_text(at))
+        assert said[text]
+    assert said[DIGITS] != said[OTHER]
+    at = open_lesson(text=DIGITS, stop="1")
+    at.text_area(key="lesson_text").set_value(OTHER).run()
+    assert f"({len(OTHER.split()) + 1}, with" in stop_text(at)  # the columns: pieces + </s>
+    long = " ".join(OTHER.split() * 6)  # a long sentence's translation is quoted cut, so the text stays short
+    for stop in ("1", "6", "11"):
+        assert len(stop_text(open_lesson(text=long, stop=stop)).split()) <= 80
+
+
+def test_the_link_opens_its_stop_and_keeps_the_state(tiny_zoo):
+    at = open_lesson(stop="5", text=DIGITS, step="2", done="1,2,9")
+    assert stop_title(at).startswith("5. ") and stop_text(at).startswith("The context is the weighted sum $c_{2}")
+    assert "3 done" in at.get("progress")[0].proto.text
+    at.button(key="lesson_back").click().run()
+    assert stop_title(at).startswith("4. ") and param(at, "stop") == "4"
+    assert open_lesson(stop="99").subheader[0].value.startswith(f"{N}. ")  # out of range: the last stop
+    blank = open_lesson(stop="x", text=DIGITS)
+    assert stop_title(blank).startswith("1. ")
+    blank.text_area(key="lesson_text").set_value("   ").run()
+    assert not blank.exception and any("empty" in i.value for i in blank.info)  # bad input: a message
+
+
+def test_a_zoo_without_the_other_models_still_walks_every_stop(tiny_zoo, tmp_path, monkeypatch):
+    """Only RNNsearch loaded: the stops that need Luong's models say so, and the rest still ask."""
+    partial = tmp_path / "checkpoints"
+    partial.mkdir()
+    (partial / "rnnsearch").symlink_to(tiny_zoo / "rnnsearch")
+    monkeypatch.setenv("ATTN_EXPLORER_CHECKPOINTS", str(partial))
+    at = open_lesson(text="<b>1 2</b> 3 *4*")  # markup shows as typed and is translated as text
+    assert "<b>1 2</b>" not in stop_text(at)
+    asked = []
+    for k in range(1, N + 1):
+        assert not at.exception and stop_title(at).startswith(f"{k}. ")
+        asked.append(any((w.key or "").startswith("lesson_answer_") for kind in ("radio", "selectbox", "number_input")
+                         for w in getattr(at, kind)))
+        if k < N:
+            next_stop(at)
+    assert [k + 1 for k, a in enumerate(asked) if not a] == [7, 8, 10]
+    monkeypatch.setenv("ATTN_EXPLORER_CHECKPOINTS", str(tmp_path / "nowhere"))
+    assert any("RNNsearch is not loaded" in e.value for e in open_lesson().error)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch, tiny_zoo):
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", url)
+    monkeypatch.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
+    s = ClassStore(url, teacher_key=KEY)
+    yield s
+    s.engine.dispose()
+
+
+def test_a_class_counts_each_stops_first_answer_and_followers_get_the_stop(store):
+    code = store.open_class(KEY).code
+    student = open_lesson(stop="2", text=DIGITS, **{"class": code})
+    assert answer(student, WRONG_NUMBER) == "wrong"
+    right = len(DIGITS.split()) + 1
+    assert answer(student, right) == "right"  # checked, but the first committed answer is the one counted
+    stored = [a for a in store.summary(KEY, code) if a.exercise.startswith("lesson:")]
+    assert [(a.exercise, a.correct) for a in stored] == [("lesson:02-encoder", False)]
+    teacher = open_lesson(stop="5", text=DIGITS, step="2", **{"class": code})
+    teacher.session_state["class_panel"] = True
+    teacher.run()
+    teacher.text_input(key="class_key_box").set_value(KEY)
+    teacher.button(key="class_sign_in").click().run()
+    teacher.button(key="class_send").click().run()
+    sent = store.follow(code)
+    assert sent.page == "lesson" and (sent.params["stop"], sent.params["step"]) == ("5", "2")
+    assert "done" not in sent.params  # the teacher's own progress is not sent
+    follower = open_lesson(**sent.params, **{"class": code, "sent": "1"})
+    assert stop_title(follower).startswith("5. ") and "$c_{2}" in stop_text(follower)
+
+
+def test_every_lesson_function_is_short():
+    for path in ("app_pages/lesson.py", "app_pages/lesson_stops.py"):
+        tree = ast.parse((ROOT / path).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno + 1 <= 80, f"{path}: {node.name} is over 80 lines"
+
+
+# -- the real browser ------------------------------------------------------------------------------
+# The stop's heading drawn, the app idle, no element left from the stop before (stale), every chart of the
+# page drawn, no widget still a placeholder
+SETTLED = """(() => {
+  const heading = [...document.querySelectorAll('h3')].some(h => h.innerText.trim().startsWith(arg));
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+  return heading && !document.querySelector('[data-testid="stStatusWidget"] button')
+    && charts.every(c => c.querySelector('.main-svg'))
+    && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stSkeletonElement"]');
+})()"""
+# page-level horizontal overflow: the document, or Streamlit's scrolling main area, wider than the window
+LAYOUT = """(() => {
+  const main = document.querySelector('[data-testid="stMain"]') || document.documentElement;
+  return {document: document.documentElement.scrollWidth, main: main.scrollWidth, main_visible: main.clientWidth,
+          viewport: window.innerWidth, exceptions: document.querySelectorAll('[data-testid="stException"]').length};
+})()"""
+
+
+def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: float = 90) -> list[dict]:
+    """Open the lesson on ``text`` and press Next (by keyboard: focus, Enter) through every stop.
+    Per stop: seconds from the key press until the stop settled, and the page's layout."""
+    import time
+    from urllib.parse import quote
+    from test_browser import wait_for
+    page.goto(f"{url}/lesson?text={quote(text)}", wait_until="domcontentloaded", timeout=timeout * 1000)
+    walked = []
+    for k in range(1, stops + 1):
+        start = time.perf_counter()
+        if k > 1:
+            button = page.locator(".st-key-lesson_next button")
+            button.focus()
+            page.keyboard.press("Enter")
+        wait_for(page, SETTLED, f"stop {k} to settle", timeout, arg=f"{k}. ")
+        settle = time.perf_counter() - start
+        layout = page.evaluate(LAYOUT)
+        if shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=shots / f"stop-{k:02d}.png", full_page=True)
+        walked.append({"stop": k, "settle_s": round(settle, 3), **layout})
+    return walked
+
+
+def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
+    from test_browser import find_chromium, headless_chromium, streamlit_app
+    chromium = find_chromium(install=False)
+    if not chromium:
+        pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
+    out = ROOT / "test-output" / "lesson"
+    with streamlit_app(tiny_zoo, out / "streamlit.log") as url:
+        for width in (1400, 390):
+            with headless_chromium(chromium, width, 900) as page:
+                walked = walk_lesson(page, url, DIGITS, out / f"{width}px")
+            assert [w["stop"] for w in walked] == list(range(1, N + 1))
+            for w in walked:
+                assert w["exceptions"] == 0, w
+                assert w["document"] <= w["viewport"] and w["main"] <= w["main_visible"], (width, w)
+    assert len(list((out / "390px").glob("stop-*.png"))) == N

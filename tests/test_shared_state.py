@@ -1,0 +1,87 @@
+"""Nothing a visitor sends resets what the server shares (server/shared.py): Streamlit's
+``clear_cache`` message, sent over a raw websocket as any client can, leaves the models, the
+class store, the decoding slots and the training queue as they were."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import re
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent.parent
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def load_bench():
+    """bench/classroom.py, the client that speaks Streamlit's websocket protocol."""
+    if "bench_classroom" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("bench_classroom", ROOT / "bench" / "classroom.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_classroom"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["bench_classroom"]
+
+
+def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
+    """What Streamlit's own clear_cache handler does (both caches cleared) reaches none of them."""
+    from app_pages import common
+    from server import settings
+    from server.class_store import class_store
+    from server.limits import _decoding_slots, decoding_slot, training_queue
+    models = common.zoo()
+    loads, store, queue = common.zoo_loads, class_store(), training_queue()
+    slots = _decoding_slots(settings.decoders())
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    assert common.zoo() is models and common.zoo_loads == loads
+    assert class_store() is store and training_queue() is queue and _decoding_slots(settings.decoders()) is slots
+    # the limit still holds: with every slot taken, one more decoding waits
+    held = threading.Event()
+
+    def one_more():
+        with decoding_slot():
+            held.set()
+    with contextlib.ExitStack() as every_slot:
+        for _ in range(settings.decoders()):
+            every_slot.enter_context(decoding_slot())
+        threading.Thread(target=one_more, daemon=True).start()
+        assert not held.wait(0.3)
+    assert held.wait(5)
+
+
+def ready(base: str) -> int:
+    """How many times the server has loaded its models (app.py's readiness route)."""
+    text = OPENER.open(f"{base}/_attn/ready", timeout=5).read().decode()
+    return int(re.search(r"models loaded (\d+) time", text)[1])
+
+
+def test_a_clear_cache_message_from_a_visitor_unloads_nothing(tiny_zoo):
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    bench = load_bench()
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "OMP_NUM_THREADS": "1"}
+
+    async def visit(base: str) -> list:
+        tab = bench.Tab(base, 60)
+        try:
+            first = await tab.do(("open", "", "text=I%20will%20eat.&model=rnnsearch"))
+            clear = BackMsg()
+            clear.clear_cache = True
+            await tab.ws.send(clear.SerializeToString())  # as the front end's "Clear cache" sends it
+            await asyncio.sleep(0.5)
+            second = await tab.do(("open", "", "text=Where%20is%20it%3F&model=rnnsearch"))
+            return [first[2], second[2]]
+        finally:
+            await tab.close()
+
+    with bench.server(None, env=env) as target:
+        assert ready(target.base) == 1
+        assert asyncio.run(visit(target.base)) == [None, None]
+        assert ready(target.base) == 1  # not reloaded
+    assert os.environ.get("ATTN_EXPLORER_CHECKPOINTS") == str(tiny_zoo)
