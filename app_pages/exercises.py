@@ -16,7 +16,8 @@ from app_pages.common import (available_models, cached_translate, ENGLISH_FRENCH
                               set_query_params, usable_models)
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.analysis import merge_to_words
-from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, differences, exercise_id,
+from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, exercise_id,
+                             model_links_against_gold,
                              gave_up_record, level, step_hints, step_workings,
                              KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
                              which_exercise, attention_cues, FAMILIES, FAMILY_OF)
@@ -99,15 +100,14 @@ def alignment_page():
     pair = alignment_exercise(seed, pairs)
     english, french = list(pair.english), list(pair.french)
     st.markdown(f"**English**: {plain(' '.join(english))}  \n**French**: {plain(' '.join(french))}")
-    st.caption(f"{pair.origin}. For each French word, mark the English word(s) it translates; leave it empty if "
-               "no English word gives it (an auxiliary, say).")
+    st.caption(f"{pair.origin}. Level {level('align', seed)} of 3. Each row is a French word: click the English "
+               "word(s) it translates (click again to take a link back); leave a row empty if no English word gives "
+               "it (an auxiliary, say).")
     marks = set()
-    columns = st.columns(3)
-    for k, word in enumerate(french):
-        with columns[k % 3]:
-            chosen = st.multiselect(f"{k + 1}. {word}", list(range(len(english))), key=f"ex_align_{seed}_{k}",
-                                    format_func=lambda i: f"{english[i]} ({i + 1})", placeholder="English word(s)")
-        marks |= {(int(i), k) for i in chosen}
+    for k, word in enumerate(french):  # one row per French word, in order at any width (no columns to stack)
+        chosen = st.pills(f"{k + 1}. {word}", list(range(len(english))), selection_mode="multi",
+                          key=f"ex_align_{seed}_{k}", format_func=lambda i: english[i])
+        marks |= {(int(i), k) for i in chosen or []}
     # English → French pairs with French gold links: a model of another language pair is not offered
     name, entry = pick_model("ex_model", attention_only=True, label="Compare with the model",
                              purpose="there is no attention to compare with", pair=ENGLISH_FRENCH)
@@ -130,8 +130,10 @@ def alignment_page():
               "2003; 0 is perfect")
     c2.metric("Precision", f"{score.precision:.3f}", help="your links that are gold (sure or possible)")
     c3.metric("Recall", f"{score.recall:.3f}", help="sure gold links you marked")
-    c4.metric(f"Agreement with {entry.display_name}", f"{score.model_agreement:.0%}",
-              help="the model's links (each French word to its most-attended English word) that you also marked")
+    c4.metric(f"Agreement with {entry.display_name}",
+              f"P {score.model_precision:.0%} · R {score.model_agreement:.0%}",
+              help="precision: your links the model also makes; recall: the model's links (each French word to its "
+                   "most-attended English word) you also marked. Marking everything raises recall, not precision.")
     st.plotly_chart(alignment_links(result.word_weights, english, french, marks, set(pair.sure), set(pair.possible),
                                     title=f"Your links over the α of {entry.display_name}"), key="ex_align_fig")
     st.caption("The colours are the model's α (forced along this French); the markers are **your** links: filled "
@@ -141,11 +143,12 @@ def alignment_page():
     for other in ("rnnsearch", "luong-general"):
         if other in available_models() and available_models()[other].has_attention:
             links = cached_forced_alignment(other, tuple(english), tuple(french), hansards=True).links
-            by_word = dict((k, i) for i, k in links)
-            missed = differences(marks, links)
-            said = ", ".join(f"*{plain(french[k])}* → *{plain(english[by_word[k]])}*" for k in missed) or "none"
-            lines.append(f"- **{DISPLAY_NAMES.get(other, other)}** links {len(missed)} French word(s) where you did "
-                         f"not: {said}")
+            right, wrong = model_links_against_gold(marks, links, pair)
+
+            def said(found):
+                return ", ".join(f"*{plain(french[k])}* → *{plain(english[i])}*" for i, k in found) or "none"
+            lines.append(f"- **{DISPLAY_NAMES.get(other, other)}** links where you did not: right against the gold "
+                         f"({len(right)}): {said(right)}; wrong against the gold ({len(wrong)}): {said(wrong)}")
     if lines:
         st.markdown("**Where the attention differs from you**\n" + "\n".join(lines))
     return pair, result

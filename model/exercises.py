@@ -92,21 +92,30 @@ class AlignmentScore:
     aer: float
     precision: float
     recall: float
-    model_agreement: float  # share of French words whose model link the student also marked
+    model_agreement: float  # recall against the model: share of the model's links the student also marked
     missed: frozenset       # sure gold links the student did not mark
     wrong: frozenset        # marked links outside the possible gold
+    model_precision: float = 0.0  # share of the student's links the model also makes (marking everything lowers it)
 
 
 def score_alignment(marks: set, pair: AlignmentPair, model_links: set) -> AlignmentScore:
     result = alignment_error_rate([set(marks)], [set(pair.sure)], [set(pair.possible)])
-    agreement = len(set(marks) & set(model_links)) / max(1, len(model_links))
-    return AlignmentScore(result["aer"], result["precision"], result["recall"], agreement,
-                          frozenset(pair.sure - set(marks)), frozenset(set(marks) - pair.possible))
+    shared = len(set(marks) & set(model_links))
+    return AlignmentScore(result["aer"], result["precision"], result["recall"], shared / max(1, len(model_links)),
+                          frozenset(pair.sure - set(marks)), frozenset(set(marks) - pair.possible),
+                          shared / max(1, len(marks)))
 
 
 def differences(marks: set, model_links: set) -> list[int]:
     """French words whose model link the student did not mark."""
     return sorted(k for i, k in model_links if (i, k) not in marks)
+
+
+def model_links_against_gold(marks: set, model_links: set, pair: AlignmentPair) -> tuple[list, list]:
+    """The model's links the student did not mark, split: (right against the gold, i.e. a sure
+    or possible link; wrong against it). Each (English i, French k), by French word."""
+    extra = sorted(((i, k) for i, k in model_links if (i, k) not in marks), key=lambda link: link[1])
+    return [x for x in extra if x in pair.possible], [x for x in extra if x not in pair.possible]
 
 
 # -- compute one step by hand ------------------------------------------------------------------------

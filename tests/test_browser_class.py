@@ -4,6 +4,8 @@ in another, nor once its class is named differently; a student keeps one anonymo
 reload and three pages the teacher sends."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from test_browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, streamlit_app, wait_for
@@ -11,26 +13,27 @@ from test_browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, stream
 KEY = "browser-teachers-key"
 
 
-@pytest.fixture
-def class_server(tiny_zoo, tmp_path, monkeypatch):
-    """A real server on a class store of its own (SQLite in tmp_path), with a known key; yields
-    (url, store, playwright browser)."""
+@pytest.fixture(scope="module")
+def class_server(tiny_zoo, tmp_path_factory):
+    """A real server on a class store of its own (SQLite in a temporary folder), with a known key;
+    yields (url, store, playwright browser)."""
     from playwright.sync_api import sync_playwright
     from server.class_store import ClassStore
     chromium = find_chromium()
     if not chromium:
         pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
-    url_db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
-    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", url_db)
-    monkeypatch.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
+    url_db = f"sqlite:///{tmp_path_factory.mktemp('class') / 'classes.sqlite3'}"
     store = ClassStore(url_db, teacher_key=KEY)
-    with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield url, store, browser
-        finally:
-            browser.close()
-            store.engine.dispose()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("ATTN_EXPLORER_CLASS_DB", url_db)
+        env.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
+        with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+            try:
+                yield url, store, browser
+            finally:
+                browser.close()
+                store.engine.dispose()
 
 
 def is_teacher(page, code: str, timeout: float = 20) -> bool:
@@ -122,3 +125,34 @@ def answer(page) -> None:
         wait_for(page, "document.body.innerText.match(/Counted in class|Kept as a retry/)", "the answer counted", 60)
     except TimeoutError as e:
         raise TimeoutError(f"{e}: {page.locator('body').inner_text()[-1500:]}") from None
+
+
+# each row's label ("3. européen") with its position, in the page's order
+ROW_LABELS = """[...document.querySelectorAll('[data-testid="stWidgetLabel"]')]
+  .map(e => [e.innerText.trim(), e.getBoundingClientRect().top, e.getBoundingClientRect().left])
+  .filter(([t]) => /^[0-9]+\\. /.test(t))"""
+
+
+def test_the_alignment_grid_reads_in_order_on_a_phone(class_server):
+    """At 390 px wide every French word's row comes in order, top to bottom, each under the one
+    before; a click on a cell marks a link, and the check scores it."""
+    from model.exercises import CURATED
+    url, _, browser = class_server
+    pair = CURATED[0]  # The European Parliament adopted … / Le Parlement européen a adopté …
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    page = phone.new_page()
+    page.goto(f"{url}/exercises?ex=align&seed=0", wait_until="domcontentloaded")
+    rows = wait_for(page, f"(r => r.length === {len(pair.french)} && r)({ROW_LABELS})", "the grid's rows", 60)
+    assert [t for t, _, _ in rows] == [f"{k + 1}. {w}" for k, w in enumerate(pair.french)]
+    tops = [top for _, top, _ in rows]
+    assert all(b > a for a, b in zip(tops, tops[1:])), tops
+    assert max(left for _, _, left in rows) - min(left for _, _, left in rows) < 5  # one column, not three
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1  # nothing wider than the phone
+    second = page.locator('[data-testid="stButtonGroup"]').nth(2)  # 0: the kind of exercise; 1, 2: the rows
+    second.get_by_text("Parliament", exact=True).click()  # Parlement → Parliament, a sure gold link
+    wait_for(page, APP_IDLE, "the app to finish running", 60)
+    page.get_by_role("button", name="Check my answer").click()
+    text = wait_for(page, "document.body.innerText.includes('Your AER against the gold') && document.body.innerText",
+                    "the score", 60)
+    assert re.search(r"Precision\s*(help)?\s*1\.000", text), text[-800:]
+    page.screenshot(path=OUTPUT / "align-390.png", full_page=True)

@@ -58,7 +58,7 @@ def check(at: AppTest, ex_id: str) -> AppTest:
 def mark(at: AppTest, seed: int, links: set) -> None:
     pair = alignment_exercise(seed, read_gold(gold()))
     for k in range(len(pair.french)):
-        at.multiselect(key=f"ex_align_{seed}_{k}").set_value(sorted(i for i, kk in links if kk == k))
+        at.button_group(key=f"ex_align_{seed}_{k}").set_value(sorted(i for i, kk in links if kk == k))
 
 
 def test_predict_the_alignment_reveals_the_aer_against_gold(tiny_zoo):

@@ -115,6 +115,17 @@ def test_predict_the_alignment_scores_against_gold_and_model():
     assert differences({(0, 0), (1, 1)}, model_links) == [2, 3, 4]
 
 
+def test_model_agreement_is_precision_and_recall_and_model_links_split_by_the_gold():
+    from model.exercises import model_links_against_gold
+    pair = CURATED[1]  # Where is the train station ? -> Où est la gare ?
+    model_links = {(0, 0), (1, 1), (2, 2), (4, 3), (5, 4)}
+    everything = {(i, k) for i in range(len(pair.english)) for k in range(len(pair.french))}
+    greedy_marks = score_alignment(everything, pair, model_links)
+    assert greedy_marks.model_agreement == 1 and greedy_marks.model_precision == pytest.approx(5 / len(everything))
+    right, wrong = model_links_against_gold({(0, 0)}, model_links | {(0, 4)}, pair)
+    assert right == [(1, 1), (2, 2), (4, 3), (5, 4)] and wrong == [(0, 4)]
+
+
 def test_which_mechanism_draws_only_loaded_models():
     ex = which_exercise(1, ["rnnsearch"], ["x"])
     assert (ex.model, ex.sentence, ex.answer) == ("rnnsearch", "x", "additive")
