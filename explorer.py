@@ -17,6 +17,7 @@ PAGES = {
         st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
         st.Page("app_pages/bleu_length.py", title="BLEU vs length", icon="📉", url_path="bleu-vs-length"),
         st.Page("app_pages/models.py", title="Models", icon="🗂️", url_path="models"),
+        st.Page("app_pages/attribution.py", title="Attention or attribution?", icon="🔬", url_path="attribution"),
     ],
     "Teach": [
         st.Page("app_pages/lesson.py", title="Lesson", icon="🎓", url_path="lesson"),

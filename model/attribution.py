@@ -37,6 +37,9 @@ METHODS = ("attention", "gxi", "ig", "occlusion")
 LABELS = {"attention": "attention", "gxi": "gradient × input", "ig": "integrated gradients",
           "occlusion": "occlusion"}
 IG_STEPS = 20
+# what the app computes on a click: a gradient method's cost grows with T x (T + S) (T copies of the
+# sentence, each through S encoder and T decoder steps); these keep a click within a few seconds on one core
+BUDGET = {"ig": 800, "gxi": 8000}
 BASELINE = ("every token embedding zero, source and target prefix alike (position encodings, where the model "
             "has them, kept)")
 

@@ -154,3 +154,18 @@ def test_rank_correlation():
     a = np.array([[0.1, 0.2, 0.7], [0.5, 0.3, 0.2]])
     np.testing.assert_allclose(rank_correlation(a, a), 1.0)
     np.testing.assert_allclose(rank_correlation(a, -a), -1.0)
+
+
+def test_the_figures_pass_plotlys_validation_and_show_one_scale():
+    from viz.attribution import logprob_change, row_correlations, side_by_side
+    from viz.figure import validated
+    source, target = ["▁the", "<b>", "</s>"], ["▁le", "</s>"]
+    alpha = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    fig = validated(side_by_side({"attention α": alpha, "occlusion": alpha[:, ::-1]}, source, target)).to_dict()
+    assert [t["type"] for t in fig["data"]] == ["heatmap", "heatmap"]
+    assert fig["layout"]["coloraxis"]["cmin"] == 0 and fig["layout"]["coloraxis"]["cmax"] == 1
+    assert "&lt;b&gt;" in fig["layout"]["xaxis"]["ticktext"]  # markup in a token shows as typed
+    validated(row_correlations({"occlusion": np.array([0.5, np.nan])}, target))
+    validated(logprob_change(target, np.array([-0.5, 0.1]), 0))
+    with pytest.raises(ValueError):
+        side_by_side({"bad": alpha[:, :2]}, source, target)

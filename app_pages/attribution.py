@@ -1,0 +1,195 @@
+"""Attention or attribution? The attention heatmap beside attribution heatmaps (what each source
+piece did to log p(y_i), ``model/attribution.py``), where they agree and where not, and an
+edit of the attention that the model decodes again with (``model/intervention.py``).
+
+Only what is shown is computed: each method when it is picked, once per (model, sentence) for
+the whole server; integrated gradients only for sentences short enough to stay within seconds.
+"""
+import numpy as np
+import streamlit as st
+
+from app_pages.common import plain, shared_result, show_figure, target_language, zoo
+from app_pages.teaching_common import (cached_greedy, checkpoints_root, keep_in_url, pick_model, sentence_input,
+                                       source_or_stop)
+from model.attribution import attribute_record, BASELINE, BUDGET, IG_STEPS, LABELS, rank_correlation
+from model.intervention import Edit, redecode
+from model.search import prepare_source
+from server.limits import decoding_slot
+from viz.attribution import logprob_change, row_correlations, side_by_side
+from viz.heatmap import alignment_heatmap
+
+METHOD_HELP = {
+    "occlusion": "knock source piece j out of step i's attention (α_ij = 0, the row renormalised) and measure the "
+                 "drop in log p(y_i)",
+    "gxi": "gradient × input: Σ_d x_jd ∂log p(y_i)/∂x_jd over piece j's embedding",
+    "ig": f"integrated gradients, {IG_STEPS} steps from the baseline x' = {BASELINE}",
+}
+
+
+@shared_result(max_entries=64)
+def _attribution(root: str, model_name: str, text: str, method: str):
+    entry = zoo(root)[model_name]
+    record = cached_greedy(model_name, text)
+    with decoding_slot():
+        return attribute_record(entry.model, entry.vocab, record, method)
+
+
+@shared_result(max_entries=128)
+def _redecoded(root: str, model_name: str, text: str, step: int, position: int, weight: float | None):
+    entry = zoo(root)[model_name]
+    record = cached_greedy(model_name, text)
+    with decoding_slot():
+        return redecode(entry.model, entry.vocab, prepare_source(entry.vocab, text), record,
+                        Edit.of(record, step, position, weight))
+
+
+def pick_methods(record) -> list[str]:
+    """The attribution methods to compute and show; the gradient methods only within their budget."""
+    T, S = len(record.target_tokens), len(record.source_tokens)
+    cost = T * (T + S)
+    options = ["occlusion", "gxi", "ig"]
+    chosen = st.pills("Attribution methods", options, selection_mode="multi", default=["occlusion", "gxi"],
+                      format_func=LABELS.get, key="attribution_methods",
+                      help="Each is computed when picked. " + "; ".join(f"**{LABELS[m]}**: {METHOD_HELP[m]}"
+                                                                        for m in options))
+    shown = []
+    for method in chosen or []:
+        if cost > BUDGET.get(method, cost):
+            st.info(f"{LABELS[method].capitalize()} is offered for shorter sentences here (this one has {S} source "
+                    f"pieces and {T} target tokens; its cost grows with T × (T + S) = {cost}, limit "
+                    f"{BUDGET[method]}). `python -m model.align --method {method}` runs it on any.",
+                    icon=":material/timer:")
+        else:
+            shown.append(method)
+    return shown
+
+
+def disagreement_text(record, name: str, relevance: np.ndarray, scores: np.ndarray, share) -> list[str]:
+    """The three target tokens where attention's favourite source piece gets the least of the
+    method's share, in words."""
+    src, trg, alpha = record.source_tokens, record.target_tokens, record.weights
+    attended = alpha.argmax(1)
+    gap = relevance.max(1) - relevance[np.arange(len(trg)), attended]
+    lines = []
+    for i in np.argsort(-gap)[:3]:
+        if gap[i] <= 0.05:
+            break
+        j, k = attended[i], relevance[i].argmax()
+        line = (f"**{plain(trg[i])}** (step {i + 1}): the attention is mostly on *{plain(src[j])}* "
+                f"(α = {alpha[i, j]:.2f}), but by {name} *{plain(src[k])}* mattered most ({relevance[i, k]:.0%} of "
+                f"the step's attribution, against {relevance[i, j]:.0%} for *{plain(src[j])}*")
+        if name == "occlusion":
+            line += f"; knocking *{plain(src[j])}* out moves log p by {-scores[i, j]:+.2f}"
+        if share is not None:
+            line += f"; the step draws {share[i]:.0%} of its attribution from the source, the rest from the " \
+                    "French written so far"
+        lines.append(line + ").")
+    return lines
+
+
+def compare_section(name: str, entry, text: str, record) -> None:
+    st.subheader("Attention beside attribution")
+    methods = pick_methods(record)
+    results = {m: _attribution(checkpoints_root(), name, text, m) for m in methods}
+    matrices = {"attention α": record.weights, **{LABELS[m]: a.relevance for m, a in results.items()}}
+    show_figure(side_by_side(matrices, record.source_tokens, record.target_tokens, target_language(entry)),
+                "attention-and-attribution", "attribution_heatmaps")
+    st.caption("Each attribution is shown as each row's share of |a_ij| over the source pieces, so its rows sum to 1 "
+               "like α's and the colours compare on one scale. "
+               + " ".join(f"{LABELS[m].capitalize()}: {a.seconds:.2f} s." for m, a in results.items()))
+    if not results:
+        return
+    rhos = {LABELS[m]: rank_correlation(record.weights, a.relevance) for m, a in results.items()}
+    st.markdown("**Per-row rank correlation** (Spearman's ρ between α_i and the method's row): 1 where both rank the "
+                "source pieces alike, near 0 where the attention's order says nothing of what mattered.")
+    show_figure(row_correlations(rhos, record.target_tokens), "rank-correlation", "attribution_rho")
+    st.caption(" · ".join(f"{n}: mean ρ = {np.nanmean(r):.2f}" for n, r in rhos.items()))
+    for m, a in results.items():
+        lines = disagreement_text(record, LABELS[m], a.relevance, a.scores, a.source_share)
+        st.markdown(f"**Where attention and {LABELS[m]} disagree most**")
+        st.markdown("\n".join(f"- {line}" for line in lines) if lines else
+                    "- Nowhere by much: on every step the most-attended piece also holds most of the attribution.")
+        if m == "ig" and a.delta is not None:
+            gap = np.abs(a.delta).sum() / max(np.abs(a.logprobs).sum(), 1e-9)
+            st.caption(f"Integrated gradients' completeness gap, Σ_i |f(x) − f(x') − Σ_j a_ij| over Σ_i |log p(y_i)|: "
+                       f"{gap:.1%}.")
+
+
+def edit_controls(record) -> tuple[int, int, float | None]:
+    T, src = len(record.target_tokens), record.source_tokens
+    c_step, c_word, c_what = st.columns(3)
+    with c_step:
+        step = st.selectbox("At step", range(T), key="attribution_edit_step",
+                            format_func=lambda i: f"{i + 1}: {record.target_tokens[i]}")
+    with c_word:
+        position = st.selectbox("Source piece", range(len(src)), index=int(record.weights[step].argmax()),
+                                key=f"attribution_edit_word_{step}",
+                                format_func=lambda j: f"{src[j]} (α = {record.weights[step, j]:.2f})")
+    with c_what:
+        action = st.radio("Edit", ["knock out", "set its weight"], key="attribution_edit_action", horizontal=True,
+                          help="Knock out: α = 0 for this piece at this step and every later one. Set: α at this "
+                               "step only. Either way the rest of the row is rescaled to sum to 1.")
+    weight = None
+    if action == "set its weight":
+        # starts at the record's own α (not rounded): left as it is, the edit reproduces the record exactly
+        weight = st.slider("New weight α", 0.0, 1.0, float(record.weights[step, position]), 0.01,
+                           key=f"attribution_edit_weight_{step}_{position}")
+        if weight > 0 and record.weights[step, position] == 0:
+            st.info("This piece has weight 0 here (outside local-p's window): there is nothing to scale. "
+                    "Knock it out, or pick a step where it has weight.", icon=":material/block:")
+            st.stop()
+    return step, position, weight
+
+
+def edit_section(name: str, entry, text: str, record) -> None:
+    st.subheader("Edit the attention, decode again")
+    st.caption("Does the model use what the attention shows? Change α_i at one step and let the model decode again "
+               "from there with the edited weights. RNNsearch and Luong: the edited context c_i feeds the step. "
+               "Transformer and Hugging Face models: the cross-attention probabilities are edited (a knock-out in "
+               "every layer and head; a set weight in the layer shown, every head scaled alike).")
+    step, position, weight = edit_controls(record)
+    result = _redecoded(checkpoints_root(), name, text, step, position, weight)
+    st.markdown(f"*{plain(result.edit.describe(record))}*")
+    c_old, c_new = st.columns(2, gap="large")
+    with c_old:
+        st.markdown("**As decoded**")
+        st.markdown(f"### {plain(record.translation) or '*(empty)*'}")
+        st.caption(f"log p = {record.score:.3f}")
+    with c_new:
+        st.markdown("**With the edited attention**")
+        st.markdown(f"### {plain(result.edited.translation) or '*(empty)*'}")
+        st.caption(f"log p = {result.edited.score:.3f}; greedy from step {step + 1} on, the steps before it forced")
+    first = result.first_difference
+    if first is not None:
+        st.success(f"The output changes from step {first + 1} on: the model used what the edit took away or gave.",
+                   icon=":material/swap_horiz:")
+    elif result.changed:
+        st.info(f"The same words, with other log-probabilities (log p(y_{step + 1}) moves by "
+                f"{result.delta[step]:+.3f}): the edit mattered, but not enough to change a choice.",
+                icon=":material/info:")
+    else:
+        st.info("Nothing changed: the edit leaves the weights as they were, so the record is reproduced exactly.",
+                icon=":material/info:")
+    st.markdown("**Change in each original token's log-probability** (the original words force-decoded under the edit)")
+    show_figure(logprob_change(record.target_tokens, result.delta, step), "edit-logprob-change", "attribution_delta")
+    show_figure(alignment_heatmap(result.edited.weights, result.edited.source_tokens, result.edited.target_tokens,
+                                  title="The edited attention, and what followed it",
+                                  target_language=target_language(entry)), "edited-attention", "attribution_edited")
+
+
+st.title("Attention or attribution?")
+st.caption("Every page shows attention as if it were the reason for each word. Here it stands beside three measures of "
+           "what each source piece actually did to the probability of each French word, and you can edit the "
+           "attention and watch the model decode again.")
+text = sentence_input("attribution")
+c_model, _ = st.columns([2, 3])
+with c_model:
+    name, entry = pick_model("attribution_model", attention_only=True, purpose="there is no attention to compare")
+keep_in_url(name, text)
+source_or_stop(entry, text)
+record = cached_greedy(name, text)
+if not record.target_tokens:
+    st.info("The model wrote nothing for this sentence.", icon=":material/block:")
+    st.stop()
+compare_section(name, entry, text, record)
+edit_section(name, entry, text, record)

@@ -1,0 +1,72 @@
+"""Attention beside attribution: heatmaps on one scale, the rows' rank correlation, and the
+change an edit of the attention makes (the "Attention or attribution?" page). numpy in,
+Plotly out; no torch.
+
+Every matrix is T x S with rows that sum to 1 (attention's α_ij; an attribution's share of
+|a_ij| over the source, ``model.attribution.Attribution.relevance``), so one colour scale,
+0 to 1, serves them all.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .figure import figure
+from .heatmap import _hover_labels, ALPHA_SCALE, BAR_HEIGHT, escape, FONT_SIZE, MODEL_COLOURS, _cell_size
+
+
+def side_by_side(matrices: dict[str, np.ndarray], source_tokens: list[str], target_tokens: list[str],
+                 target_language: str = "French") -> go.Figure:
+    """One heatmap per matrix (title -> T x S), side by side, sharing the target axis and the 0–1 scale."""
+    n, S, T = len(matrices), len(source_tokens), len(target_tokens)
+    fig = make_subplots(rows=1, cols=n, shared_yaxes=True, horizontal_spacing=0.02,
+                        subplot_titles=[escape(t) for t in matrices])
+    hover = _hover_labels(source_tokens, target_tokens)
+    for k, (title, z) in enumerate(matrices.items(), start=1):
+        z = np.asarray(z, dtype=float)
+        if z.shape != (T, S):
+            raise ValueError(f"{title}: {z.shape}, tokens {T} x {S}")
+        fig.add_trace(go.Heatmap(z=z, x=list(range(S)), y=list(range(T)), coloraxis="coloraxis", xgap=1, ygap=1,
+                                 customdata=hover, name=escape(title),
+                                 hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>"
+                                               + escape(title) + ": %{z:.3f}<extra></extra>"), 1, k)
+        fig.update_xaxes(side="top", tickmode="array", tickvals=list(range(S)), tickangle=-60, showgrid=False,
+                         ticktext=[escape(t) for t in source_tokens], tickfont=dict(size=11), row=1, col=k)
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(T)), showgrid=False,
+                     ticktext=[escape(t) for t in target_tokens], tickfont=dict(size=12), row=1, col=1,
+                     title=dict(text=f"target ({target_language})"))
+    labels = int(0.87 * 0.62 * 11 * max(map(len, source_tokens), default=1)) + 50
+    fig.update_layout(coloraxis=dict(cmin=0.0, cmax=1.0, colorscale=ALPHA_SCALE,
+                                     colorbar=dict(title=dict(text="share"), thickness=14)),
+                      font=dict(size=FONT_SIZE - 2), plot_bgcolor="white", margin=dict(l=10, r=10, t=labels, b=10),
+                      height=int(min(1400, max(320, _cell_size(T) * T + labels + 20))))
+    return fig
+
+
+def row_correlations(rhos: dict[str, np.ndarray], target_tokens: list[str]) -> go.Figure:
+    """Spearman's ρ between attention's row and each method's, per target token (a bar per method)."""
+    bars = [dict(type="bar", name=escape(name), x=list(range(len(target_tokens))), y=np.nan_to_num(rho).tolist(),
+                 marker=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)]),
+                 hovertemplate=escape(name) + ": ρ = %{y:.2f}<extra></extra>")
+            for k, (name, rho) in enumerate(rhos.items())]
+    layout = dict(height=BAR_HEIGHT, barmode="group", font=dict(size=FONT_SIZE - 2), margin=dict(l=10, r=10, t=10, b=10),
+                  xaxis=dict(tickmode="array", tickvals=list(range(len(target_tokens))),
+                             ticktext=[escape(t) for t in target_tokens], tickangle=-45),
+                  yaxis=dict(range=[-1, 1], title=dict(text="ρ with attention")),
+                  legend=dict(orientation="h", y=1.1), plot_bgcolor="white")
+    return figure(bars, layout)
+
+
+def logprob_change(old_tokens: list[str], delta: np.ndarray, step: int) -> go.Figure:
+    """Each original token's change in log-probability under an edit (bars; the edited step outlined)."""
+    x = list(range(len(old_tokens)))
+    bar = dict(type="bar", x=x, y=np.asarray(delta, dtype=float).tolist(),
+               marker=dict(color=[MODEL_COLOURS[1] if d < 0 else MODEL_COLOURS[0] for d in delta],
+                           line=dict(width=[3 if i == step else 0 for i in x], color="black")),
+               customdata=[escape(t) for t in old_tokens],
+               hovertemplate="%{customdata}: Δ log p = %{y:+.3f}<extra></extra>")
+    layout = dict(height=BAR_HEIGHT, font=dict(size=FONT_SIZE - 2), margin=dict(l=10, r=10, t=10, b=10),
+                  xaxis=dict(tickmode="array", tickvals=x, ticktext=[escape(t) for t in old_tokens], tickangle=-45),
+                  yaxis=dict(title=dict(text="Δ log p(y_i)"), zeroline=True), plot_bgcolor="white")
+    return figure([bar], layout)
