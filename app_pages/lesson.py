@@ -145,7 +145,10 @@ def class_view(k: int, slug: str) -> None:
         c1, c2 = st.columns(2)
         c1.metric("Students who answered", s.students)
         c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
-        st.plotly_chart(answer_counts(dict(s.choices), title="Their answers"), key="lesson_class_counts")
+        top, n = s.choices.most_common(1)[0]
+        said = f"{s.students} answered; the most given answer, {top}, by {n}."
+        st.plotly_chart(answer_counts(dict(s.choices), title="Their answers"), key="lesson_class_counts", alt=said)
+        st.caption(f"In words: {plain(said)}")
     st.subheader(f"Class {joined_class()}: this stop's answers, live")
     room()
 
