@@ -71,16 +71,18 @@ def answer_box(slug: str, q: Question):
                            key=key, placeholder="Type a number")
 
 
-def commit(k: int, slug: str, q: Question, given) -> None:
-    """Check the answer; count the stop done if right; in a class, the first committed answer counts."""
+def commit(k: int, slug: str, q: Question) -> None:
+    """*Check* (a callback, so the stop drawn after it already knows): the answer checked, the stop
+    done if right; the first committed answer is marked for the class (sent by ``ask``, in place)."""
+    given = st.session_state.get(f"lesson_answer_{slug}_{st.session_state[TAG]}")
+    if given is None:
+        st.session_state["lesson_unanswered"] = True
+        return
     right = q.check(given)
     st.session_state[f"lesson_checked_{slug}_{st.session_state[TAG]}"] = (given, right)
     if right:
         st.session_state[DONE].add(k)
-    counted = f"lesson_counted_{slug}"
-    if counted not in st.session_state:
-        st.session_state[counted] = True
-        record_answer(exercise(k, slug), answer_record(str(given), right, [] if right else [str(given)]), right)
+    st.session_state.setdefault(f"lesson_counted_{slug}", "to send")
 
 
 def exercise(k: int, slug: str) -> str:
@@ -95,19 +97,20 @@ def more_help(slug: str) -> None:
 def ask(k: int, slug: str, q: Question) -> None:
     """The question, Check, the two hints, then *show me*."""
     with st.container(border=True, key="lesson_question"):
-        given = answer_box(slug, q)
+        answer_box(slug, q)
         row = st.container(horizontal=True)
-        if row.button("Check", key=f"lesson_check_{slug}", icon=":material/check:"):
-            if given is None:
-                st.warning("Answer first: choose or type one.")
-            else:
-                commit(k, slug, q, given)
+        row.button("Check", key=f"lesson_check_{slug}", icon=":material/check:", on_click=commit, args=(k, slug, q))
+        if st.session_state.pop("lesson_unanswered", False):
+            st.warning("Answer first: choose or type one.")
         level = hint_level(slug)
         row.button(HINTS[level] if level < len(HINTS) else "Show me", key=f"lesson_hint_button_{slug}",
                    icon=":material/lightbulb:", on_click=more_help, args=(slug,), disabled=level > len(HINTS))
         result = st.session_state.get(f"lesson_checked_{slug}_{st.session_state[TAG]}")
         if result is not None:
             given, right = result
+            if st.session_state.get(f"lesson_counted_{slug}") == "to send":  # the first committed answer counts
+                st.session_state[f"lesson_counted_{slug}"] = True
+                record_answer(exercise(k, slug), answer_record(str(given), right, [] if right else [str(given)]), right)
             (st.success if right else st.error)(
                 f"{'Right' if right else 'Not quite'}: your answer {plain(str(given))}.", icon=":material/check_circle:"
                 if right else ":material/cancel:")
