@@ -22,6 +22,9 @@ from model.exercises import answer_record
 
 STOP = "lesson_stop"  # the stop shown, 1-based
 DONE = "lesson_done"  # the stops done (answered right, or shown), 1-based
+# the stops done, also in a cookie of the browser's own: a page the teacher sends opens as a new
+# session from a link that carries no progress (keep_in_url), and the cookie brings it back
+PROGRESS_COOKIE = "attn_lesson_done"
 N = len(STOPS)
 
 
@@ -37,7 +40,7 @@ def first_visit() -> None:
     if STOP not in st.session_state:
         st.session_state[STOP] = min(max(1, number("stop", 1)), N)
         st.session_state[STEP] = max(1, number("step", 1))
-        done = (query_param("done") or "").split(",")
+        done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
 
 
@@ -160,6 +163,10 @@ def keep_in_url(k: int, text: str) -> None:
     done = ",".join(str(n) for n in sorted(st.session_state[DONE]))
     set_query_params(stop=k, text=text.strip() or None, step=st.session_state.get(STEP) if k > 1 else None,
                      done=None if teacher_key() else done or None)  # a teacher's send carries no progress
+    if done and st.session_state.get(PROGRESS_COOKIE) != done and not teacher_key():
+        st.session_state[PROGRESS_COOKIE] = done  # written once per change: digits and dots only
+        st.html(f"<script>document.cookie = '{PROGRESS_COOKIE}={done.replace(',', '.')}; path=/; max-age=86400; "
+                "SameSite=Lax';</script>", unsafe_allow_javascript=True)
 
 
 st.title("Lesson")

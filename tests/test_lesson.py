@@ -280,6 +280,21 @@ def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: 
     return walked
 
 
+def progress_survives_a_new_session(page, url: str) -> None:
+    """Stop 2 answered right, then a link without ``done`` (as the teacher's send opens, a new
+    session): the browser's cookie brings the stop done back."""
+    from test_browser import wait_for
+    page.goto(f"{url}/lesson?stop=2&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
+    box = page.locator('[class*="st-key-lesson_answer_encoder"] input')
+    box.fill(str(len(DIGITS.split()) + 1))
+    box.press("Enter")
+    page.locator(".st-key-lesson_check_encoder button").click()
+    wait_for(page, "document.body.innerText.includes('Right: your answer')", "the answer checked", 30)
+    wait_for(page, "document.cookie.includes('attn_lesson_done=2')", "the progress cookie", 30)
+    page.goto(f"{url}/lesson?stop=3&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
+    wait_for(page, "document.body.innerText.includes('Stop 3 of 11 · 1 done')", "the progress kept", 30)
+
+
 def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
     from test_browser import find_chromium, headless_chromium, streamlit_app
     chromium = find_chromium(install=False)
@@ -290,6 +305,8 @@ def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
         for width in (1400, 390):
             with headless_chromium(chromium, width, 900) as page:
                 walked = walk_lesson(page, url, DIGITS, out / f"{width}px")
+                if width == 1400:
+                    progress_survives_a_new_session(page, url)
             assert [w["stop"] for w in walked] == list(range(1, N + 1))
             for w in walked:
                 assert w["exceptions"] == 0, w
