@@ -22,6 +22,9 @@ from model.exercises import answer_record
 
 STOP = "lesson_stop"  # the stop shown, 1-based
 DONE = "lesson_done"  # the stops done (answered right, or shown), 1-based
+# the stops done, also in a cookie of the browser's own: a page the teacher sends opens as a new
+# session from a link that carries no progress (keep_in_url), and the cookie brings it back
+PROGRESS_COOKIE = "attn_lesson_done"
 N = len(STOPS)
 
 
@@ -37,7 +40,7 @@ def first_visit() -> None:
     if STOP not in st.session_state:
         st.session_state[STOP] = min(max(1, number("stop", 1)), N)
         st.session_state[STEP] = max(1, number("step", 1))
-        done = (query_param("done") or "").split(",")
+        done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
 
 
@@ -71,16 +74,18 @@ def answer_box(slug: str, q: Question):
                            key=key, placeholder="Type a number")
 
 
-def commit(k: int, slug: str, q: Question, given) -> None:
-    """Check the answer; count the stop done if right; in a class, the first committed answer counts."""
+def commit(k: int, slug: str, q: Question) -> None:
+    """*Check* (a callback, so the stop drawn after it already knows): the answer checked, the stop
+    done if right; the first committed answer is marked for the class (sent by ``ask``, in place)."""
+    given = st.session_state.get(f"lesson_answer_{slug}_{st.session_state[TAG]}")
+    if given is None:
+        st.session_state["lesson_unanswered"] = True
+        return
     right = q.check(given)
     st.session_state[f"lesson_checked_{slug}_{st.session_state[TAG]}"] = (given, right)
     if right:
         st.session_state[DONE].add(k)
-    counted = f"lesson_counted_{slug}"
-    if counted not in st.session_state:
-        st.session_state[counted] = True
-        record_answer(exercise(k, slug), answer_record(str(given), right, [] if right else [str(given)]), right)
+    st.session_state.setdefault(f"lesson_counted_{slug}", "to send")
 
 
 def exercise(k: int, slug: str) -> str:
@@ -95,19 +100,20 @@ def more_help(slug: str) -> None:
 def ask(k: int, slug: str, q: Question) -> None:
     """The question, Check, the two hints, then *show me*."""
     with st.container(border=True, key="lesson_question"):
-        given = answer_box(slug, q)
+        answer_box(slug, q)
         row = st.container(horizontal=True)
-        if row.button("Check", key=f"lesson_check_{slug}", icon=":material/check:"):
-            if given is None:
-                st.warning("Answer first: choose or type one.")
-            else:
-                commit(k, slug, q, given)
+        row.button("Check", key=f"lesson_check_{slug}", icon=":material/check:", on_click=commit, args=(k, slug, q))
+        if st.session_state.pop("lesson_unanswered", False):
+            st.warning("Answer first: choose or type one.")
         level = hint_level(slug)
         row.button(HINTS[level] if level < len(HINTS) else "Show me", key=f"lesson_hint_button_{slug}",
                    icon=":material/lightbulb:", on_click=more_help, args=(slug,), disabled=level > len(HINTS))
         result = st.session_state.get(f"lesson_checked_{slug}_{st.session_state[TAG]}")
         if result is not None:
             given, right = result
+            if st.session_state.get(f"lesson_counted_{slug}") == "to send":  # the first committed answer counts
+                st.session_state[f"lesson_counted_{slug}"] = True
+                record_answer(exercise(k, slug), answer_record(str(given), right, [] if right else [str(given)]), right)
             (st.success if right else st.error)(
                 f"{'Right' if right else 'Not quite'}: your answer {plain(str(given))}.", icon=":material/check_circle:"
                 if right else ":material/cancel:")
@@ -145,7 +151,10 @@ def class_view(k: int, slug: str) -> None:
         c1, c2 = st.columns(2)
         c1.metric("Students who answered", s.students)
         c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
-        st.plotly_chart(answer_counts(dict(s.choices), title="Their answers"), key="lesson_class_counts")
+        top, n = s.choices.most_common(1)[0]
+        said = f"{s.students} answered; the most given answer, {top}, by {n}."
+        st.plotly_chart(answer_counts(dict(s.choices), title="Their answers"), key="lesson_class_counts", alt=said)
+        st.caption(f"In words: {plain(said)}")
     st.subheader(f"Class {joined_class()}: this stop's answers, live")
     room()
 
@@ -154,6 +163,10 @@ def keep_in_url(k: int, text: str) -> None:
     done = ",".join(str(n) for n in sorted(st.session_state[DONE]))
     set_query_params(stop=k, text=text.strip() or None, step=st.session_state.get(STEP) if k > 1 else None,
                      done=None if teacher_key() else done or None)  # a teacher's send carries no progress
+    if done and st.session_state.get(PROGRESS_COOKIE) != done and not teacher_key():
+        st.session_state[PROGRESS_COOKIE] = done  # written once per change: digits and dots only
+        st.html(f"<script>document.cookie = '{PROGRESS_COOKIE}={done.replace(',', '.')}; path=/; max-age=86400; "
+                "SameSite=Lax';</script>", unsafe_allow_javascript=True)
 
 
 st.title("Lesson")

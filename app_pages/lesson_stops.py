@@ -214,6 +214,7 @@ def focus_row(lesson: Lesson) -> int:
 
 # -- the stops ----------------------------------------------------------------------------------
 def heatmap_stop(lesson: Lesson, card: Card):
+    """Stop 1: the alignment matrix α (Bahdanau et al. 2014, Figure 3): a row per French piece, a column per English piece."""
     r = lesson.record
     S, T = len(r.source_tokens), lesson.T
     picked = card.action_slot.select_slider(
@@ -240,6 +241,7 @@ def heatmap_stop(lesson: Lesson, card: Card):
 
 
 def encoder_stop(lesson: Lesson, card: Card):
+    """Stop 2: the annotations h_j = [→h_j ; ←h_j] of the bidirectional RNN (Bahdanau et al. 2014, §3.2)."""
     r, h = lesson.record, lesson.values
     S, width = h.shape
     j = card.action_slot.selectbox("Pick an English piece", range(S), key=f"lesson_piece_{card.tag}", on_change=card.mark,
@@ -262,6 +264,7 @@ def encoder_stop(lesson: Lesson, card: Card):
 
 
 def score_stop(lesson: Lesson, card: Card):
+    """Stop 3: the additive score e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j) (eq. 6, A.1.2), read from s_{i−1}."""
     r = lesson.record
     i = card.step_slider(lesson)
     k = i - 1
@@ -286,6 +289,7 @@ def score_stop(lesson: Lesson, card: Card):
 
 
 def softmax_stop(lesson: Lesson, card: Card):
+    """Stop 4: α_ij = exp(e_ij) / Σ_k exp(e_ik) (eq. 6): positive, a row sums to 1, blind to a shift."""
     r = lesson.record
     i = card.step_slider(lesson)
     k = i - 1
@@ -311,6 +315,7 @@ def softmax_stop(lesson: Lesson, card: Card):
 
 
 def context_stop(lesson: Lesson, card: Card):
+    """Stop 5: c_i = Σ_j α_ij h_j (eq. 5), and the next word p(y_i | y_<i, x) (eq. 4)."""
     r, h = lesson.record, lesson.values
     i = card.step_slider(lesson)
     k = i - 1
@@ -347,6 +352,7 @@ def no_words(lesson: Lesson, card: Card) -> bool:
 
 
 def reordering_stop(lesson: Lesson, card: Card):
+    """Stop 6: where the word-level attention goes back to an earlier English word (Figure 3's reordering)."""
     if no_words(lesson, card):
         return None
     weights, english, french = lesson.words
@@ -378,6 +384,7 @@ def reordering_stop(lesson: Lesson, card: Card):
 
 
 def luong_stop(lesson: Lesson, card: Card):
+    """Stop 7: Luong et al. (2015) eq. 8, dot, general and concat, on s_i, against Bahdanau's s_{i−1}."""
     r = lesson.record
     scores = {n.split("-")[1]: lesson.forced(n) for n in LUONG}  # dot, general, concat
     scores = {n: rec for n, rec in scores.items() if rec is not None}
@@ -417,6 +424,7 @@ def local_sentence(lesson: Lesson, D: int) -> str:
 
 
 def local_stop(lesson: Lesson, card: Card):
+    """Stop 8: local-p (Luong et al. 2015, eq. 9, 10): the predicted centre p_i and the window p_i ± D."""
     if "luong-local" not in lesson.models:
         card.say("Local attention needs the Luong local-p model, and it is not loaded here.")
         return None
@@ -457,6 +465,7 @@ def bleu_table(path: str, modified: float) -> pd.DataFrame | None:
 
 
 def bleu_stop(lesson: Lesson, card: Card):
+    """Stop 9: BLEU by source length, RNNenc against RNNsearch (Bahdanau et al. 2014, Figure 2)."""
     path = settings.results() / BLEU_CSV
     table = bleu_table(str(path), path.stat().st_mtime) if path.exists() else None
     if table is None or not {"model", "set", "bucket", "min_words", "bleu"} <= set(table):
@@ -494,6 +503,7 @@ def bleu_stop(lesson: Lesson, card: Card):
 
 
 def transformer_stop(lesson: Lesson, card: Card):
+    """Stop 10: Luong's dot step as softmax(QKᵀ)V, then the scale 1/√d_k (Vaswani et al. 2017, eq. 1)."""
     r, dot = lesson.record, lesson.forced("luong-dot")
     if dot is None:
         card.say("This stop takes its numbers from the Luong dot model, which is not loaded here.")
@@ -525,6 +535,7 @@ def transformer_stop(lesson: Lesson, card: Card):
 
 
 def your_turn_stop(lesson: Lesson, card: Card):
+    """Stop 11: predict which English word a French word reads most, then see the model's α."""
     if no_words(lesson, card):
         return None
     weights, english, french = lesson.words

@@ -112,15 +112,18 @@ def test_every_stop_answered_wrong_then_right(tiny_zoo, expected):
         titles.append(stop_title(at))
         assert len(stop_text(at).split()) <= 80, (k, stop_text(at))
         widget = answer_widget(at)
+        predicting = k == N and not at.get("plotly_chart")  # your turn: the heatmap waits for the prediction
         if widget.type == "number_input":
             assert answer(at, WRONG_NUMBER) == "wrong"
             assert answer(at, round(expected[k], 2) if k in (3, 4, 9) else expected[k]) == "right", k
         else:
             results = {}
-            for option in widget.options:  # the one right choice (or the few) among wrong ones
+            for n, option in enumerate(widget.options):  # the one right choice (or the few) among wrong ones
                 results[option] = answer(at, option)
+                assert not (predicting and n == 0) or at.get("plotly_chart"), "checked: the heatmap shows at once"
             assert "wrong" in results.values() and "right" in results.values(), (k, results)
         assert at.get("page_link"), k  # explore this on its own page
+        assert k != N or predicting
         if k < N:
             next_stop(at)
     assert len(set(titles)) == N and param(at, "done") == ",".join(map(str, range(1, N + 1)))
@@ -277,6 +280,21 @@ def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: 
     return walked
 
 
+def progress_survives_a_new_session(page, url: str) -> None:
+    """Stop 2 answered right, then a link without ``done`` (as the teacher's send opens, a new
+    session): the browser's cookie brings the stop done back."""
+    from test_browser import wait_for
+    page.goto(f"{url}/lesson?stop=2&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
+    box = page.locator('[class*="st-key-lesson_answer_encoder"] input')
+    box.fill(str(len(DIGITS.split()) + 1))
+    box.press("Enter")
+    page.locator(".st-key-lesson_check_encoder button").click()
+    wait_for(page, "document.body.innerText.includes('Right: your answer')", "the answer checked", 30)
+    wait_for(page, "document.cookie.includes('attn_lesson_done=2')", "the progress cookie", 30)
+    page.goto(f"{url}/lesson?stop=3&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
+    wait_for(page, "document.body.innerText.includes('Stop 3 of 11 · 1 done')", "the progress kept", 30)
+
+
 def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
     from test_browser import find_chromium, headless_chromium, streamlit_app
     chromium = find_chromium(install=False)
@@ -287,6 +305,8 @@ def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
         for width in (1400, 390):
             with headless_chromium(chromium, width, 900) as page:
                 walked = walk_lesson(page, url, DIGITS, out / f"{width}px")
+                if width == 1400:
+                    progress_survives_a_new_session(page, url)
             assert [w["stop"] for w in walked] == list(range(1, N + 1))
             for w in walked:
                 assert w["exceptions"] == 0, w
