@@ -230,6 +230,7 @@ def _open_class() -> None:
 def _new_key() -> None:
     try:
         st.session_state[KEY] = st.session_state["class_new_key_shown"] = class_store().new_key(teacher_key())
+        st.session_state.pop(COOKIE_FOR, None)  # the teacher cookie names the old key: a new one is fetched
     except (StoreUnavailable, NotTeacher, AnswerRefused) as e:
         st.session_state["class_error"] = str(e)
 

@@ -29,6 +29,12 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   instead of finding the reference run's in the cache.
 - ``lost_answers``: answers whose check rerun finished without an error but that the class
   store does not hold afterwards (the teacher's summary counts the store's rows).
+- ``students_counted``: the distinct anonymous student ids the class's answers are stored
+  under. Each student answers twice (before the teacher's three sends and after a reload), each
+  send a fresh page load and the reload a new socket, so a student counted once per browser
+  (the ``attn_student`` cookie the tab keeps, as a browser's jar does) gives ``sessions``.
+  ``follow_lesson_p95_ms``: from each of those sends to the sent page drawn (the teacher sends
+  once the room has reached the follow step, ``TeacherSends``).
 - ``follow_*``: after the lesson, ``--followers`` sessions (default: ``--sessions``) open the
   class link and follow the teacher, polling as the browser's fragment timer does; the bench
   opens a Step through page (a sentence, a model, step 3) as the teacher's screen, then sends
@@ -71,10 +77,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the parts, also when loaded by path (tests)
-from classroom_lesson import (BAD_TEXT, COMPARED, FAULTS, MECHANISM_CHOICE, MODELS, ROOT, SENTENCES,  # noqa: E402,F401
+from classroom_lesson import (BAD_TEXT, COMPARED, FAULTS, MODELS, ROOT, SENDS, SENTENCES,  # noqa: E402,F401
                               SHOWN_SECTIONS, Lesson, make_lessons, news_sentences)
-from classroom_modes import (FOLLOWED, attend, classroom, follow_the_teacher, reconnect, reference,  # noqa: E402,F401
-                             soak)
+from classroom_modes import (FOLLOWED, TeacherSends, attend, classroom, follow_the_teacher, reconnect,  # noqa: E402,F401
+                             reference, soak)
 from classroom_report import host, pct, print_table, summary  # noqa: E402,F401
 from classroom_servers import Meter, Target, cpu_ms_by_kind, cpu_seconds, lecture, rss_kb, server  # noqa: E402,F401
 from classroom_tab import Tab, draw  # noqa: E402,F401
@@ -153,12 +159,16 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
     with class_target(args) as target:
         before = len(store.summary(key, code)) if store else 0
-        out, measures = asyncio.run(classroom(lessons, target, args))
+        teacher = TeacherSends(store, key, code, n) if store else None
+        out, measures = asyncio.run(classroom(lessons, target, args, teacher))
         if store:
-            stored = len(store.summary(key, code)) - before
+            stored = store.summary(key, code)[before:]
             answered = sum(1 for row in out if row[2] == "answer" and not row[5])
-            result.update(answers=answered, answers_stored=stored, lost_answers=max(0, answered - stored),
-                          class_store=store.kind)
+            # one student is one student: the distinct anonymous ids the class's answers came under
+            result.update(answers=answered, answers_stored=len(stored), lost_answers=max(0, answered - len(stored)),
+                          students_counted=len({a.session for a in stored}), class_store=store.kind,
+                          sends=len(SENDS), follow_lesson_p95_ms=pct(teacher.from_send_ms, 0.95),
+                          follow_lesson_n=len(teacher.from_send_ms))
             followers = args.followers if args.followers is not None else n
             say(f"follow the teacher: {followers} session(s)")
             result.update(asyncio.run(follow_the_teacher(target, args, store, key, code, followers)))

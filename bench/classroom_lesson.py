@@ -3,7 +3,8 @@
 A ``Lesson`` is one student's plan: open a shared link to Translate, change the sentence,
 open Compare with four models, Step through with two of its sections shown (then move its
 step slider five times), the Beam search tree, and, in a class the bench opened, answer a
-"which mechanism" exercise. ``make_lessons`` deals the plans to N sessions (10 % of them
+"which mechanism" exercise, follow the teacher through three sends (SENDS), reload the page
+and answer the last sent exercise. ``make_lessons`` deals the plans to N sessions (10 % of them
 faulty: an empty, a 5,000-character or a markup sentence, or a tab closed mid-rerun);
 ``news_sentences`` gives the soak fresh WMT news sentences.
 """
@@ -36,7 +37,20 @@ SHOWN_SECTIONS = "weights,output"  # Step through's sections the lesson's link o
 BAD_TEXT = {"empty": "", "long": ("The committee met again today to discuss the budget. " * 100)[:5000],
             "markup": "<script>alert(1)</script> **bold** [x](javascript:y)"}
 FAULTS = ["empty", "long", "markup", "disconnect"]
-MECHANISM_CHOICE = "dot (Luong)"  # the radio's label for luong-dot (model/exercises.py MECHANISMS)
+# what the teacher sends while the class follows, one after another: a step by hand, the worked
+# example, then the "which mechanism" exercise every student answers once more after a reload
+SENDS = (("exercises", {"ex": "step", "seed": "4"}), ("worked-example", {}), ("exercises", {"ex": "which", "seed": "0"}))
+
+
+def mechanism_choice(seed: int) -> str:
+    """The radio's label the lesson picks: Luong global at levels 1–2 (the family), dot at level 3
+    (model/exercises.py FAMILIES, MECHANISMS)."""
+    return "dot (Luong)" if seed % 3 == 2 else "Luong global (dot, general or concat)"
+
+
+def sent_link(page: str, params: dict, code: str) -> tuple[str, str]:
+    """The (path, query) a follower opens for a send (app_pages/class_session.py ``sent_link``)."""
+    return page, urlencode({**params, "class": code, "sent": "1"})
 
 
 @dataclass(frozen=True)
@@ -67,8 +81,15 @@ class Lesson:
         if self.class_code:
             seed = self.exercise
             steps += [("exercise", ("goto", "exercises", link(ex="which", seed=seed, **{"class": self.class_code}))),
-                      ("choose", ("set", f"ex_which_{seed}", MECHANISM_CHOICE)),
+                      ("choose", ("set", f"ex_which_{seed}", mechanism_choice(seed))),
                       ("answer", ("click", f"ex_check_which:{seed}", True))]
+            # following the teacher through three sends (each a fresh page load), a reload, and the
+            # last sent exercise answered: the same student id all along (server/identity.py)
+            steps += [("follow", ("follow", k, sent_link(page, params, self.class_code)))
+                      for k, (page, params) in enumerate(SENDS)]
+            last = int(SENDS[-1][1]["seed"])
+            steps += [("reload", ("reload", "", "")), ("choose", ("set", f"ex_which_{last}", mechanism_choice(last))),
+                      ("answer", ("click", f"ex_check_which:{last}", True))]
         return steps
 
 

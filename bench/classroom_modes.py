@@ -15,14 +15,66 @@ import random
 import time
 from urllib.parse import urlencode
 
-from classroom_lesson import Lesson, SENTENCES, make_lessons, news_sentences
+from classroom_lesson import Lesson, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
 from classroom_servers import Meter, Target, cpu_seconds
 from classroom_tab import Tab
 
 
+class TeacherSends:
+    """The teacher of the lesson: SENDS[k] goes to the class (through the store, as *Send this page
+    to the class* does) once every student still in the lesson has reached their k-th follow step,
+    or WAIT_S after the first did, as a teacher waits for the room. ``from_send_ms``: per follower
+    and send, the time from the send until the sent page has drawn."""
+    WAIT_S = 30.0
+
+    def __init__(self, store, key: str, code: str, students: int):
+        self.store, self.key, self.code, self.active = store, key, code, students
+        self.arrived = [0] * len(SENDS)
+        self.sent = [asyncio.Event() for _ in SENDS]
+        self.sent_at: list[float] = [0.0] * len(SENDS)
+        self.from_send_ms: list[float] = []
+
+    async def run(self) -> None:
+        for k, (page, params) in enumerate(SENDS):
+            while not self.arrived[k] and self.active:
+                await asyncio.sleep(0.1)
+            deadline = time.perf_counter() + self.WAIT_S
+            while self.arrived[k] < self.active and time.perf_counter() < deadline:
+                await asyncio.sleep(0.1)
+            await asyncio.to_thread(self.store.send, self.key, self.code, page, params)
+            self.sent_at[k] = time.perf_counter()
+            self.sent[k].set()
+
+
+async def follow(tab: Tab, k: int, link: tuple[str, str], teacher: TeacherSends | None,
+                 timeout: float) -> tuple[float, str | None, str | None]:
+    """Follow the teacher's k-th send: wait for it, poll the follow fragment as the browser's timer
+    does until it names the sent page, then open that page (a fresh load, as window.location.replace
+    is). Without a teacher (the reference run) the sent page's link is opened at once. The
+    milliseconds are those of opening the page, as for any click."""
+    if teacher is None:
+        return await tab.do(("open", *link))
+    teacher.arrived[k] += 1
+    await teacher.sent[k].wait()
+    deadline = time.perf_counter() + timeout
+    while not tab.link:
+        if tab.timer is None:
+            return 0.0, None, "no follow timer on the page"
+        interval, fragment = tab.timer
+        await asyncio.sleep(interval)
+        await tab.send(fragment_id=fragment)
+        _, error = await asyncio.wait_for(tab.rerun_end(fragment), timeout)
+        if error or time.perf_counter() > deadline:
+            return 0.0, None, error or "the teacher's page never came"
+    path, _, query = tab.link.lstrip("/").partition("?")
+    ms, digest, error = await tab.do(("open", path, query))
+    teacher.from_send_ms.append(1000 * (time.perf_counter() - teacher.sent_at[k]))
+    return ms, digest, error
+
+
 async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
-                 cpu: dict | None = None) -> None:
+                 cpu: dict | None = None, teacher: TeacherSends | None = None) -> None:
     """One session plays its lesson; appends (session, step, kind, ms, digest, error, replica) to out.
     With ``cpu`` (the reference run: one student alone on the server), adds to ``cpu[kind]``
     the server CPU seconds from each interaction's start to the next one's.
@@ -33,7 +85,7 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
     student's lesson ends there."""
     rng = random.Random(f"{args.seed}:{n}")  # per session, so scheduling does not change the plan
     await asyncio.sleep(delay)
-    tab = Tab(target.base, args.timeout, target.sticky)
+    tab = Tab(target.base, args.timeout, target.sticky, load_page=True)
     server_cpu = (lambda: sum(cpu_seconds(pid) for pid in target.pids())) if cpu is not None else None
     try:
         for step, (kind, action) in enumerate(lesson.steps()):
@@ -41,7 +93,10 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
                 await asyncio.sleep(think * rng.uniform(0.8, 1.2))
             replica = tab.replica
             before = server_cpu() if server_cpu else 0.0
-            ms, digest, error = await tab.do(action)
+            if kind == "follow":
+                ms, digest, error = await follow(tab, action[1], action[2], teacher, args.timeout)
+            else:
+                ms, digest, error = await tab.do(action)
             if server_cpu:
                 await asyncio.sleep(0.05)  # the replies still being sent belong to this interaction
                 cpu.setdefault(kind, []).append(server_cpu() - before)
@@ -55,6 +110,8 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
                 if not served:
                     break
     finally:
+        if teacher is not None:
+            teacher.active -= 1  # the teacher waits no longer for this student
         await tab.close()
 
 
@@ -70,7 +127,7 @@ async def reconnect(tab: Tab, within: float) -> float | None:
     return None
 
 
-async def classroom(lessons: list[Lesson], target: Target, args) -> tuple[list, dict]:
+async def classroom(lessons: list[Lesson], target: Target, args, teacher: TeacherSends | None = None) -> tuple[list, dict]:
     """Every session at once (starts spread over --ramp); (interactions, measures: peak RSS in
     MB, the server's and this client's CPU seconds over the run's wall seconds, the replica
     killed by --kill-replica-after)."""
@@ -89,12 +146,12 @@ async def classroom(lessons: list[Lesson], target: Target, args) -> tuple[list, 
         killed["name"] = target.kill_one()
         killed["at_s"] = round(time.perf_counter() - wall, 1)
 
-    tasks = [asyncio.create_task(sample())]
+    tasks = [asyncio.create_task(sample())] + ([asyncio.create_task(teacher.run())] if teacher else [])
     if args.kill_replica_after:
         tasks.append(asyncio.create_task(kill()))
     try:
-        await asyncio.gather(*(attend(n, lesson, target, args, args.think, args.ramp * n / len(lessons), out)
-                               for n, lesson in enumerate(lessons)))
+        await asyncio.gather(*(attend(n, lesson, target, args, args.think, args.ramp * n / len(lessons), out,
+                                      teacher=teacher) for n, lesson in enumerate(lessons)))
     finally:
         for task in tasks:
             task.cancel()

@@ -27,6 +27,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from server.identity import STUDENT_COOKIE  # noqa: E402
 from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
@@ -41,10 +42,12 @@ class Tab:
     elements in full; a browser would name the large ones it holds, but in this lesson no
     page repeats one within a tab, so the server would send them all anyway."""
 
-    def __init__(self, base: str, timeout: float, sticky: bool = False):
+    def __init__(self, base: str, timeout: float, sticky: bool = False, load_page: bool = False):
         self.base, self.timeout, self.sticky = base.rstrip("/"), timeout, sticky
+        self.load_page = load_page  # GET the page's HTML before its socket, as a browser does (the student cookie)
         self.host = self.base.split("://", 1)[1]
         self.cookie = ""  # behind HAProxy: "ATTN_REPLICA=r1", as the browser's cookie jar holds it
+        self.student = ""  # "attn_student=…": the app's anonymous student id, kept as the browser's jar keeps it
         self.path = ""  # the page's URL path, for a reconnect
         self.ws = None
         self.pages: dict[str, str] = {}  # url path -> page script hash (the navigation message)
@@ -62,13 +65,16 @@ class Tab:
     async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
         """Perform one action; (milliseconds, page digest, error or None)."""
         verb, target, value = action
+        if verb == "reload":  # the browser's reload button: the same address, a new socket
+            verb, target, value = "open", self.path, self.query
         start = time.perf_counter()
         try:
             if verb == "open":
                 await self.close()
-                if self.sticky:  # a browser loads the page first; the proxy's answer names the replica
-                    await asyncio.to_thread(self.fetch_cookie, target)
-                headers = {"Cookie": self.cookie} if self.cookie else None
+                if self.sticky or self.load_page:  # a browser loads the page first; the answer names the
+                    await asyncio.to_thread(self.fetch_cookie, target)  # replica and sets the student cookie
+                jar = "; ".join(c for c in (self.cookie, self.student) if c)
+                headers = {"Cookie": jar} if jar else None
                 self.ws = await connect(f"ws://{self.host}/_stcore/stream", subprotocols=["streamlit"],
                                         origin=self.base, proxy=None, max_size=None, additional_headers=headers,
                                         ping_interval=None, open_timeout=self.timeout)  # as browsers: deflate, no pings
@@ -99,6 +105,8 @@ class Tab:
                 digest, error = await asyncio.wait_for(self.rerun_end(fragment), self.timeout)
                 return 1000 * (time.perf_counter() - start), digest, error
             digest, error = await asyncio.wait_for(self.rerun_end(), self.timeout)
+            if verb == "open" and target in self.pages:  # a page opened by its path: later reruns name it
+                self.page = self.pages[target]
         except TimeoutError:
             digest, error = None, "timeout"
         except (ConnectionClosed, OSError) as e:
@@ -165,13 +173,17 @@ class Tab:
     def fetch_cookie(self, path: str) -> None:
         """GET the page's HTML through the proxy, keeping the replica cookie it sets (or the one
         it sets anew when the replica named by the old cookie is gone)."""
-        request = urllib.request.Request(f"{self.base}/{path}", headers={"Cookie": self.cookie} if self.cookie else {})
+        jar = "; ".join(c for c in (self.cookie, self.student) if c)
+        request = urllib.request.Request(f"{self.base}/{path}", headers={"Accept": "text/html", **({"Cookie": jar}
+                                                                                                    if jar else {})})
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(request, timeout=self.timeout) as response:
             for header in response.headers.get_all("Set-Cookie") or []:
                 pair = header.split(";", 1)[0].strip()
                 if pair.startswith(REPLICA_COOKIE + "="):
                     self.cookie = pair
+                elif pair.startswith(STUDENT_COOKIE + "="):
+                    self.student = pair
 
     @property
     def replica(self) -> str:

@@ -82,9 +82,16 @@ def alignment_pool(gold_pairs: list | None) -> list[AlignmentPair]:
     return pool
 
 
+ALIGN_LEVELS = ((0, 6), (7, 8), (9, 99))  # French words of a level-1, 2, 3 pair: more words, more links to place
+
+
 def alignment_exercise(seed: int, gold_pairs: list | None) -> AlignmentPair:
+    """Seed → a pair of its level (seed mod 3: up to 6 French words, 7–8, 9 or more), the
+    (seed // 3)-th of that level in pool order (the curated pairs first)."""
     pool = alignment_pool(gold_pairs)
-    return pool[seed % len(pool)]
+    lo, hi = ALIGN_LEVELS[seed % 3]
+    tier = [p for p in pool if lo <= len(p.french) <= hi] or pool
+    return tier[(seed // 3) % len(tier)]
 
 
 @dataclass(frozen=True)

@@ -411,14 +411,15 @@ class ClassStore:
                 raise AnswerRefused(f"there is no class {code}")
             if info.closed or time.time() >= info.expires_at:
                 raise AnswerRefused(f"class {code} is closed, so answers are no longer collected")
-            mine = (answers.c.class_code == code) & (answers.c.exercise == exercise) & (answers.c.session == session)
-            attempt = conn.execute(sa.select(sa.func.count()).select_from(answers).where(mine)).scalar_one() + 1
+            # the student's answers in one read: to this exercise, in all, and how many exercises
+            student = (answers.c.class_code == code) & (answers.c.session == session)
+            here, own, own_kinds = conn.execute(sa.select(
+                sa.func.coalesce(sa.func.sum(sa.case((answers.c.exercise == exercise, 1), else_=0)), 0),
+                sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise))).where(student)).one()
+            attempt = int(here) + 1
             if attempt > MAX_ATTEMPTS:
                 raise AnswerRefused(f"you have answered this exercise {MAX_ATTEMPTS} times already; "
                                     "your first answer is the one counted")
-            student = (answers.c.class_code == code) & (answers.c.session == session)
-            own, own_kinds = conn.execute(sa.select(sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise)))
-                                          .where(student)).one()
             if own >= MAX_STUDENT_ANSWERS or (attempt == 1 and own_kinds >= MAX_STUDENT_EXERCISES):
                 raise AnswerRefused(f"you have answered {own_kinds} exercises in class {code}, the most one student "
                                     "may; the class still counts your earlier answers")

@@ -62,7 +62,7 @@ def mark(at: AppTest, seed: int, links: set) -> None:
 
 
 def test_predict_the_alignment_reveals_the_aer_against_gold(tiny_zoo):
-    seed = 1  # Where is the train station ? -> Où est la gare ?
+    seed = 0  # level 1: Where is the train station ? -> Où est la gare ?
     pair = alignment_exercise(seed, read_gold(gold()))
     at = open_exercise(ex="align", seed=str(seed))
     assert not [m for m in at.metric if m.label == "Your AER against the gold"]  # nothing shown before the check
@@ -240,7 +240,7 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
     per link, beside the model's α and the gold."""
     import json
     code = store.open_class(KEY).code
-    seed = 1  # Where is the train station ? -> Où est la gare ?
+    seed = 0  # level 1: Where is the train station ? -> Où est la gare ?
     pair = alignment_exercise(seed, read_gold(gold()))
     for links in (set(pair.sure), set(pair.sure), {(0, 0)}):
         at = open_exercise(ex="align", seed=str(seed), **{"class": code})

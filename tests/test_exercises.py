@@ -21,7 +21,7 @@ def test_the_same_seed_is_the_same_exercise():
     assert [(step_exercise(s).score, step_exercise(s).words) for s in range(3)] == [("dot", 2), ("general", 3),
                                                                                     ("additive", 4)]
     assert which_exercise(3, list(MECHANISMS), ["a b", "c d"]) == which_exercise(3, list(MECHANISMS), ["a b", "c d"])
-    assert alignment_exercise(0, None) is CURATED[0]
+    assert alignment_exercise(0, None) is CURATED[1] and alignment_exercise(2, None) is CURATED[0]  # levels 1, 3
 
 
 def test_the_hansards_pool_is_short_gold_pairs():

@@ -1,0 +1,32 @@
+"""bench/classroom.py's lesson (bench/classroom_lesson.py): in a class each student follows the
+teacher through three sends, opens each sent page at the address the app's follow fragment
+sends a browser to, reloads, and answers the last sent exercise with an option it offers."""
+from __future__ import annotations
+
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+from classroom_lesson import make_lessons, mechanism_choice, SENDS, SENTENCES  # noqa: E402
+
+from app_pages.class_session import sent_link  # noqa: E402
+from model.exercises import FAMILIES, MECHANISMS, which_exercise  # noqa: E402
+
+
+def test_a_class_lesson_follows_three_sends_then_reloads_and_answers_again():
+    lesson = make_lessons(3, 0, SENTENCES, faulty=0, class_code="ABCDEF")[1]
+    kinds = [kind for kind, _ in lesson.steps()]
+    assert kinds.count("follow") == len(SENDS) == 3 and kinds.count("reload") == 1 and kinds.count("answer") == 2
+    assert kinds.index("reload") > max(i for i, k in enumerate(kinds) if k == "follow")
+    for (_, (_, _k, (path, query))), (page, params) in zip([s for s in lesson.steps() if s[0] == "follow"], SENDS):
+        here = "http://127.0.0.1:8501/exercises?class=ABCDEF"
+        assert "/" + path + "?" + query == sent_link(here, "exercises", page, {**params, "class": "ABCDEF", "sent": "1"})
+    assert not any(kind == "follow" for kind, _ in make_lessons(1, 0, SENTENCES, faulty=0)[0].steps())
+
+
+def test_the_lesson_picks_an_option_the_exercise_offers():
+    for seed in range(6):
+        ex = which_exercise(seed, list(MECHANISMS), ["a b c"])
+        offered = FAMILIES.values() if ex.question == "family" else MECHANISMS.values()
+        assert mechanism_choice(seed) in offered
