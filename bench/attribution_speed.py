@@ -1,0 +1,68 @@
+"""How long attribution takes on one core: integrated gradients (20 steps), gradient × input
+and occlusion (model/attribution.py) for a 20-word sentence, per shipped model.
+
+    python bench/attribution_speed.py [--repeats 3] [--models rnnsearch,luong-dot,…] [--out FILE]
+
+Each method attributes every target token of the model's greedy translation of SENTENCE
+(20 words) to every source piece, the whole T x S matrix the page draws. Prints one JSON line
+per model (median seconds over ``--repeats`` runs after a warm-up) and appends them to
+``--out`` (results/attribution_speed.jsonl). Targets (issue 42): integrated gradients ≤ 2 s and
+occlusion ≤ 1 s for the zoo's RNN models.
+"""
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from model.attribution import attribute  # noqa: E402
+from model.checkpoint import load_checkpoint  # noqa: E402
+from model.search import translate  # noqa: E402
+
+SENTENCE = "The young woman in the red coat walked across the old bridge while her two children played by the river."
+RNNS = "rnnsearch,luong-general,luong-dot,luong-concat,luong-local"
+
+
+def seconds(fn, repeats: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times), 3)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default=RNNS)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", default=str(ROOT / "results" / "attribution_speed.jsonl"))
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    commit = __import__("subprocess").run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                          text=True).stdout.strip()
+    for name in args.models.split(","):
+        model, vocab, _ = load_checkpoint(ROOT / "checkpoints" / name)
+        record = translate(model, vocab, SENTENCE)
+        src, trg = vocab.encode(record.source_text), record.target_ids
+        row = {"bench": "attribution_speed", "model": name, "words": len(SENTENCE.split()),
+               "source_pieces": len(src) + 1, "target_tokens": len(trg), "threads": 1,
+               "ig_20_s": seconds(lambda: attribute(model, src, trg, "ig", 20), args.repeats),
+               "gxi_s": seconds(lambda: attribute(model, src, trg, "gxi"), args.repeats),
+               "occlusion_s": seconds(lambda: attribute(model, src, trg, "occlusion"), args.repeats),
+               "commit": commit, "date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine()}
+        print(json.dumps(row), flush=True)
+        with open(args.out, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
