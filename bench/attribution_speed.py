@@ -5,7 +5,8 @@ and occlusion (model/attribution.py) for a 20-word sentence, per shipped model.
 
 Each method attributes every target token of the model's greedy translation of SENTENCE
 (20 words) to every source piece, the whole T x S matrix the page draws. Prints one JSON line
-per model (median seconds over ``--repeats`` runs after a warm-up) and appends them to
+per model (median wall and CPU seconds over ``--repeats`` runs after a warm-up, and the host's
+load average: on a shared host the wall clock includes waiting for a core) and appends them to
 ``--out`` (results/attribution_speed.jsonl). Targets (issue 42): integrated gradients ≤ 2 s and
 occlusion ≤ 1 s for the zoo's RNN models.
 """
@@ -29,14 +30,22 @@ SENTENCE = "The young woman in the red coat walked across the old bridge while h
 RNNS = "rnnsearch,luong-general,luong-dot,luong-concat,luong-local"
 
 
-def seconds(fn, repeats: int) -> float:
+def seconds(fn, repeats: int) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of fn: on a shared host the wall clock also counts the time the
+    process waited for a core, which the CPU time (one thread: one core's time) does not."""
     fn()  # warm-up
-    times = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times), 3)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return round(statistics.median(wall), 3), round(statistics.median(cpu), 3)
+
+
+def timings(name: str, model, src: list[int], trg: list[int], method: str, repeats: int) -> dict:
+    wall, cpu = seconds(lambda: attribute(model, src, trg, method, 20), repeats)
+    return {f"{name}_s": wall, f"{name}_cpu_s": cpu}
 
 
 def main(argv=None) -> int:
@@ -54,9 +63,10 @@ def main(argv=None) -> int:
         src, trg = vocab.encode(record.source_text), record.target_ids
         row = {"bench": "attribution_speed", "model": name, "words": len(SENTENCE.split()),
                "source_pieces": len(src) + 1, "target_tokens": len(trg), "threads": 1,
-               "ig_20_s": seconds(lambda: attribute(model, src, trg, "ig", 20), args.repeats),
-               "gxi_s": seconds(lambda: attribute(model, src, trg, "gxi"), args.repeats),
-               "occlusion_s": seconds(lambda: attribute(model, src, trg, "occlusion"), args.repeats),
+               **timings("ig_20", model, src, trg, "ig", args.repeats),
+               **timings("gxi", model, src, trg, "gxi", args.repeats),
+               **timings("occlusion", model, src, trg, "occlusion", args.repeats),
+               "load_average": round(__import__("os").getloadavg()[0], 2),
                "commit": commit, "date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine()}
         print(json.dumps(row), flush=True)
         with open(args.out, "a", encoding="utf-8") as f:
