@@ -7,7 +7,7 @@ Each method attributes every target token of the model's greedy translation of S
 (20 words) to every source piece, the whole T x S matrix the page draws. Prints one JSON line
 per model (median wall and CPU seconds over ``--repeats`` runs after a warm-up, and the host's
 load average: on a shared host the wall clock includes waiting for a core) and appends them to
-``--out`` (results/attribution_speed.jsonl). Targets (issue 42): integrated gradients ≤ 2 s and
+``--out`` (results/attribution/speed.jsonl). Targets (issue 42): integrated gradients ≤ 2 s and
 occlusion ≤ 1 s for the zoo's RNN models.
 """
 import argparse
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default=RNNS)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--out", default=str(ROOT / "results" / "attribution_speed.jsonl"))
+    p.add_argument("--out", default=str(ROOT / "results" / "attribution" / "speed.jsonl"))
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     commit = __import__("subprocess").run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
