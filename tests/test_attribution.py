@@ -208,3 +208,14 @@ def test_align_scores_an_attribution_against_the_gold(tiny_zoo, tmp_path, capsys
     assert row["method"] == method and 0 <= row["aer"] <= 1
     assert main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--method", method,
                  "--write-metrics"]) == 1  # an attribution's AER is not the model's attention AER
+
+
+@pytest.mark.parametrize("method", ["ig", "occlusion"])
+def test_align_scores_a_hugging_face_models_attribution(tiny_hf, tmp_path, capsys, method):
+    from conftest import ROOT
+    from model.align import main
+    gold = ROOT.parent / "shared" / "data" / "hansards-align"
+    assert main(["--checkpoint", f"hf:{tiny_hf}", "--gold", str(gold), "--limit", "3", "--method", method,
+                 "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "AER" in out and f"({method}, 3 sentences" in out
