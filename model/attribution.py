@@ -177,7 +177,7 @@ def gradient_attribution(model, src_ids: list[int], target_ids: list[int], metho
     rows = torch.arange(T, device=device)
     with torch.no_grad():
         src_vec, trg_vec = embeddings(model, batch.src, trg_in)
-    inputs = (src_vec.expand(T, -1, -1).contiguous(), trg_vec.expand(T, -1, -1).contiguous())
+    inputs = (src_vec.expand(T, -1, -1).contiguous().requires_grad_(), trg_vec.expand(T, -1, -1).contiguous().requires_grad_())
     f = own_step_logprob(model, batch.src, targets)
     with torch.enable_grad():
         if method == "ig":
