@@ -43,10 +43,11 @@ def _redecoded(root: str, model_name: str, text: str, step: int, position: int, 
                         Edit.of(record, step, position, weight))
 
 
-def pick_methods(record) -> list[str]:
-    """The attribution methods to compute and show; the gradient methods only within their budget."""
+def pick_methods(record, entry) -> list[str]:
+    """The attribution methods to compute and show; the gradient methods only within their budget,
+    counted in T x (T + S) for a model of the zoo's size (~15 M parameters) and more for a larger one."""
     T, S = len(record.target_tokens), len(record.source_tokens)
-    cost = T * (T + S)
+    cost = int(T * (T + S) * max(1.0, entry.model.num_parameters() / 15e6))
     options = ["occlusion", "gxi", "ig"]
     chosen = st.pills("Attribution methods", options, selection_mode="multi", default=["occlusion", "gxi"],
                       format_func=LABELS.get, key="attribution_methods",
@@ -56,7 +57,7 @@ def pick_methods(record) -> list[str]:
     for method in chosen or []:
         if cost > BUDGET.get(method, cost):
             st.info(f"{LABELS[method].capitalize()} is offered for shorter sentences here (this one has {S} source "
-                    f"pieces and {T} target tokens; its cost grows with T × (T + S) = {cost}, limit "
+                    f"pieces and {T} target tokens; its cost grows with T × (T + S) and the model's size: {cost}, limit "
                     f"{BUDGET[method]}). `python -m model.align --method {method}` runs it on any.",
                     icon=":material/timer:")
         else:
@@ -89,7 +90,7 @@ def disagreement_text(record, name: str, relevance: np.ndarray, scores: np.ndarr
 
 def compare_section(name: str, entry, text: str, record) -> None:
     st.subheader("Attention beside attribution")
-    methods = pick_methods(record)
+    methods = pick_methods(record, entry)
     results = {m: _attribution(checkpoints_root(), name, text, m) for m in methods}
     matrices = {"attention α": record.weights, **{LABELS[m]: a.relevance for m, a in results.items()}}
     show_figure(side_by_side(matrices, record.source_tokens, record.target_tokens, target_language(entry)),

@@ -287,3 +287,39 @@ for name, entry in entries.items():
                                 f"training-{name}", key=f"models_curves_{name}")
         else:
             st.caption("No training log (`train_log.csv`) in this folder.")
+
+
+def attribution_section() -> None:
+    """Does the attention explain the translation? The knock-out test and the AER of attention beside
+    the attribution methods (``python -m model.faithfulness``, ``model.align --method``), read from
+    results/attribution/ (docs/attribution.md)."""
+    from server import settings  # here, so this section stays one piece of the file
+    folder = settings.results() / "attribution"
+    st.subheader("Attention against attribution")
+    try:
+        knock = pd.read_csv(folder / "faithfulness.csv")
+        aer = pd.read_csv(folder / "aer.csv")
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        st.caption(f"No attribution results yet ({type(e).__name__}): `python -m model.faithfulness` and "
+                   "`python -m model.align --method …` write them (docs/attribution.md).")
+        return
+    knock = knock.drop_duplicates("model", keep="last")
+    st.dataframe(pd.DataFrame({
+        "model": knock["model"], "steps": knock["steps"],
+        "word changes, most-attended piece out": (100 * knock["changed_most"]).round(1).astype(str) + " %",
+        "word changes, random piece out": (100 * knock["changed_random"]).round(1).astype(str) + " %",
+        "mean drop in log p, most-attended": knock["drop_most"].round(3),
+        "mean drop in log p, random": knock["drop_random"].round(3)}), hide_index=True, width="stretch")
+    st.caption(f"The knock-out test on {int(knock['sentences'].iloc[0])} newstest2014 sentences (the paper's test set): at "
+               "every step of the greedy translation, the most-attended source piece, or a random other one, is "
+               "removed from that step's attention (α = 0, the row renormalised) and the step run again.")
+    table = (aer.drop_duplicates(["model", "method", "sentences", "reading"], keep="last")
+             .assign(column=lambda d: d["method"] + " (" + d["sentences"].astype(str) + " pairs)")
+             .pivot(index="model", columns="column", values="aer"))
+    st.dataframe(table.round(3).reset_index(), hide_index=True, width="stretch")
+    st.caption("AER against the Hansards gold (lower is better; written-text reading): each French word linked to the "
+               "English word that gets the most attention, or the largest share of an attribution: gxi gradient × "
+               "input, ig integrated gradients (20 steps, zero-embedding baseline), occlusion.")
+
+
+attribution_section()

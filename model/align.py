@@ -1,12 +1,16 @@
 """Score attention as word alignment against gold links (Hansards, HLT-NAACL 2003).
 
     python -m model.align --checkpoint checkpoints/NAME --gold ../shared/data/hansards-align [--json]
+        [--method attention|gxi|ig|occlusion]
 
 For each sentence pair the French side is force-decoded through the model; the subword
 attention matrix is merged to words (rows averaged over a French word's pieces, columns
 summed over an English word's pieces: ``model.analysis.merge_to_words``); each French
 word links to its most-attended English word; the links are scored with AER, precision
-and recall against the sure (S) and possible (P) gold links.
+and recall against the sure (S) and possible (P) gold links. ``--method`` scores an
+attribution instead of the attention (``model/attribution.py``: each row's share of |a_ij|
+over the source pieces, merged and linked by the same rule): gradient × input, integrated
+gradients or occlusion.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .analysis import links_from_attention, merge_by_owner
 from .checkpoint import write_metrics
@@ -100,12 +105,13 @@ class ForcedAlignment:
 
 
 def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], french: list[str],
-                     hansards: bool = False) -> ForcedAlignment:
+                     hansards: bool = False, method: str = "attention") -> ForcedAlignment:
     """Force-decode French words given English words, as ``python -m model.align`` does.
 
     hansards=True writes the tokens back as ordinary text first (``model.hansards``: ``de le``
     → ``du``, ``Speaker ,`` → ``Speaker,``), the text the models were trained on; the result
     is still per gold token. hansards=False reads the tokens as typed, joined by spaces.
+    ``method``: the matrix the links are read from, the attention or an attribution method's.
     """
     if not english or not french:
         raise ValueError("both sentences need at least one word")
@@ -116,8 +122,12 @@ def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], fren
     # a piece shared by two tokens gives each half its log-probability, so the words still sum to the sentence
     word_logprobs = (trg_owner / trg_owner.sum(1, keepdims=True)).T @ rec.token_logprobs[:len(trg_ids)]
     word_weights, links = None, set()
-    if rec.weights is not None:
-        weights = rec.weights[:len(trg_ids), :len(src_ids)]  # drop the EOS row and column
+    matrix = rec.weights
+    if method != "attention":
+        from .attribution import attribute  # Captum only when an attribution is asked for
+        matrix = attribute(model, src_ids, rec.target_ids, method).relevance
+    if matrix is not None:
+        weights = matrix[:len(trg_ids), :len(src_ids)]  # drop the EOS row and column
         word_weights = merge_by_owner(weights, src_owner, trg_owner)
         links = links_from_attention(word_weights)
     return ForcedAlignment(english=list(english), french=list(french), record=rec, word_logprobs=word_logprobs,
@@ -125,8 +135,8 @@ def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], fren
                            links=links, src_owner=src_owner, trg_owner=trg_owner)
 
 
-def align_corpus(model, vocab, pairs: list[GoldPair], hansards: bool = True) -> dict:
-    predicted = [forced_alignment(model, vocab, p.english, p.french, hansards).links  # (English i, French j)
+def align_corpus(model, vocab, pairs: list[GoldPair], hansards: bool = True, method: str = "attention") -> dict:
+    predicted = [forced_alignment(model, vocab, p.english, p.french, hansards, method).links  # (English i, French j)
                  for p in pairs]
     return alignment_error_rate(predicted, [p.sure for p in pairs], [p.possible for p in pairs])
 
@@ -135,13 +145,14 @@ RULE = ("each French word -> its most-attended English word (sum over English pi
         "pieces)")
 
 
-def score(model, vocab, pairs: list[GoldPair], hansards: bool) -> dict:
-    """align_corpus, rounded and labelled with its rule, sentence count and time."""
+def score(model, vocab, pairs: list[GoldPair], hansards: bool, method: str = "attention") -> dict:
+    """align_corpus, rounded and labelled with its rule, method, sentence count and time."""
     start = time.time()
-    result = {k: round(v, 4) if isinstance(v, float) else v for k, v in align_corpus(model, vocab, pairs, hansards).items()}
+    result = {k: round(v, 4) if isinstance(v, float) else v
+              for k, v in align_corpus(model, vocab, pairs, hansards, method).items()}
     tokens = ("gold tokens written back as ordinary text (model.hansards)" if hansards
               else "gold tokens as given, joined by spaces")
-    result.update(sentences=len(pairs), seconds=round(time.time() - start, 1), rule=RULE, tokens=tokens)
+    result.update(sentences=len(pairs), seconds=round(time.time() - start, 1), rule=RULE, tokens=tokens, method=method)
     return result
 
 
@@ -174,28 +185,77 @@ def score_heads(model, vocab, pairs: list[GoldPair], hansards: bool) -> dict:
             else "gold tokens as given, joined by spaces"}
 
 
-def attention_layer(heads: dict, gold: str) -> dict:
-    """The decoder layer whose head average aligns best (lowest AER): what the app shows as the
-    attention of a model made elsewhere (``model/hf.py``), as it shows our Transformer's."""
-    best = min((r for r in heads["rows"] if r["head"] == "mean" and r["layer"] != "all"), key=lambda r: r["aer"])
-    return {"layer": best["layer"], "aer": best["aer"], "gold": str(gold), "sentences": heads["sentences"],
-            "rule": "the decoder layer whose cross-attention heads, averaged, give the lowest AER"}
+HELD_OUT = 100  # gold pairs that choose a model made elsewhere's shown layer; its AER is reported on the rest
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="AER of a model's attention against gold word alignments.")
+def attention_layer(model, vocab, pairs: list[GoldPair], gold: str, held_out: int = HELD_OUT) -> dict:
+    """The decoder layer whose head average aligns best (lowest AER, written-text reading) on the
+    first ``held_out`` gold pairs, and its AER on the **other** pairs: what the app shows as the
+    attention of a model made elsewhere (``model/hf.py``). Choosing on the pairs that score it
+    would tune on the test, so the two parts never overlap."""
+    if len(pairs) <= held_out:
+        raise ValueError(f"choosing a layer on {held_out} held-out pairs needs more than {held_out} gold pairs, "
+                         f"got {len(pairs)}")
+    chosen_on = score_heads(model, vocab, pairs[:held_out], hansards=True)
+    best = min((r for r in chosen_on["rows"] if r["head"] == "mean" and r["layer"] != "all"), key=lambda r: r["aer"])
+    reported = score_heads(model, vocab, pairs[held_out:], hansards=True)
+    row = next(r for r in reported["rows"] if r["layer"] == best["layer"] and r["head"] == "mean")
+    return {"layer": best["layer"], "aer": row["aer"], "gold": str(gold), "sentences": len(pairs) - held_out,
+            "chosen_on": held_out, "aer_where_chosen": best["aer"],
+            "rule": f"the decoder layer whose cross-attention heads, averaged, give the lowest AER on the first "
+                    f"{held_out} gold pairs; its AER on the other {len(pairs) - held_out}"}
+
+
+def parse(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="AER of a model's attention (or an attribution) against gold word alignments.")
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--gold", required=True, help="folder with enfr.src-tgt and enfr.gold")
     p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--method", default="attention", choices=("attention", "gxi", "ig", "occlusion"),
+                   help="the matrix read as alignment: the attention, or an attribution (model/attribution.py)")
     p.add_argument("--as-given", action="store_true",
                    help="force-decode the gold tokens as given (de le, Speaker ,) instead of written back as "
                         "ordinary text (reported beside the written-text reading; docs/alignment.md)")
     p.add_argument("--write-metrics", action="store_true",
-                   help="store both results (written, and as given) in CHECKPOINT/metrics.json")
+                   help="store both results (written, and as given) in CHECKPOINT/metrics.json (attention only)")
+    p.add_argument("--held-out", type=int, default=HELD_OUT,
+                   help="hf: models: the gold pairs that choose the shown layer (its AER is reported on the rest)")
+    p.add_argument("--csv", default=None, help="append the result (model, method, AER, …) to this CSV")
     p.add_argument("--results", default=None,
                    help="hf: models only: metrics.json goes to RESULTS/hf/NAME/ (default: results/hf/NAME/)")
     p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def write_all_metrics(model, vocab, cfg, args, pairs, result, heads) -> None:
+    """Both readings (and, for a Transformer, every head) into metrics.json."""
+    as_given = score(model, vocab, pairs, hansards=False) if not args.as_given else result
+    written = result if not args.as_given else score(model, vocab, pairs, hansards=True)
+    # the step of the weights scored, as model.evaluate records it: runs are scored as they learn
+    metrics = {"alignment": {**written, "as_given": as_given, "steps": cfg.get("training", {}).get("steps")}}
+    if heads is not None:
+        other = score_heads(model, vocab, pairs, hansards=args.as_given)
+        metrics["alignment_heads"] = {"written": other if args.as_given else heads,
+                                      "as_given": heads if args.as_given else other}
+    if "metrics_folder" in cfg:  # a model made elsewhere: the layer its head average is shown from
+        metrics["attention_layer"] = attention_layer(model, vocab, pairs, args.gold, args.held_out)
+    write_metrics(cfg.get("metrics_folder", args.checkpoint), metrics)
+
+
+def report(name: str, result: dict, heads: dict | None, pairs: list) -> None:
+    print(f"{name}: AER {result['aer']:.3f}  precision {result['precision']:.3f}  recall {result['recall']:.3f}  "
+          f"({result['method']}, {len(pairs)} sentences, {result['tokens']}, {result['seconds']} s)")
+    if heads is not None:
+        for r in heads["rows"]:
+            print(f"  layer {r['layer']} head {r['head']}: AER {r['aer']:.3f}  precision {r['precision']:.3f}  "
+                  f"recall {r['recall']:.3f}")
+        best, shown = heads["best"], heads["shown"]
+        print(f"  best: layer {best['layer']} head {best['head']} (AER {best['aer']:.3f}); the app shows "
+              f"layer {shown['layer']}, heads averaged (AER {shown['aer']:.3f})")
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
     model, vocab, cfg = load_for_cli(args.checkpoint, args.results)
     if not model.cfg.has_attention:
         print("error: this model has no attention (RNNenc): there is no alignment to score", file=sys.stderr)
@@ -205,35 +265,27 @@ def main(argv=None) -> int:
         print(f"error: the gold alignments are English–French; this model translates {pair[0]} to {pair[1]}",
               file=sys.stderr)
         return 1
+    if args.write_metrics and args.method != "attention":
+        print("error: --write-metrics stores the attention's AER; an attribution's goes to --csv", file=sys.stderr)
+        return 1
     pairs = read_gold(args.gold)[:args.limit]
-    result = score(model, vocab, pairs, hansards=not args.as_given)
-    heads = score_heads(model, vocab, pairs, hansards=not args.as_given) if model.cfg.decoder == "transformer" else None
+    result = score(model, vocab, pairs, hansards=not args.as_given, method=args.method)
+    heads = (score_heads(model, vocab, pairs, hansards=not args.as_given)
+             if model.cfg.decoder == "transformer" and args.method == "attention" else None)
     if args.write_metrics:
-        as_given = score(model, vocab, pairs, hansards=False) if not args.as_given else result
-        written = result if not args.as_given else score(model, vocab, pairs, hansards=True)
-        # the step of the weights scored, as model.evaluate records it: runs are scored as they learn
-        metrics = {"alignment": {**written, "as_given": as_given, "steps": cfg.get("training", {}).get("steps")}}
-        if heads is not None:
-            other = score_heads(model, vocab, pairs, hansards=args.as_given)
-            metrics["alignment_heads"] = {"written": other if args.as_given else heads,
-                                          "as_given": heads if args.as_given else other}
-        if "metrics_folder" in cfg:  # a model made elsewhere: the layer its head average is shown from
-            metrics["attention_layer"] = attention_layer(metrics["alignment_heads"]["written"], args.gold)
-        write_metrics(cfg.get("metrics_folder", args.checkpoint), metrics)
+        write_all_metrics(model, vocab, cfg, args, pairs, result, heads)
+    name = cfg.get("name", args.checkpoint)
+    if args.csv:
+        row = {"model": name, **{k: result[k] for k in ("method", "aer", "precision", "recall", "sentences", "seconds")},
+               "reading": "as given" if args.as_given else "written"}
+        out = Path(args.csv)
+        pd.DataFrame([row]).to_csv(out, mode="a", header=not out.exists(), index=False)
     if heads is not None:
         result["heads"] = heads
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{cfg.get('name', args.checkpoint)}: AER {result['aer']:.3f}  precision {result['precision']:.3f}  "
-              f"recall {result['recall']:.3f}  ({len(pairs)} sentences, {result['tokens']}, {result['seconds']} s)")
-        if heads is not None:
-            for r in heads["rows"]:
-                print(f"  layer {r['layer']} head {r['head']}: AER {r['aer']:.3f}  precision {r['precision']:.3f}  "
-                      f"recall {r['recall']:.3f}")
-            best, shown = heads["best"], heads["shown"]
-            print(f"  best: layer {best['layer']} head {best['head']} (AER {best['aer']:.3f}); the app shows "
-                  f"layer {shown['layer']}, heads averaged (AER {shown['aer']:.3f})")
+        report(name, result, heads, pairs)
     return 0
 
 

@@ -118,22 +118,25 @@ def features(model, src_vec: torch.Tensor, trg_vec: torch.Tensor, src: torch.Ten
 
 
 def rnn_features(model, src_vec, trg_vec, lengths, rows) -> torch.Tensor:
-    """:func:`features` for the RNNs, rows sorted by step, latest first: a row leaves the batch
-    after its own step, and the deep output runs once per row, at that step (half the work of
-    running every row to the end)."""
+    """:func:`features` for the RNNs, rows sorted by step, latest first: rows leave the batch
+    after their own step (a quarter of it at a time), and the deep output runs once per row, at
+    that step (about half the work of running every row to the end)."""
     decoder = model.decoder
     enc = model.encoder.annotate(src_vec, lengths)
     memory, state = decoder.prepare(enc), decoder.init_state(enc)
-    done = []
+    done, width = [], len(rows)
     for t in range(int(rows[0]) + 1):
         n = int((rows >= t).sum())  # the rows still decoding: a prefix of the batch
-        memory = Memory(**{f.name: None if getattr(memory, f.name) is None else getattr(memory, f.name)[:n]
-                           for f in fields(Memory)})
-        state, step = decoder.recurrence(trg_vec[:n, t], {k: v[:n] for k, v in state.items()}, memory)
+        if n <= 0.75 * width:  # cut the batch only now and then: each cut costs a full-size gradient copy
+            width = n
+            memory = Memory(**{f.name: None if getattr(memory, f.name) is None else getattr(memory, f.name)[:n]
+                               for f in fields(Memory)})
+            state = {k: v[:n] for k, v in state.items()}
+        state, step = decoder.recurrence(trg_vec[:width, t], state, memory)
         k = int((rows == t).sum())  # the rows whose own step this is: the batch's last k
         if k:
             first, second = decoder.readout_inputs(step)
-            done.append(decoder.readout(trg_vec[n - k:n, t], first[n - k:], second[n - k:]))
+            done.append(decoder.readout(trg_vec[n - k:n, t], first[n - k:n], second[n - k:n]))
     return torch.cat(done[::-1])
 
 
@@ -174,7 +177,7 @@ def gradient_attribution(model, src_ids: list[int], target_ids: list[int], metho
     rows = torch.arange(T, device=device)
     with torch.no_grad():
         src_vec, trg_vec = embeddings(model, batch.src, trg_in)
-    inputs = (src_vec.expand(T, -1, -1).contiguous(), trg_vec.expand(T, -1, -1).contiguous())
+    inputs = (src_vec.expand(T, -1, -1).contiguous().requires_grad_(), trg_vec.expand(T, -1, -1).contiguous().requires_grad_())
     f = own_step_logprob(model, batch.src, targets)
     with torch.enable_grad():
         if method == "ig":

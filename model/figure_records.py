@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .analysis import merge_to_words
-from .checkpoint import load_for_cli
+from .zoo import load_for_cli
 from .search import translate
 from .zoo import DISPLAY_NAMES
 

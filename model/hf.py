@@ -18,8 +18,8 @@ session of a process, and beam search reorders the cache as it reorders ours.
 
 The record's ``weights`` (the app's "attention") is one decoder layer's cross-attention
 with its heads averaged, Vaswani et al. (2017) eq. 1 per head; the layer is the one whose
-head average aligns best (lowest AER) on the Hansards gold, as for our Transformer
-(docs/alignment.md), once ``python -m model.align --checkpoint hf:NAME --write-metrics``
+head average aligns best (lowest AER) on held-out Hansards gold pairs, its AER reported on the
+others (docs/alignment.md), once ``python -m model.align --checkpoint hf:NAME --write-metrics``
 has scored it; until then the penultimate layer (Garg et al. 2019), said so on the pages.
 
 ``transformers`` is imported only here and only when such a model is loaded, so the app's
@@ -171,8 +171,10 @@ class HFVocabulary:
         return self.pieces([i])[0]
 
     def pieces_with_spans(self, text: str, target: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
-        """Ids of ``text`` and each piece's (begin, end) character span, for word alignment.
-        Marian's SentencePiece models give the spans; other (fast) tokenizers their offsets."""
+        """Ids of ``text`` and each piece's (begin, end) **byte** span in its UTF-8 form, for word
+        alignment (``model.hansards.Written`` spans are bytes, as SentencePiece's are). Marian's
+        SentencePiece models give byte spans; other (fast) tokenizers give character offsets,
+        turned into bytes here (they differ from the first non-ASCII character on)."""
         tok = self.tokenizer
         with self.lock:
             spm = getattr(tok, "spm_target" if target else "spm_source", None)
@@ -185,10 +187,18 @@ class HFVocabulary:
             elif getattr(tok, "is_fast", False):
                 enc = tok(text_target=text, add_special_tokens=False, return_offsets_mapping=True) if target else \
                     tok(text, add_special_tokens=False, return_offsets_mapping=True)
-                hf, spans = enc["input_ids"], [tuple(o) for o in enc["offset_mapping"]]
+                hf, spans = enc["input_ids"], character_to_byte_spans(text, enc["offset_mapping"])
             else:
                 raise ValueError(f"{type(tok).__name__} gives no character spans: word alignment needs them")
         return self.ids.zoo_ids(hf), spans
+
+
+def character_to_byte_spans(text: str, spans) -> list[tuple[int, int]]:
+    """(begin, end) character offsets into ``text`` -> the same ranges as UTF-8 byte offsets."""
+    byte_at = [0]
+    for ch in text:
+        byte_at.append(byte_at[-1] + len(ch.encode("utf-8")))
+    return [(byte_at[b], byte_at[e]) for b, e in spans]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -345,8 +355,15 @@ def looks_like_folder(spec: str) -> bool:
 
 
 def metrics_folder(spec: str, root: str | Path | None = None) -> Path:
-    """Where ``model.evaluate`` / ``model.align --write-metrics`` keep this model's metrics.json."""
-    return Path(root or METRICS_ROOT) / slug(spec)
+    """Where ``model.evaluate`` / ``model.align --write-metrics`` keep this model's metrics.json:
+    keyed on the whole spec, so two folders with the same name (``/a/marian``, ``/b/marian``) never
+    share one. A Hub name: its name with / as --; a folder: its name and a hash of its full path."""
+    spec = strip_prefix(spec).rstrip("/")
+    if not looks_like_folder(spec):
+        return Path(root or METRICS_ROOT) / slug(spec)
+    import hashlib
+    where = str(Path(spec).expanduser().resolve())
+    return Path(root or METRICS_ROOT) / f"{slug(spec)}-{hashlib.sha256(where.encode()).hexdigest()[:10]}"
 
 
 def resolve(spec: str, allow_download: bool) -> Path:
@@ -472,8 +489,9 @@ def attention_layer_note(cfg: HFModelConfig, spec: str) -> str:
     """How the shown layer was chosen, for the pages and the Models card."""
     layer = cfg.shown_layer + 1
     if cfg.shown_by_aer is not None:
-        return (f"layer {layer} of {cfg.layers}, heads averaged: the layer whose head average aligns best "
-                f"with the Hansards gold (AER {cfg.shown_by_aer:.3f}, `python -m model.align`)")
+        return (f"layer {layer} of {cfg.layers}, heads averaged: the layer whose head average aligns best with the "
+                f"Hansards gold on held-out pairs (the first 100); AER {cfg.shown_by_aer:.3f} on the other pairs "
+                "(`python -m model.align`)")
     return (f"layer {layer} of {cfg.layers}, heads averaged: the default (the penultimate layer), **not yet chosen "
             f"by AER**; `python -m model.align --checkpoint {PREFIX}{spec} --gold ../shared/data/hansards-align "
             "--write-metrics` chooses it")

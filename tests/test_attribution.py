@@ -169,3 +169,53 @@ def test_the_figures_pass_plotlys_validation_and_show_one_scale():
     validated(logprob_change(target, np.array([-0.5, 0.1]), 0))
     with pytest.raises(ValueError):
         side_by_side({"bad": alpha[:, :2]}, source, target)
+
+
+def test_knock_out_cli_reports_both_shares_per_model(tiny_zoo, tmp_path, capsys):
+    """python -m model.faithfulness: per model, the share of steps whose word changes with the
+    most-attended piece knocked out and with a random one, and the mean drops; RNNenc is skipped."""
+    import pandas as pd
+    from model.faithfulness import main
+    data = tmp_path / "test.tsv"
+    data.write_text("en\tfr\torigin\n" + "".join(f"{s}\t{' '.join(s.split()[::-1])}\tnewstest2014\n" for s in SENTENCES)
+                    + "1 2 3\t3 2 1\tother\n", encoding="utf-8")
+    out = tmp_path / "knock.csv"
+    args = ["--data", str(data), "--origin", "newstest2014", "--csv", str(out)]
+    assert main([*args, "--checkpoint", str(tiny_zoo / "rnnsearch"), "--checkpoint", str(tiny_zoo / "luong-dot"),
+                 "--checkpoint", str(tiny_zoo / "rnnenc")]) == 0
+    printed = capsys.readouterr()
+    assert "rnnsearch: word changes at" in printed.out and "RNNenc" in printed.err
+    table = pd.read_csv(out)
+    assert list(table["model"]) == ["rnnsearch", "luong-dot"] and (table["sentences"] == 5).all()
+    assert ((0 <= table["changed_most"]) & (table["changed_most"] <= 1) & (0 <= table["changed_random"])).all()
+    # the toy reversal models read the piece they attend to: removing it changes far more than a random one
+    assert (table["changed_most"] > table["changed_random"]).all() and (table["drop_most"] > table["drop_random"]).all()
+
+
+@pytest.mark.parametrize("method", ["gxi", "ig", "occlusion"])
+def test_align_scores_an_attribution_against_the_gold(tiny_zoo, tmp_path, capsys, method):
+    import pandas as pd
+    from model.align import main
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 2 3 ||| 3 2 1\n4 5 6 7 ||| 7 6 5 4\n", encoding="utf-8")
+    (gold / "enfr.gold").write_text("1-3 2-2 3-1\n1-4 2-3 3-2 4-1\n", encoding="utf-8")
+    out = tmp_path / "aer.csv"
+    assert main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--method", method,
+                 "--csv", str(out)]) == 0
+    assert f"({method}, 2 sentences" in capsys.readouterr().out
+    row = pd.read_csv(out).iloc[0]
+    assert row["method"] == method and 0 <= row["aer"] <= 1
+    assert main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--method", method,
+                 "--write-metrics"]) == 1  # an attribution's AER is not the model's attention AER
+
+
+@pytest.mark.parametrize("method", ["ig", "occlusion"])
+def test_align_scores_a_hugging_face_models_attribution(tiny_hf, tmp_path, capsys, method):
+    from conftest import ROOT
+    from model.align import main
+    gold = ROOT.parent / "shared" / "data" / "hansards-align"
+    assert main(["--checkpoint", f"hf:{tiny_hf}", "--gold", str(gold), "--limit", "3", "--method", method,
+                 "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "AER" in out and f"({method}, 3 sentences" in out

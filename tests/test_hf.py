@@ -205,17 +205,28 @@ def test_translate_cli_json(tiny_hf):
 
 def test_align_cli_scores_and_records_the_layer(tiny_hf, tmp_path):
     """model.align on the Hansards gold prints an AER; --write-metrics records the layer whose
-    head average aligns best, which the adapter then shows."""
+    head average aligns best on the held-out pairs, with its AER on the *other* pairs, and the
+    adapter then shows it."""
+    from model.align import read_gold, score_heads
+    from model.hf import metrics_folder
     gold = ROOT.parent / "shared" / "data" / "hansards-align"
-    out = cli("model.align", "--checkpoint", f"hf:{tiny_hf}", "--gold", str(gold), "--limit", "3",
+    out = cli("model.align", "--checkpoint", f"hf:{tiny_hf}", "--gold", str(gold), "--limit", "6", "--held-out", "3",
               "--write-metrics", "--results", str(tmp_path))
     assert "AER" in out.stdout and "layer 3 head mean" in out.stdout
-    metrics = json.loads((tmp_path / "hf" / "tiny-marian" / "metrics.json").read_text())
-    means = [r for r in metrics["alignment_heads"]["written"]["rows"] if r["head"] == "mean" and r["layer"] != "all"]
-    best = min(means, key=lambda r: r["aer"])
-    assert metrics["attention_layer"]["layer"] == best["layer"] and 0 <= metrics["alignment"]["aer"] <= 1
+    metrics = json.loads((metrics_folder(str(tiny_hf), tmp_path / "hf") / "metrics.json").read_text())
     model, vocab, _ = load_hf(str(tiny_hf), metrics_root=tmp_path / "hf")
-    assert model.cfg.shown_layer == best["layer"] - 1 and model.cfg.shown_by_aer == best["aer"]
+    pairs = read_gold(gold)[:6]
+
+    def means(part):
+        heads = score_heads(model, vocab, part, True)
+        return {r["layer"]: r["aer"] for r in heads["rows"] if r["head"] == "mean" and r["layer"] != "all"}
+    chosen_on, reported_on = means(pairs[:3]), means(pairs[3:])
+    best = min(chosen_on, key=chosen_on.get)
+    choice = metrics["attention_layer"]
+    assert (choice["layer"], choice["chosen_on"], choice["sentences"]) == (best, 3, 3)
+    assert choice["aer"] == reported_on[best] and choice["aer_where_chosen"] == chosen_on[best]
+    assert model.cfg.shown_layer == best - 1 and model.cfg.shown_by_aer == reported_on[best]
+    best = {"layer": best}
     rec = translate(model, vocab, TEXT)
     np.testing.assert_allclose(rec.weights, rec.head_weights[:, best["layer"] - 1].mean(1), atol=1e-6)
 
