@@ -114,9 +114,9 @@ def test_a_student_is_one_id_through_three_sends_and_a_reload(class_server):
 
 
 def answer(page) -> None:
-    """Pick the first mechanism offered and check it."""
+    """Pick the Luong global family and check it."""
     wait_for(page, APP_IDLE, "the app to finish running", 60)
-    page.get_by_text("general (Luong)", exact=True).click()
+    page.get_by_text("Luong global (dot, general or concat)", exact=True).click()  # which:3 asks the family
     wait_for(page, "document.querySelector('[data-testid=\"stRadio\"] input:checked')", "the choice", 30)
     wait_for(page, APP_IDLE, "the app to finish running", 60)
     page.wait_for_timeout(500)
