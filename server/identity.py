@@ -115,18 +115,19 @@ def request_cookies(headers) -> dict[str, str]:
 
 
 # -- the HTTP side (app.py mounts these) --------------------------------------------------------
-def _store_secrets() -> tuple[bytes, str]:
-    """The store's cookie secret and teacher key (a thread: the first call reads the database)."""
+def _store_secrets(with_key: bool) -> tuple[bytes, str | None]:
+    """The store's cookie secret (read once per process) and, for the teacher's routes, the
+    teacher key (read each time: a new key ends the old cookies at once)."""
     from server.class_store import class_store
     store = class_store()
-    return store.cookie_secret(), store.teacher_key()
+    return store.cookie_secret(), store.teacher_key() if with_key else None
 
 
-async def _secrets() -> tuple[bytes, str] | None:
+async def _secrets(with_key: bool = True) -> tuple[bytes, str | None] | None:
     from starlette.concurrency import run_in_threadpool
     from server.class_store import StoreUnavailable
     try:
-        return await run_in_threadpool(_store_secrets)
+        return await run_in_threadpool(_store_secrets, with_key)
     except StoreUnavailable:
         return None  # no store, no class: nothing to count, no cookie
 
@@ -148,7 +149,7 @@ class StudentCookie:
         if (scope["type"] != "http" or scope.get("method") != "GET"
                 or b"text/html" not in dict(headers).get(b"accept", b"")):
             return await self.app(scope, receive, send)
-        found = await _secrets()
+        found = await _secrets(with_key=False)
         if found is None or student_id(found[0], request_cookies(headers).get(STUDENT_COOKIE)):
             return await self.app(scope, receive, send)
         header = cookie_header(STUDENT_COOKIE, new_student_cookie(found[0]), STUDENT_DAYS * 86400, _is_secure(scope))

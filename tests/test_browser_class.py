@@ -104,7 +104,7 @@ def test_a_student_is_one_id_through_three_sends_and_a_reload(class_server):
     for n, (where, params) in enumerate(sends):
         store.send(KEY, code, where, params)
         wait_for(page, f"location.pathname.endsWith('/{where}') && location.search.includes('sent=1') && "
-                       f"document.body.innerText.includes('Following class') && {n} >= 0", f"send {n + 1}", 60)
+                       f"document.body.innerText.includes('Following class') && {n} >= 0", f"send {n + 1}", 90)
         page.wait_for_timeout(1500)
     answer(page)
     page.reload(wait_until="domcontentloaded")
@@ -114,9 +114,10 @@ def test_a_student_is_one_id_through_three_sends_and_a_reload(class_server):
 
 
 def answer(page) -> None:
-    """Pick the first mechanism offered and check it."""
-    wait_for(page, APP_IDLE, "the app to finish running", 60)
-    page.get_by_text("general (Luong)", exact=True).click()
+    """Pick the Luong global family and check it."""
+    family = "Luong global (dot, general or concat)"  # which:3 asks the family
+    wait_for(page, APP_IDLE + " && document.body.innerText.includes(arg)", "the exercise's options", 90, arg=family)
+    page.get_by_text(family, exact=True).click()
     wait_for(page, "document.querySelector('[data-testid=\"stRadio\"] input:checked')", "the choice", 30)
     wait_for(page, APP_IDLE, "the app to finish running", 60)
     page.wait_for_timeout(500)
