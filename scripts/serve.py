@@ -113,6 +113,9 @@ def main(argv=None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupted)  # a kill stops what we started, as Ctrl-C does
+    # Ctrl-C too, even where it was ignored when we started (a shell's `&` job): the replicas and
+    # the proxy must not outlive an interrupted launcher
+    signal.signal(signal.SIGINT, interrupted)
     try:
         return run(lecture, args, connections)
     except KeyboardInterrupt:
