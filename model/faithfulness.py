@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from .attribution import decode_states, knocked_out_steps
-from .checkpoint import load_for_cli
+from .zoo import load_for_cli
 from .data import read_split
 from .search import greedy, prepare_source
 
