@@ -136,6 +136,18 @@ def store_notice(error: Exception) -> None:
             icon=":material/cloud_off:")
 
 
+def class_answers() -> list | None:
+    """The joined class's stored answers, for its signed-in teacher (the live summaries of the
+    Exercises and Lesson pages); None, after a notice if the store is down, for anyone else."""
+    try:
+        return class_store().summary(teacher_key(), joined_class())
+    except StoreUnavailable as e:
+        store_notice(e)
+    except NotTeacher:
+        pass
+    return None
+
+
 def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
     """Store the student's answer in the joined class, if any, and say what became of it."""
     code = joined_class()

@@ -11,7 +11,7 @@ import math
 
 import streamlit as st
 
-from app_pages.class_session import joined_class, record_answer, revealed_to_class, store_notice, teacher_key
+from app_pages.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
 from app_pages.common import (available_models, cached_translate, ENGLISH_FRENCH, EXAMPLES, InputError, plain, query_param,
                               set_query_params, usable_models)
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
@@ -328,12 +328,8 @@ if teacher:
 
     @st.fragment(run_every=2.0)
     def class_view():
-        try:
-            stored = class_store().summary(teacher_key(), joined_class())
-        except StoreUnavailable as e:
-            store_notice(e)
-            return
-        except NotTeacher:
+        stored = class_answers()
+        if stored is None:
             return
         summaries = class_summary(stored)
         s = summaries.get(ex_id)

@@ -13,7 +13,7 @@ import hashlib
 
 import streamlit as st
 
-from app_pages.class_session import joined_class, record_answer, store_notice, teacher_key
+from app_pages.class_session import class_answers, joined_class, record_answer, teacher_key
 from app_pages.common import available_models, plain, query_param, sentence_input, set_query_params, small
 from app_pages.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
                                     TAG)
@@ -132,17 +132,12 @@ def class_view(k: int, slug: str) -> None:
     """The teacher's view of the room at this stop, refreshed every 2 s: who answered, who was right
     (each student's first committed answer), and the answers given."""
     from model.exercises import class_summary
-    from server.class_store import class_store, NotTeacher, StoreUnavailable
     from viz.teaching import answer_counts
 
     @st.fragment(run_every=2.0)
     def room():
-        try:
-            stored = class_store().summary(teacher_key(), joined_class())
-        except StoreUnavailable as e:
-            store_notice(e)
-            return
-        except NotTeacher:
+        stored = class_answers()
+        if stored is None:
             return
         s = class_summary(stored).get(exercise(k, slug))
         if s is None:

@@ -287,22 +287,26 @@ class ClassStore:
         return f"{error.orig} (the server must be able to write the store's folder, ATTN_EXPLORER_CLASS_DIR)"
 
     # -- the teacher's key ------------------------------------------------------------------------
-    def teacher_key(self) -> str:
-        """The key: the one the server was started with, else the store's own (made once)."""
-        if self._given_key:
-            return self._given_key
-
+    def _meta_value(self, name: str, make) -> str:
+        """The store's own ``name`` (the generated teacher key, the cookie secret): read, or made
+        once by ``make()`` and kept for every process on this store."""
         def read_or_make(conn):
-            row = conn.execute(sa.select(meta.c.value).where(meta.c.name == "teacher_key")).first()
+            row = conn.execute(sa.select(meta.c.value).where(meta.c.name == name)).first()
             if row:
                 return row.value
-            key = secrets.token_urlsafe(9)
-            conn.execute(meta.insert().values(name="teacher_key", value=key))
-            return key
+            value = make()
+            conn.execute(meta.insert().values(name=name, value=value))
+            return value
         try:
             return self._run(read_or_make, write=True)
         except IntegrityError:  # another process made it first (PostgreSQL): read theirs
             return self._run(read_or_make)
+
+    def teacher_key(self) -> str:
+        """The key: the one the server was started with, else the store's own (made once)."""
+        if self._given_key:
+            return self._given_key
+        return self._meta_value("teacher_key", lambda: secrets.token_urlsafe(9))
 
     def cookie_secret(self) -> bytes:
         """The secret that signs the student's and the teacher's cookies (``server/identity.py``):
@@ -311,19 +315,7 @@ class ClassStore:
         cached = getattr(self, "_cookie_secret", None)
         if cached:
             return cached
-
-        def read_or_make(conn):
-            row = conn.execute(sa.select(meta.c.value).where(meta.c.name == "cookie_secret")).first()
-            if row:
-                return row.value
-            value = secrets.token_hex(32)
-            conn.execute(meta.insert().values(name="cookie_secret", value=value))
-            return value
-        try:
-            value = self._run(read_or_make, write=True)
-        except IntegrityError:  # another process made it first (PostgreSQL): read theirs
-            value = self._run(read_or_make)
-        self._cookie_secret = bytes.fromhex(value)
+        self._cookie_secret = bytes.fromhex(self._meta_value("cookie_secret", lambda: secrets.token_hex(32)))
         return self._cookie_secret
 
     def is_teacher(self, key: str | None) -> bool:
