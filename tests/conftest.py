@@ -101,3 +101,19 @@ def tiny_hf(tmp_path_factory) -> Path:
     sentences, English → French), saved with ``save_pretrained``: a model "made elsewhere"."""
     from hf_tiny import tiny_marian
     return tiny_marian(tmp_path_factory.mktemp("hf") / "tiny-marian")
+
+
+TEACHER_KEY = "the-teachers-key"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch, tiny_zoo):
+    """A class store of its own (SQLite in tmp_path) with a known key (TEACHER_KEY), and the app
+    pointed at it: the class tests of the Exercises and Lesson pages."""
+    from server.class_store import ClassStore
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", url)
+    monkeypatch.setenv("ATTN_EXPLORER_TEACHER_KEY", TEACHER_KEY)
+    s = ClassStore(url, teacher_key=TEACHER_KEY)
+    yield s
+    s.engine.dispose()

@@ -8,26 +8,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app_pages.common import EXAMPLES
-from conftest import ROOT
+from conftest import ROOT, TEACHER_KEY
 from model.exercises import alignment_exercise, MECHANISMS, score_alignment, step_exercise, which_exercise
 from model.align import read_gold
 from model.zoo import DISPLAY_NAMES
-from server.class_store import ClassStore
 from server.settings import gold
 
 APP = str(ROOT / "explorer.py")
-KEY = "the-teachers-key"
+KEY = TEACHER_KEY
 
-
-@pytest.fixture
-def store(tmp_path, monkeypatch, tiny_zoo):
-    """A class store of its own (SQLite in tmp_path) with a known key, and the app pointed at it."""
-    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
-    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", url)
-    monkeypatch.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
-    s = ClassStore(url, teacher_key=KEY)
-    yield s
-    s.engine.dispose()
 
 
 def open_exercise(**query) -> AppTest:

@@ -17,15 +17,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
+from conftest import ROOT, TEACHER_KEY
 from model.checkpoint import load_checkpoint
 from model.search import greedy, prepare_source
-from server.class_store import ClassStore
 
 APP = str(ROOT / "explorer.py")
 DIGITS = "1 2 3 4 5"
 OTHER = "3 1 4 1 5 9 2 6 5 3"
-KEY = "the-teachers-key"
+KEY = TEACHER_KEY
 N = 11
 WRONG_NUMBER = 12345.0
 
@@ -192,15 +191,6 @@ def test_a_zoo_without_the_other_models_still_walks_every_stop(tiny_zoo, tmp_pat
     monkeypatch.setenv("ATTN_EXPLORER_CHECKPOINTS", str(tmp_path / "nowhere"))
     assert any("RNNsearch is not loaded" in e.value for e in open_lesson().error)
 
-
-@pytest.fixture
-def store(tmp_path, monkeypatch, tiny_zoo):
-    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
-    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", url)
-    monkeypatch.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
-    s = ClassStore(url, teacher_key=KEY)
-    yield s
-    s.engine.dispose()
 
 
 def test_a_class_counts_each_stops_first_answer_and_followers_get_the_stop(store):
