@@ -16,7 +16,7 @@ import numpy as np
 import streamlit as st
 
 from server import settings
-from app_pages.common import query_param, set_query_params
+from app_pages.common import chart, chart_with_export, query_param, set_query_params
 from server.limits import training_queue
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
@@ -83,9 +83,10 @@ def train_both() -> None:
 
             def on_frame(step, loss, weights, title=title, frames=frames, holder=holder):
                 frames.append((step, loss, np.asarray(weights)))
-                holder.plotly_chart(highlighted_heatmap(weights, source_tokens, target_tokens,
-                                                        title=f"{title}: step {step}, loss {loss:.2f}"),
-                                    key=f"emerge_live_{title}_{step}")
+                # a training frame: the camera only, no widget drawn per frame
+                chart(highlighted_heatmap(weights, source_tokens, target_tokens,
+                                          title=f"{title}: step {step}, loss {loss:.2f}"),
+                      f"emerge-{task}-{MODELS[title][0]}-step{step}", f"emerge_live_{title}_{step}", where=holder)
 
             start = time.perf_counter()
             model = train_toy(tiny_config(vocab, decoder, attention), vocab, task, steps, probe=PROBE, every=every,
@@ -137,14 +138,16 @@ for col, title in zip(cols, result["runs"]):
                help="Share of 200 fresh digit strings the trained model gets exactly right (greedy).")
     col.caption(f"{frames[-1][0]} steps in {result['seconds'][title]:.1f} s, final loss {frames[-1][1]:.3f}"
                 + ("" if frames[-1][0] == result["steps"] else " (stopped at the time limit)"))
-st.plotly_chart(emergence_animation(result["runs"], result["source"], result["target"]), key="emerge_animation")
+# the camera saves the frame on screen; a file made on the server would hold only the first
+chart(emergence_animation(result["runs"], result["source"], result["target"]), f"emerge-{result['task']}-frame",
+      "emerge_animation")
 st.caption("Press ▶ play (or drag the slider): both models' alignment of the probe string, frame by frame. At step 1 "
            "the weights are nearly uniform; as the loss falls each output digit learns where to look.")
 curves = {title: {"step": [f[0] for f in frames], "loss": [f[1] for f in frames],
                   "entropy": [float(entropy(f[2]).mean()) for f in frames],
                   "diagonality": [diagonality(f[2]) for f in frames]}
           for title, frames in result["runs"].items()}
-st.plotly_chart(emergence_curves(curves), key="emerge_curves")
+chart_with_export(emergence_curves(curves), f"emerge-{result['task']}-curves", "emerge_curves")
 st.caption("Entropy of α_i in nats, averaged over the output steps: log S (uniform) at the start, towards 0 "
            "(all weight on one token) as attention sharpens. Diagonality is 1 when step i attends where i/T "
            "falls in the source: high for copy, low for reverse.")

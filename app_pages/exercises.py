@@ -12,8 +12,8 @@ import math
 import streamlit as st
 
 from app_pages.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
-from app_pages.common import (available_models, cached_translate, ENGLISH_FRENCH, EXAMPLES, InputError, plain, query_param,
-                              set_query_params, usable_models)
+from app_pages.common import (available_models, cached_translate, chart, chart_with_export, ENGLISH_FRENCH, EXAMPLES,
+                              InputError, plain, query_param, set_query_params, usable_models)
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.analysis import merge_to_words
 from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, exercise_id,
@@ -134,8 +134,9 @@ def alignment_page():
               f"P {score.model_precision:.0%} · R {score.model_agreement:.0%}",
               help="precision: your links the model also makes; recall: the model's links (each French word to its "
                    "most-attended English word) you also marked. Marking everything raises recall, not precision.")
-    st.plotly_chart(alignment_links(result.word_weights, english, french, marks, set(pair.sure), set(pair.possible),
-                                    title=f"Your links over the α of {entry.display_name}"), key="ex_align_fig")
+    chart_with_export(alignment_links(result.word_weights, english, french, marks, set(pair.sure), set(pair.possible),
+                                      title=f"Your links over the α of {entry.display_name}"),
+                      f"exercise-align-{seed}-{name}", "ex_align_fig")
     st.caption("The colours are the model's α (forced along this French); the markers are **your** links: filled "
                "green a sure gold link, open green a possible one, red × outside the gold; an orange square is a "
                "sure gold link you did not mark.")
@@ -253,8 +254,9 @@ def which_page():
                 + ("which *family* of attention drew this heatmap? Look at how sharp the rows are, and whether "
                    "cells far from the diagonal are exactly 0." if family else
                    "which exact score drew it? (The hardest: dot, general and concat differ little on one heatmap.)"))
-    st.plotly_chart(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
-                    key="ex_which_fig")
+    # before the answer the figure, its title and its files' names say nothing of the model
+    chart_with_export(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
+                      f"exercise-which-{seed}", "ex_which_fig")
     st.caption(f"The model's own greedy translation of *{plain(ex.sentence)}*, with its attention merged to words.")
     options = ([f for f in FAMILIES if any(FAMILY_OF[m] == f for m in models)] if family else models)
     names = FAMILIES if family else MECHANISMS
@@ -297,8 +299,8 @@ def side_by_side(models: list, sentence: str) -> None:
         rows.append({"model": DISPLAY_NAMES.get(name, name), "family": FAMILIES[FAMILY_OF[name]],
                      "sharpness": round(cues["sharpness"], 2), "entropy (nats)": round(cues["entropy"], 2),
                      "exactly 0": f"{cues['zeros']:.0%}"})
-        columns[k % 3].plotly_chart(alignment_heatmap(weights, source, target, title=DISPLAY_NAMES.get(name, name)),
-                                    key=f"ex_which_all_{name}")
+        chart(alignment_heatmap(weights, source, target, title=DISPLAY_NAMES.get(name, name)),
+              f"exercise-which-{seed}-{name}", f"ex_which_all_{name}", where=columns[k % 3])
     st.dataframe(rows, hide_index=True, key="ex_which_cues")
 
 
@@ -344,7 +346,8 @@ if teacher:
             c4.metric("Retries (not counted)", s.retries,
                       help=f"answers after a student's first; {s.fixed} student(s) wrong at first got it right later")
             right = shown if kind == "which" else ("right" if kind == "step" else None)
-            st.plotly_chart(answer_counts(dict(s.choices), right, title="First answers"), key="ex_class_counts")
+            chart(answer_counts(dict(s.choices), right, title="First answers"), f"class-answers-{kind}-{seed}",
+                  "ex_class_counts")
             mistake = s.most_common_mistake
             st.markdown(f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake
                         else "**No mistakes** so far.")
@@ -352,13 +355,12 @@ if teacher:
                 pair, result = shown
                 english, french = list(pair.english), list(pair.french)
                 left, right_col = st.columns(2)
-                left.plotly_chart(alignment_heatmap(marks_matrix(s.marks, s.students, len(english), len(french)),
-                                                    english, french, title="The class: share of students per link"),
-                                  key="ex_class_marks")
-                right_col.plotly_chart(alignment_links(result.word_weights, english, french, result.links,
-                                                       set(pair.sure), set(pair.possible),
-                                                       title="The model's α and links, against the gold"),
-                                       key="ex_class_model")
+                chart(alignment_heatmap(marks_matrix(s.marks, s.students, len(english), len(french)),
+                                        english, french, title="The class: share of students per link"),
+                      f"class-links-align-{seed}", "ex_class_marks", where=left)
+                chart(alignment_links(result.word_weights, english, french, result.links, set(pair.sure),
+                                      set(pair.possible), title="The model's α and links, against the gold"),
+                      f"class-model-align-{seed}", "ex_class_model", where=right_col)
         if summaries:
             st.dataframe([{"exercise": x.exercise, "students": x.students, "right at first": x.correct,
                            "gave up": x.gave_up, "retries": x.retries}

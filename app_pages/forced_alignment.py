@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import cached_translate, ENGLISH_FRENCH, plain, query_param, set_query_params
+from app_pages.common import cached_translate, chart_with_export, ENGLISH_FRENCH, plain, query_param, set_query_params
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.hansards import written_english, written_french
 from model.metrics import alignment_error_rate
@@ -109,7 +109,7 @@ if gold is not None:
 fig = alignment_links(result.word_weights, english, french, result.links,
                       gold.sure if gold else None, gold.possible if gold else None,
                       title=f"α by word: {entry.display_name}")
-st.plotly_chart(fig, key="fa_alignment")
+chart_with_export(fig, f"forced-alignment-{name}", "fa_alignment")
 st.caption("Rows: French words, columns: English words; α merged from subword pieces (summed over an English "
            "word's pieces, averaged over a French word's). Each French word links to its most-attended English "
            "word." + (" Filled green: a predicted link that is a sure gold link; open green: a possible one; "

@@ -14,7 +14,7 @@ import hashlib
 import streamlit as st
 
 from app_pages.class_session import class_answers, joined_class, record_answer, teacher_key
-from app_pages.common import available_models, plain, query_param, sentence_input, set_query_params, small
+from app_pages.common import available_models, chart, plain, query_param, sentence_input, set_query_params, small
 from app_pages.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
                                     TAG)
 from app_pages.teaching_common import source_or_stop
@@ -148,7 +148,8 @@ def class_view(k: int, slug: str) -> None:
         c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
         top, n = s.choices.most_common(1)[0]
         said = f"{s.students} answered; the most given answer, {top}, by {n}."
-        st.plotly_chart(answer_counts(dict(s.choices), title="Their answers"), key="lesson_class_counts", alt=said)
+        chart(answer_counts(dict(s.choices), title="Their answers"), f"class-answers-lesson-{slug}",
+              "lesson_class_counts", alt=said)
         st.caption(f"In words: {plain(said)}")
     st.subheader(f"Class {joined_class()}: this stop's answers, live")
     room()

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import available_models, DEFAULT_MODEL, EXAMPLES, plain, shared_result
+from app_pages.common import available_models, chart, DEFAULT_MODEL, EXAMPLES, plain, shared_result
 from app_pages.teaching_common import cached_forced, cached_greedy, cached_values
 from model.analysis import merge_to_words
 from model.multihead import as_query_keys_values
@@ -123,10 +123,12 @@ class Card:
         self.text_slot.markdown(text)
 
     def view(self, fig, described: str, key: str) -> None:
-        """The live view (a figure from ``viz/``) and its one-sentence text equivalent."""
+        """The live view (a figure from ``viz/``) and its one-sentence text equivalent. The
+        toolbar's camera saves it as SVG; no download widget, since a whole class reruns this
+        page on every click (docs/figures.md)."""
         with self.view_slot:
-            st.plotly_chart(fig, key=f"lesson_view_{key}", alt=described,
-                            config={"displayModeBar": False, "responsive": True})
+            chart(fig, f"lesson-{self.slug}-{key}", f"lesson_view_{key}", alt=described,
+                  more_config={"responsive": True})
             st.caption(f"In words: {described}")
 
     @property

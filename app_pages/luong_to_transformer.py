@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import plain, query_param, set_query_params, target_language, usable_models
+from app_pages.common import chart, chart_with_export, plain, query_param, set_query_params, target_language, usable_models
 from app_pages.teaching_common import (cached_forced, cached_greedy, cached_values, sentence_input, source_or_stop,
                                        step_in_range)
 from model.analysis import merge_to_words
@@ -79,8 +79,9 @@ def luong_step() -> None:
                    f"d = {step.d} wide. Recomputed here from those vectors, $e_{{{i}j}}$ differs "
                    f"from the decoder's own by at most {gap:.1e}.")
     with right:
-        st.plotly_chart(source_bars(step.weights, src, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),
-                        key="tf_luong_weights")
+        # in the slider's fragment: the camera only, no widget added to a slider move
+        chart(source_bars(step.weights, src, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),
+              f"{luong}-step{i}-weights", "tf_luong_weights")
 
     st.subheader("② The same step as queries, keys and values")
     left, right = columns()
@@ -97,9 +98,8 @@ def luong_step() -> None:
                    "products of wide vectors grow with the width, and an ever sharper softmax stops learning. The "
                    "bars show what the scale alone does to this step's weights.")
     with right:
-        st.plotly_chart(weight_comparison({"softmax(e): Luong": step.weights,
-                                           f"softmax(e / √{step.d})": step.scaled_weights}, src),
-                        key="tf_scale")
+        chart(weight_comparison({"softmax(e): Luong": step.weights, f"softmax(e / √{step.d})": step.scaled_weights},
+                                src), f"{luong}-step{i}-scaled", "tf_scale")
 
     st.subheader(f"③ Several heads: {HEADS} slices, {HEADS} softmaxes")
     left, right = columns()
@@ -114,8 +114,8 @@ def luong_step() -> None:
                    f"look elsewhere: here at " + ", ".join(f"`{t}`" for t in spread) + ". A Transformer learns a "
                    "$W^Q_k, W^K_k, W^V_k$ per head instead of fixed slices, and $W^O$ mixes the heads back.")
     with right:
-        st.plotly_chart(head_rows(step.head_weights, src, [f"head {h + 1}" for h in range(HEADS)],
-                                  title=f"α per head, step {i}"), key="tf_heads")
+        chart(head_rows(step.head_weights, src, [f"head {h + 1}" for h in range(HEADS)], title=f"α per head, step {i}"),
+              f"{luong}-step{i}-heads", "tf_heads")
 
 
 if luong is None:
@@ -144,9 +144,9 @@ def transformer_heads(record, agreement: np.ndarray | None) -> None:
     weights = (record.head_weights[:, layer].mean(1) if head is None else record.head_weights[:, layer, head])
     note = "" if agreement is None or head is None else f": {agreement[layer, head]:.0%} like RNNsearch"
     title = (f"L{layer + 1} · " + ("mean" if head is None else f"H{head + 1}")) + note
-    st.plotly_chart(alignment_heatmap(weights, record.source_tokens, record.target_tokens, title=title,
-                                      target_language=target_language(models[transformer])),
-                    key="tf_head_map")
+    chart_with_export(alignment_heatmap(weights, record.source_tokens, record.target_tokens, title=title,
+                                        target_language=target_language(models[transformer])),
+                      f"{transformer}-L{layer + 1}-" + ("mean" if head is None else f"H{head + 1}"), "tf_head_map")
 
 
 if transformer is None:
@@ -192,8 +192,8 @@ st.caption(f"{L} layers × {H} heads of scaled dot-product cross-attention; the 
               "RNNsearch is not loaded, or cuts this sentence into other words, so no head is marked."))
 left, right = st.columns([3, 2], gap="large")
 with left:
-    st.plotly_chart(head_grid(record.head_weights.transpose(1, 2, 0, 3), record.source_tokens, record.target_tokens,
-                              marked=best, marked_label="★"), key="tf_grid")
+    chart_with_export(head_grid(record.head_weights.transpose(1, 2, 0, 3), record.source_tokens, record.target_tokens,
+                                marked=best, marked_label="★"), f"{transformer}-heads", "tf_grid")
 with right:
     transformer_heads(record, agreement)
 if agreement is not None:
@@ -215,8 +215,9 @@ def encoder_self_attention(record) -> None:
     head = c_head.selectbox("Encoder head", [*range(H_enc), None], key="tf_enc_head",
                             format_func=lambda h: "heads averaged" if h is None else f"head {h + 1}")
     weights = record.encoder_attention[layer].mean(0) if head is None else record.encoder_attention[layer, head]
-    st.plotly_chart(self_attention_heatmap(weights, record.source_tokens, title=head_label((layer, head))),
-                    key="tf_encoder")
+    chart_with_export(self_attention_heatmap(weights, record.source_tokens, title=head_label((layer, head))),
+                      f"{transformer}-encoder-L{layer + 1}-" + ("mean" if head is None else f"H{head + 1}"),
+                      "tf_encoder")
 
 
 encoder_self_attention(record)

@@ -15,10 +15,11 @@ Equation numbers are the ones the docstrings of ``model/decoders.py`` and
 import numpy as np
 import streamlit as st
 
-from app_pages.common import plain, query_param, small
+from app_pages.common import chart, export_popover, plain, query_param, small, target_language
 from model.analysis import entropy
 from app_pages.teaching_common import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url,
                                        pick_model, sentence_input, source_or_stop, step_in_range)
+from viz.heatmap import alignment_heatmap
 from viz.teaching import context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars, vector_strip
 from viz.transformer import head_rows
 
@@ -69,6 +70,12 @@ source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 record = cached_greedy(name, text)
 cfg = entry.model.cfg
 T = len(record.target_tokens)
+if record.has_attention:
+    # Outside the step's fragment: the whole sentence's heatmap as files, one element per page
+    # rerun and none per slider move (the charts below have the camera only)
+    export_popover(lambda: alignment_heatmap(record.weights, record.source_tokens, record.target_tokens,
+                                             title=entry.display_name, target_language=target_language(entry)),
+                   f"alignment-{name}", "step_alignment", where=c_model, label="Heatmap: SVG · PDF · PNG · HTML")
 labels = {key: label for key, label in SECTIONS[cfg.decoder].items()
           if key != "local_forms" or (cfg.attention.startswith("local-") and cfg.local_p == "eq10")}
 # Outside the step's fragment: a slider move redraws the chosen sections only, not this picker
@@ -103,6 +110,11 @@ def equation(title: str, latex: str | list[str], note: str | None = None):
     return row
 
 
+def figure_name(part: str) -> str:
+    """The file name the camera gives a section's chart: the model, the step and the part."""
+    return f"{name}-step{i}-{part}"
+
+
 def norm(v) -> str:
     return f"{float(np.linalg.norm(v)):.3f}"
 
@@ -134,13 +146,14 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
                       + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
                       + recomputation_gap(energies) + note):
             label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
-            st.plotly_chart(source_bars(energies, record.source_tokens, label, highlight=top), key="step_energies")
+            chart(source_bars(energies, record.source_tokens, label, highlight=top), figure_name("energies"),
+                  "step_energies")
     if "weights" in shown:
         with equation(weights_title, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
                       f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, "
                       f"goes to `{record.source_tokens[top]}`: the framed row of the heatmap."):
-            st.plotly_chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top,
-                                        fmt=".3f"), key="step_weights")
+            chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),
+                  figure_name("weights"), "step_weights")
     if values is not None and "context" in shown:
         # local-p (eq. 10): the weights the context sums are m_i α_ij, whose total is the window mass m_i
         mass = 1.0 if record.window_masses is None else float(record.window_masses[k])
@@ -151,14 +164,14 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
                          else "")
                       + f"(‖c‖ = {norm(record.contexts[k])}). The decoder's own $c_{{{i}}}$ and this sum differ "
                       f"by at most {gap:.1e}: the same numbers."):
-            st.plotly_chart(context_sum(mass * weights, values, record.source_tokens, record.contexts[k]),
-                            key="step_context")
+            chart(context_sum(mass * weights, values, record.source_tokens, record.contexts[k]),
+                  figure_name("context"), "step_context")
 
 
 def vector_section(title: str, latex: str | list[str], vector, label: str, note: str, key: str):
     if key in shown:
         with equation(title, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
-            st.plotly_chart(vector_strip(vector, label), key=f"step_{key}")
+            chart(vector_strip(vector, label), figure_name(key), f"step_{key}")
 
 
 def output_section(title: str, latex: list[str], note: str = ""):
@@ -166,8 +179,8 @@ def output_section(title: str, latex: list[str], note: str = ""):
         with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
                                     f"emits the first, `{record.target_tokens[k]}` "
                                     f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
-            st.plotly_chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
-                            key="step_topk")
+            chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
+                  figure_name("topk"), "step_topk")
 
 
 def step_header() -> None:
@@ -183,8 +196,9 @@ def glance() -> None:
     """The heatmap with the step's row framed, and the step at a glance."""
     row = st.container(horizontal=True, gap="large")
     if record.has_attention:
-        row.plotly_chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
-                                             title=f"α_ij: row {i} is the step explained"), key="step_heatmap")
+        chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
+                                  title=f"α_ij: row {i} is the step explained"), figure_name("heatmap"),
+              "step_heatmap", where=row)
     else:
         row.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
                  f"({RNNENC_SOURCE}).", icon=":material/block:")
@@ -285,15 +299,16 @@ def transformer_sections() -> None:
                       f"Each of the {cfg.heads} heads scores the encoder's output $h_j$ on its own "
                       f"projections and takes its own softmax: here they look most at "
                       + ", ".join(f"`{src[int(j)]}`" for j in heads.argmax(1)) + "."):
-            st.plotly_chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), key="step_heads")
+            chart(head_rows(heads, src, [f"head {h + 1}" for h in range(cfg.heads)]), figure_name("heads"),
+                  "step_heads")
     if "weights" in shown:
         top = int(np.argmax(record.weights[k]))
         with equation("③ The attention shown: heads averaged",
                       r"\alpha_{ij} = \frac{1}{h} \sum_k \alpha^{(k)}_{ij}",
                       f"The matrix the app draws for this model; it sums to {record.weights[k].sum():.4f}. "
                       "The From Luong to the Transformer page shows every layer and head."):
-            st.plotly_chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top,
-                                        fmt=".3f"), key="step_weights")
+            chart(source_bars(record.weights[k], src, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),
+                  figure_name("weights"), "step_weights")
     output_section("④ Output, after the last layer (§3.4)",
                    [r"\mathrm{head}_k = \mathrm{softmax}(e^{(k)}_i)\, (H W^V_k), \quad "
                     r"\mathrm{MultiHead} = [\mathrm{head}_1; \dots; \mathrm{head}_h] W^O",
@@ -329,9 +344,9 @@ def local_p_two_forms() -> None:
                   f"{share:.2%} of the whole-sentence align, so the contexts differ by {change:.1%} (relative). "
                   f"They coincide when align puts all its mass inside the window. The shipped context is the "
                   f"decoder's own $c_{{{i}}}$ (largest difference {gap:.1e})."):
-        st.plotly_chart(local_p_forms({"shipped (softmax over the sentence)": (steps.shipped_weights[k], shipped),
-                                       "Luong eq. 10 (softmax over the window)": (steps.luong_weights[k], luong)},
-                                      record.source_tokens), key="step_local_forms")
+        chart(local_p_forms({"shipped (softmax over the sentence)": (steps.shipped_weights[k], shipped),
+                             "Luong eq. 10 (softmax over the window)": (steps.luong_weights[k], luong)},
+                            record.source_tokens), figure_name("local-p-forms"), "step_local_forms")
 
 
 @st.fragment

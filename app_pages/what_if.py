@@ -9,7 +9,7 @@ changed word changes what the decoder looks at next.
 import numpy as np
 import streamlit as st
 
-from app_pages.common import plain, target_language
+from app_pages.common import chart_with_export, plain, target_language
 from app_pages.teaching_common import cached_greedy, keep_in_url, pick_model, sentence_input, source_or_stop
 from viz.teaching import FORCED, FORCED_ROWS, highlighted_heatmap
 
@@ -93,14 +93,14 @@ if same_after:
 if original.has_attention:
     c_old, c_new = st.columns(2, gap="large")
     with c_old:
-        st.plotly_chart(highlighted_heatmap(original.weights, original.source_tokens, original.target_tokens,
-                                            rows=[position], title="Before", target_language=target_language(entry)),
-                        key="whatif_before")
+        chart_with_export(highlighted_heatmap(original.weights, original.source_tokens, original.target_tokens,
+                                              rows=[position], title="Before", target_language=target_language(entry)),
+                          f"what-if-{name}-before", "whatif_before")
     with c_new:
-        st.plotly_chart(highlighted_heatmap(changed.weights, changed.source_tokens, changed.target_tokens,
-                                            rows=range(position, position + n_forced), name=FORCED_ROWS,
-                                            target_language=target_language(entry),
-                                            colour=FORCED, title="After"), key="whatif_after")
+        chart_with_export(highlighted_heatmap(changed.weights, changed.source_tokens, changed.target_tokens,
+                                              rows=range(position, position + n_forced), name=FORCED_ROWS,
+                                              target_language=target_language(entry), colour=FORCED, title="After"),
+                          f"what-if-{name}-after", "whatif_after")
     shared = min(len(original.target_tokens), len(changed.target_tokens))
     moved = [j for j in range(position, shared)
              if np.argmax(original.weights[j]) != np.argmax(changed.weights[j])]

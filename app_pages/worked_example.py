@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import query_param, set_query_params
+from app_pages.common import chart_with_export, query_param, set_query_params
 from model.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
                                   SOURCE_WORDS, WorkedInputs)
 from viz.teaching import latex_matrix, shaped, weight_comparison
@@ -124,8 +124,8 @@ with tab_dot:
 
 # -- compare -------------------------------------------------------------------------------------
 with tab_compare:
-    st.plotly_chart(weight_comparison({"additive": additive.weights, "dot": dot.weights}, WORDS),
-                    key="we_weights")
+    chart_with_export(weight_comparison({"additive": additive.weights, "dot": dot.weights}, WORDS),
+                      "worked-example-weights", "we_weights")
     st.dataframe(pd.DataFrame(cost(N, H, A)).set_index("score"), key="we_cost")
     st.caption("Additive attention learns 2·4·3 + 3 = 27 numbers and pays a small network per word; the dot "
                "product on its own learns none and costs 4 multiplications per word, but needs s and h_j of the "

@@ -1,7 +1,7 @@
 """What one Streamlit element costs the server per rerun (docs/performance.md, "Where a
 click's server CPU goes"); one JSON line.
 
-    python bench/element_cost.py [--moves 80]
+    python bench/element_cost.py [--moves 80] [--kinds chart,popover]
 
 A page is a fragment holding a slider and N elements of one kind; a client moves the slider
 ``--moves`` times over the websocket, as ``bench/classroom.py`` does, and the server's CPU per
@@ -12,8 +12,10 @@ rerun that redraws one element. The other kinds add N of:
   (an empty ``st.container``);
 - ``columns`` (``st.columns([2, 3])``: three blocks, the row and its two columns);
 - ``chart`` (``st.plotly_chart`` of a 15-bar chart given as a spec, as ``viz/`` makes them);
-- ``download`` (``st.download_button`` whose data is written when clicked) and ``expander``
-  (a closed ``st.expander(on_change="rerun")``): widgets, each with its id and state.
+- ``download`` (``st.download_button`` whose data is written when clicked), ``expander``
+  (a closed ``st.expander(on_change="rerun")``) and ``popover`` (a closed
+  ``st.popover(on_change="rerun")``, as a figure's export popover): widgets, each with its id
+  and state.
 
 ``per_element_ms`` = (CPU per move − the ``none`` page's) / N. These are Streamlit's own costs
 (element id, protobuf delta, queueing, one websocket message each), which a page can only
@@ -66,12 +68,14 @@ def view():
             st.download_button("Download", lambda j=j: f"{i},{j}", file_name=f"f{j}.csv", key=f"download{j}")
         elif KIND == "expander":  # closed and lazy (on_change="rerun"), as the pages' are
             st.expander(f"section {j}", key=f"expander{j}", on_change="rerun")
+        elif KIND == "popover":  # closed and lazy, as a figure's SVG · PDF · PNG popover
+            st.popover("SVG · PDF · PNG", key=f"popover{j}", on_change="rerun", icon=":material/image:")
 
 
 view()
 '''
 KINDS = [("none", 0), ("markdown", 40), ("latex", 40), ("container", 40), ("columns", 20), ("chart", 10),
-         ("download", 20), ("expander", 20)]
+         ("download", 20), ("expander", 20), ("popover", 20)]
 
 
 def cpu_per_move(page: Path, kind: str, count: int, moves: int) -> float:
@@ -117,14 +121,16 @@ def cpu_per_move(page: Path, kind: str, count: int, moves: int) -> float:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--moves", type=int, default=80)
+    p.add_argument("--kinds", default=",".join(kind for kind, _ in KINDS), help="which kinds to measure (none always)")
     args = p.parse_args(argv)
+    kinds = [(kind, count) for kind, count in KINDS if kind == "none" or kind in args.kinds.split(",")]
     with tempfile.TemporaryDirectory(prefix="attn-element-cost-") as folder:
         page = Path(folder) / "page.py"
         page.write_text(PAGE)
-        per_move = {kind: round(cpu_per_move(page, kind, count, args.moves), 2) for kind, count in KINDS}
+        per_move = {kind: round(cpu_per_move(page, kind, count, args.moves), 2) for kind, count in kinds}
     base = per_move["none"]
     result = {"bench": "element_cost", "moves": args.moves, "cpu_ms_per_move": per_move,
-              "per_element_ms": {kind: round((per_move[kind] - base) / count, 3) for kind, count in KINDS if count}}
+              "per_element_ms": {kind: round((per_move[kind] - base) / count, 3) for kind, count in kinds if count}}
     print(json.dumps(result))
     return 0
 

@@ -10,6 +10,7 @@ which makes a missing pdflatex a failure rather than a skip).
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -234,6 +235,109 @@ def test_without_chromium_the_buttons_say_why_and_the_page_works(tiny_zoo, monke
     assert any("No Chromium at `/nonexistent/chromium`" in c.value for c in at.caption)
     svg = next(b for b in at.get("download_button") if b.proto.label == "SVG")
     assert "No Chromium" in svg.proto.help
+
+
+# -- the teaching pages: the camera saves SVG everywhere, the popover where a page can afford it -------
+def cameras(at) -> dict[str, str]:
+    """Every chart of the page: its camera's format and file name, as "svg:name"."""
+    configs = [json.loads(c.proto.config) for c in at.get("plotly_chart")]
+    return {c["toImageButtonOptions"]["filename"]: c["toImageButtonOptions"]["format"] for c in configs}
+
+
+def popovers(at) -> set[str]:
+    return {b.key for b in at.get("popover")}
+
+
+def opened(at, keys):
+    """The page again with these export popovers open: their download buttons, label -> count."""
+    from test_app import run
+    for key in keys:
+        at.session_state[key] = True
+    at = run(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    return at, {label: labels.count(label) for label in labels}
+
+
+def has_files(at, keys) -> None:
+    """Closed, each popover builds nothing; open, each offers SVG, PDF, PNG and HTML."""
+    assert set(keys) <= popovers(at)
+    assert "SVG" not in [b.proto.label for b in at.get("download_button")]
+    at, labels = opened(at, keys)
+    assert all(labels.get(f) == len(keys) for f in ("SVG", "PDF", "PNG", "HTML")), labels
+
+
+def train_briefly(at):
+    at.select_slider(key="emerge_steps").set_value(20)
+    return at.button(key="emerge_train").click()
+
+
+TEACHING_PAGES = {  # page, its link, an action that draws its figures -> popovers, charts with the camera only
+    "worked_example": ({}, None, {"we_weights_export"}, set()),
+    "what_if": ({"text": "1 2 3 4 5", "model": "rnnsearch"}, None, {"whatif_before_export", "whatif_after_export"},
+                set()),
+    "beam_tree": ({"text": "1 2 3 4 5", "model": "rnnsearch", "beam": "3"}, None,
+                  {"beam_tree_export", "beam_heatmap_export"}, set()),
+    "forced_alignment": ({}, lambda at: at.text_input(key="fa_french").set_value("3 2 1").run(),
+                         {"fa_alignment_export"}, set()),
+    "luong_to_transformer": ({"text": "1 2 3 4 5"}, None, {"tf_grid_export", "tf_head_map_export", "tf_encoder_export"},
+                             {"tf_luong_weights", "tf_scale", "tf_heads"}),
+    "step_through": ({"text": "1 2 3 4 5", "model": "rnnsearch", "sections": "score,weights,context,output"}, None,
+                     {"step_alignment_export"},
+                     {"step_heatmap", "step_energies", "step_weights", "step_context", "step_topk"}),
+    "emerge": ({}, lambda at: train_briefly(at), {"emerge_curves_export"}, {"emerge_animation"}),
+    "lesson": ({"text": "1 2 3 4 5", "stop": "1"}, None, set(), {"lesson_view_heatmap"}),
+}
+
+
+@pytest.mark.parametrize("name", list(TEACHING_PAGES))
+def test_teaching_pages_save_svg_and_offer_files(tiny_zoo, monkeypatch, tmp_path, name):
+    """Every chart's camera saves SVG; a figure drawn once per rerun has the SVG · PDF · PNG ·
+    HTML popover; a chart redrawn on every slider move (a fragment's), on every training frame,
+    or on a lesson a whole class clicks through has the camera only (docs/figures.md)."""
+    from test_app import page, run
+    monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", CHROMIUM)
+    monkeypatch.setenv("ATTN_EXPLORER_GOLD", str(tmp_path / "no-gold"))
+    query, act, files, camera_only = TEACHING_PAGES[name]
+    at = page(f"app_pages/{name}.py", **query)
+    if act is not None:
+        at = run(act(at))
+    charts = cameras(at)
+    assert charts and set(charts.values()) == {"svg"}, charts
+    assert all(at.get_by_key(k) is not None for k in camera_only)  # drawn, without a popover
+    assert not {f"{k}_export" for k in camera_only} & popovers(at)
+    if files:
+        has_files(at, files)
+
+
+def test_step_through_slider_moves_add_no_widget(tiny_zoo):
+    """The step's fragment draws charts with the camera only: a move redraws no popover, and the
+    camera names the step's file."""
+    from test_app import page, run
+    at = page("app_pages/step_through.py", text="1 2 3 4 5", model="rnnsearch", sections="weights")
+    assert popovers(at) == {"step_alignment_export"} and "rnnsearch-step1-weights" in cameras(at)
+    at.slider(key="step_i").set_value(2)
+    at = run(at)
+    assert popovers(at) == {"step_alignment_export"} and "rnnsearch-step2-weights" in cameras(at)
+
+
+def test_which_model_exercise_files_do_not_tell_the_answer(tiny_zoo, monkeypatch):
+    """Before the student commits, the heatmap's title, hover, camera file name and download
+    names say nothing of the model that drew it."""
+    from model.zoo import DISPLAY_NAMES
+    from model.exercises import which_exercise, MECHANISMS
+    from app_pages.common import EXAMPLES
+    from test_app import page
+    monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", CHROMIUM)
+    seed = 5
+    ex = which_exercise(seed, list(MECHANISMS), list(EXAMPLES))
+    at = page("app_pages/exercises.py", ex="which", seed=str(seed))
+    assert cameras(at) == {f"exercise-which-{seed}": "svg"}
+    at, labels = opened(at, {"ex_which_fig_export"})
+    shown = at.get("plotly_chart")[0].proto
+    names = [str(b.proto) for b in at.get("download_button")]
+    assert labels["SVG"] == labels["HTML"] == 1
+    for said in [shown.spec, shown.config, *names]:
+        assert DISPLAY_NAMES.get(ex.model, ex.model) not in said and ex.model not in said.lower()
 
 
 # -- a real browser clicks the button ------------------------------------------------------------------
