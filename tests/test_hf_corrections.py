@@ -78,3 +78,23 @@ def test_the_tokenizer_does_not_normalise_punctuation(tiny_hf, tmp_path):
     # « stays « (Moses would write "); SentencePiece's own NFKC rule still turns … into ...
     assert "«" in "".join(pieces) and '"' not in "".join(pieces) and '"' in normalised
     assert "**not** normalised" in (ROOT / "docs" / "own-model.md").read_text(encoding="utf-8")
+
+
+def test_beam_search_forces_no_eos_where_generate_does(tiny_hf, tmp_path):
+    """docs/own-model.md: at the length limit (2·S + 10 pieces) our beam search finishes the live
+    hypotheses as they are, while generate() with the config's forced_eos_token_id writes EOS there."""
+    import torch
+    from model.search import beam_search, max_output_length, prepare_source
+    from model.vocabulary import EOS_ID
+    model, vocab, _ = load_hf(str(tiny_hf), metrics_root=tmp_path)
+    eos = model.hf.config.eos_token_id
+    with torch.no_grad():
+        model.hf.final_logits_bias[0, eos] = -1e4  # this copy never chooses EOS by itself
+    src = prepare_source(vocab, "the cat sat on the mat")
+    limit = max_output_length(len(src.ids) + 1)
+    ours = beam_search(model, vocab, src, beam=3)
+    assert len(ours.target_ids) == limit and EOS_ID not in ours.target_ids
+    theirs = model.hf.generate(torch.tensor([model.ids.hf_ids(src.ids + [EOS_ID])]), num_beams=3, max_length=limit + 1,
+                               forced_eos_token_id=eos, do_sample=False)
+    assert theirs[0, -1].item() == eos  # the start token, limit - 1 pieces, then the forced EOS
+    assert "No forced EOS" in (ROOT / "docs" / "own-model.md").read_text(encoding="utf-8")
