@@ -193,12 +193,13 @@ def test_browser_types_a_sentence_and_sees_the_heatmap(tiny_zoo):
 
 
 def main(argv=None) -> int:
-    from app_pages.common import DEFAULT_SENTENCE
     p = argparse.ArgumentParser(description="Screenshot of the Translate page with a typed sentence.")
     p.add_argument("--checkpoints", default=str(ROOT / "checkpoints"))
-    p.add_argument("--sentence", default=DEFAULT_SENTENCE, help="default: the app's landing sentence")
-    p.add_argument("--expect", default=None, help="a source piece the heatmap must show before the shot "
-                                                  "(default: any heatmap other than the first)")
+    # not the landing sentence: the shot waits for the heatmap to change from the landing one
+    p.add_argument("--sentence", default="The agreement on the European Economic Area was signed in August 1992.",
+                   help="default: the paper's Figure 3a sentence")
+    p.add_argument("--expect", default="August", help="a source label the heatmap must show before the shot "
+                                                      "(empty: any heatmap other than the first)")
     p.add_argument("--query", default="view=words", help="URL parameters for the page, e.g. view=words&beam=5")
     p.add_argument("--out", default=str(ROOT / "docs" / "screenshot.png"))
     p.add_argument("--width", type=int, default=1440)
@@ -210,7 +211,8 @@ def main(argv=None) -> int:
         return 1
     with streamlit_app(Path(args.checkpoints), OUTPUT / "streamlit.log") as url, \
             headless_chromium(chromium, args.width, args.height) as page:
-        ticks = type_sentence_and_capture(page, f"{url}/?{args.query}", args.sentence, args.expect, Path(args.out))
+        ticks = type_sentence_and_capture(page, f"{url}/?{args.query}", args.sentence, args.expect or None,
+                                         Path(args.out))
     print(f"saved {args.out}; heatmap source tokens: {ticks}")
     return 0
 
