@@ -38,14 +38,14 @@ KEPT = "class_"               # session keys that survive following the teacher 
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
 SIGN_IN_TRIES = 5             # wrong teacher keys one session may type…
 SIGN_IN_WINDOW = 60.0         # …within this many seconds, before it waits
-TEACHER_OF = "class_teacher_of"      # the class a teacher cookie made this session the teacher of
+TEACHER_OF = "class_teacher_of"      # the class a teacher cookie made this browser tab the teacher of
 RESTORED = "class_cookie_read"       # the teacher cookie was looked at (once per session)
 COOKIE_FOR = "class_cookie_for"      # the class this browser's teacher cookie was last asked for
 SIGNED_OUT = "class_signed_out"      # Sign out pressed: clear the cookie on the next run
 
 
 def _cookie(name: str) -> str | None:
-    """A cookie of the request that opened this session (None outside a browser, as in AppTest)."""
+    """A cookie of the request that opened this browser tab (None outside a browser, as in AppTest)."""
     value = st.context.cookies.get(name)
     return value if isinstance(value, str) else None
 
@@ -89,7 +89,7 @@ def joined_class() -> str:
 
 
 def teacher_key() -> str | None:
-    """The teacher's key while this session is the teacher's: signed in with the key, or by the
+    """The teacher's key while this browser tab is the teacher's: signed in with the key, or by the
     teacher cookie of the class it is in (and only while in that class)."""
     if RESTORED not in st.session_state:
         st.session_state[RESTORED] = True
@@ -101,7 +101,7 @@ def teacher_key() -> str | None:
 
 
 def signed_in_teacher() -> bool:
-    """Does this session hold the teacher's key now (checked by the store, every time: a key
+    """Does this browser tab hold the teacher's key now (checked by the store, every time: a key
     replaced by *New key* stops counting at once)? The owner's actions (BLEU vs length's
     *Recompute*, anything that writes results) ask this, never a server-wide switch."""
     try:
@@ -172,7 +172,7 @@ def _address() -> str:
 
 
 def _sign_in_wait(now: float) -> float:
-    """Seconds before this session may try a key again: SIGN_IN_TRIES wrong ones within
+    """Seconds before this browser tab may try a key again: SIGN_IN_TRIES wrong ones within
     SIGN_IN_WINDOW make it wait, as do too many from its address (``server.limits``)."""
     tries = [t for t in st.session_state.get("class_key_tries", []) if now - t < SIGN_IN_WINDOW]
     mine = SIGN_IN_WINDOW - (now - tries[-SIGN_IN_TRIES]) if len(tries) >= SIGN_IN_TRIES else 0.0

@@ -52,7 +52,7 @@ st.markdown("A server started as above is **read-only for visitors**: nothing a 
             "repository or starts minutes of work. The *Recompute* button of *BLEU vs length* (which decodes "
             "the test data for minutes and overwrites the shipped numbers) works only for the signed-in teacher, "
             "the session holding the teacher key; no server-wide switch hands it to the room.")
-st.markdown(f"This session: **{'the signed-in teacher' if signed_in_teacher() else 'read-only, as a visitor'}**.")
+st.markdown(f"This browser: **{'the signed-in teacher' if signed_in_teacher() else 'read-only, as a visitor'}**.")
 st.markdown("The one thing a student writes is an answer on *Exercises*, anonymously, into a class the teacher "
             "opened. The teacher signs in (the sidebar's *Class* panel) with the key the server prints when it "
             "starts, or the one it was started with (`ATTN_EXPLORER_TEACHER_KEY`), opens a class, and sees the "
