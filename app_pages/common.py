@@ -334,14 +334,16 @@ def chart_with_export(fig, filename: str, key: str, where=None, **options) -> No
     export_popover(fig, filename, key, where)
 
 
-def export_popover(fig, filename: str, key: str, where=None, label: str = "SVG · PDF · PNG · HTML") -> None:
+def export_popover(fig, filename: str, key: str, where=None, label: str = "SVG · PDF · PNG · HTML",
+                   latex=None, html: bool = True) -> None:
     """One popover offering ``fig`` (a figure, or a function that makes it) as SVG, PDF, PNG and
-    standalone HTML; closed, it is one element and builds nothing, the figure included."""
+    (with ``html``) standalone HTML, and as LaTeX given ``latex``; closed, it is one element and
+    builds nothing, the figure included."""
     export = (where or st).popover(label, key=f"{key}_export", on_change="rerun", icon=":material/image:",
                                    help="For a slide or a paper: vector files, drawn on the server")
     if export.open:
         with export:
-            export_buttons(fig() if callable(fig) else fig, filename, key, html=True)
+            export_buttons(fig() if callable(fig) else fig, filename, key, latex, html=html)
 
 
 def show_figure(fig, filename: str, key: str, latex=None) -> None:
@@ -355,11 +357,7 @@ def show_figure(fig, filename: str, key: str, latex=None) -> None:
     row = st.container(horizontal=True)
     row.download_button("Download figure (HTML)", lambda: figure_html(fig, filename), file_name=f"{filename}.html",
                         mime="text/html", key=f"{key}_html", icon=":material/download:")
-    export = row.popover("SVG · PDF · PNG" + (" · LaTeX" if latex else ""), key=f"{key}_export", on_change="rerun",
-                         icon=":material/image:", help="For a slide or a paper: vector files, drawn on the server")
-    if export.open:
-        with export:
-            export_buttons(fig, filename, key, latex)
+    export_popover(fig, filename, key, row, "SVG · PDF · PNG" + (" · LaTeX" if latex else ""), latex, html=False)
 
 
 def export_buttons(fig, filename: str, key: str, latex=None, html: bool = False) -> None:
