@@ -65,15 +65,32 @@ class Attribution:
     """One method's scores for one decoding record.
 
     scores: T x S, a_ij (signed: positive where x_j raised log p(y_i)); prefix: T x T, the same
-    for the decoder's inputs <s>, y_1 … y_{T−1} (row i: zero after y_{i−1}; gradient methods only); delta: T, integrated
-    gradients' completeness gap f(x) − f(x') − Σ a; logprobs: T, log p(y_i) of the forward pass
-    attributed (equals the record's)."""
+    for the decoder's inputs <s>, y_1 … y_{T−1} (row i: zero after y_{i−1}; gradient methods only); delta: T,
+    integrated gradients' completeness gap as Captum returns it, Σ a − (f(x) − f(x')); logprobs: T,
+    log p(y_i) of the forward pass attributed (equals the record's); at_baseline: T, f(x') =
+    log p(y_i | x'), computed on its own; steps: the integration points used."""
     method: str
     scores: np.ndarray
     prefix: np.ndarray | None = None
     delta: np.ndarray | None = None
     logprobs: np.ndarray | None = None
     seconds: float = 0.0
+    at_baseline: np.ndarray | None = None
+    steps: int | None = None
+
+    @property
+    def step_gaps(self) -> np.ndarray | None:
+        """|δ_i| / |f(x) − f(x')| per step i (T): completeness, relative to what is attributed."""
+        if self.delta is None or self.at_baseline is None:
+            return None
+        return np.abs(self.delta) / np.maximum(np.abs(self.logprobs - self.at_baseline), 1e-30)
+
+    @property
+    def completeness_gap(self) -> float | None:
+        """Σ_i |δ_i| / Σ_i |f(x) − f(x')|: the total gap, relative to the total attributed."""
+        if self.delta is None or self.at_baseline is None:
+            return None
+        return float(np.abs(self.delta).sum() / max(np.abs(self.logprobs - self.at_baseline).sum(), 1e-30))
 
     @property
     def relevance(self) -> np.ndarray:
@@ -365,12 +382,17 @@ def attribute(model, src_ids: list[int], target_ids: list[int], method: str, ste
     raise ValueError(f"unknown attribution method {method!r}; one of {', '.join(METHODS[1:])}")
 
 
-def attribute_record(model, vocab, record: DecodingRecord, method: str, steps: int = IG_STEPS) -> Attribution:
-    """:func:`attribute` for a record made by ``model.search`` from ``record.source_text``."""
+def attribute_record(model, vocab, record: DecodingRecord, method: str, steps: int | None = IG_STEPS,
+                     work: int = IG_WORK) -> Attribution:
+    """:func:`attribute` for a record made by ``model.search`` from ``record.source_text``.
+    ``steps=None``: integrated gradients with as many points as completeness needs, within ``work``
+    (:func:`complete_integrated_gradients`)."""
     src_ids = vocab.encode(record.source_text)
     if len(src_ids) + 1 != len(record.source_tokens):
         src_ids = src_ids[:len(record.source_tokens) - 1]  # a long input was cut by prepare_source
-    return attribute(model, src_ids, record.target_ids, method, steps)
+    if method == "ig" and steps is None:
+        return complete_integrated_gradients(model, src_ids, record.target_ids, work)
+    return attribute(model, src_ids, record.target_ids, method, steps or IG_STEPS)
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
