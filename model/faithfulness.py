@@ -216,3 +216,52 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ----------------------------------------------------------------------------------------------
+# the results in words (the Models page; docs/attribution.md says the same of the shipped run)
+# ----------------------------------------------------------------------------------------------
+def pooled_curve(models: list[dict], level: str) -> list[dict]:
+    """The change curve of every model pooled: per α bin, pairs and change rate, most-attended and others."""
+    rows = []
+    for bins in zip(*[m[level]["curve"] for m in models]):
+        row = {"alpha_from": bins[0]["alpha_from"], "alpha_to": bins[0]["alpha_to"]}
+        for label in ("most", "others"):
+            n = sum(x[f"pairs_{label}"] for x in bins)
+            changed = sum(x[f"pairs_{label}"] * (x[f"changed_{label}"] or 0.0) for x in bins)
+            row[f"pairs_{label}"], row[f"changed_{label}"] = n, (changed / n if n else None)
+        rows.append(row)
+    return rows
+
+
+def span(values: list[float], percent: bool = True) -> str:
+    """The range over the models: 45–63 % (or, for weights, 0.47–0.92)."""
+    low, high = min(values), max(values)
+    if not percent:
+        return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}"
+    return f"{100 * low:.0f} %" if round(100 * low) == round(100 * high) else f"{100 * low:.0f}–{100 * high:.0f} %"
+
+
+def findings(result: dict, least_pairs: int = 50) -> list[str]:
+    """What the numbers say, in sentences made from them: the controls' ranges over the models at
+    each level, and the curve where most-attended pieces and others of equal α both occur."""
+    models = result["models"]
+    lines = []
+    for level, (what, where) in (("knock_out", ("Removing", "from the step's attention")),
+                                 ("input_occlusion", ("Zeroing the input word of", ""))):
+        rate = {c: [m[level]["controls"][c]["changed"] for m in models if m[level]["controls"][c]["changed"] is not None]
+                for c in ("most", "second", "proportional", "threshold")}
+        alpha = {c: [m[level]["controls"][c]["median_alpha"] for m in models] for c in ("most", "second")}
+        lines.append(f"{what} the most-attended piece {where} changes the word at {span(rate['most'])} of the steps "
+                     f"(median α removed {span(alpha['most'], False)}); the second-most attended, {span(rate['second'])} "
+                     f"(median α {span(alpha['second'], False)}); a piece drawn in proportion to α, "
+                     f"{span(rate['proportional'])}; one drawn among α ≥ {result['threshold']}, {span(rate['threshold'])}."
+                     .replace("  ", " "))
+        equal = [r for r in pooled_curve(models, level)
+                 if r["pairs_most"] >= least_pairs and r["pairs_others"] >= least_pairs]
+        if equal:
+            lines.append("At equal weight, " + "; ".join(
+                f"α {r['alpha_from']}–{r['alpha_to']}: most-attended {100 * r['changed_most']:.0f} %, others "
+                f"{100 * r['changed_others']:.0f} % ({r['pairs_most']} and {r['pairs_others']} removals)" for r in equal)
+                + f" ({'attention knock-out' if level == 'knock_out' else 'input occlusion'}, every model pooled).")
+    return lines
