@@ -295,7 +295,8 @@ CONTROL_COLUMNS = {"most": "most-attended", "second": "second-most attended", "p
 
 def knock_out_tables(result: dict) -> None:
     """The knock-out test with its controls (``python -m model.faithfulness``), both levels, and what it shows."""
-    from model.faithfulness import findings, LEVELS
+    from model.faithfulness import findings, LEVELS, pooled_curve
+    from viz.attribution import change_curve
     sample = result["sample"]
     for level, title in (("knock_out", "Attention knock-out"), ("input_occlusion", "Input occlusion")):
         rows = []
@@ -313,6 +314,11 @@ def knock_out_tables(result: dict) -> None:
                f"translations, every step; random draws seeded ({sample['seed']}) and the same for both levels, each "
                "among the pieces other than the most-attended one. `python -m model.faithfulness` "
                "(docs/attribution.md).")
+    show_figure(change_curve({"attention knock-out": pooled_curve(result["models"], "knock_out"),
+                              "input occlusion": pooled_curve(result["models"], "input_occlusion")}),
+                "change-by-alpha", key="models_change_curve")
+    st.caption("Every (step, source piece) removal of every model, binned by the α of the piece removed: the "
+               "most-attended pieces (solid) against the others (dotted).")
     st.markdown("\n".join(f"- {line}" for line in findings(result)))
     st.markdown("- So the step's word follows the **weight** removed more than the fact of being the argmax: the "
                 "most-attended piece matters most because it usually carries most of the weight, and removing a "
