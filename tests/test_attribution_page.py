@@ -111,3 +111,19 @@ def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_pa
     assert set(aer.columns) == {"model", "attention (1 pairs)", "attention knock-out (1 pairs)",
                                 "input occlusion (1 pairs)"}
     assert "Attention against attribution" in [s.value for s in at.subheader]
+
+
+def test_a_raised_weight_prints_the_value_it_reached(tiny_zoo):
+    """The page says the value the edit reached (the Transformer's head average), beside the value asked."""
+    from app_pages.common import cached_translate
+    at = page(model="transformer", text="3 1 4 1 5")
+    record = cached_translate("transformer", "3 1 4 1 5", 1)
+    j = int(record.weights[0].argmin())  # the least-attended piece, raised to 0.9
+    at.selectbox(key="attribution_edit_word_0").set_value(j)
+    at.radio(key="attribution_edit_action").set_value("set its weight")
+    at = run(at)
+    at.slider(key=f"attribution_edit_weight_0_{j}").set_value(0.9)
+    at = run(at)
+    said = texts(at).replace("\\", "")  # markdown escapes in plain()
+    assert f"from {record.weights[0, j]:.3f} to 0.900; reached 0.900" in said
+    assert "not the" not in said
