@@ -2,11 +2,11 @@
 
     streamlit run app.py
 
-This file is the server: an ``st.App`` that serves ``explorer.py`` (the pages) to every
+This file is the server: an ``st.App`` that serves ``navigation.py`` (the pages) to every
 browser session. It exists for one reason, start-up time: when the server starts, a
 background thread imports torch, loads every checkpoint, translates the landing page's
 sentence and draws one figure, while the browser is still fetching Streamlit's front end
-(and, told by ``explorer.py``, Plotly's). The first page then finds the models and its
+(and, told by ``navigation.py``, Plotly's). The first page then finds the models and its
 translation already in the shared caches (``app_pages/common.py``).
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ def warm_up() -> None:
         # drawing its loading chart while this thread is half-way through importing pandas
         # would find a partially initialised module ("no attribute 'Series'")
         import pandas  # noqa: F401
-        from viz.figure import placeholder
+        from viz.fast_figure import placeholder
         placeholder("").to_json()  # Plotly's lazy imports
         state.figures_ready.set()
         from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, cached_translate, zoo
@@ -146,4 +146,4 @@ def _middleware():
     return [Middleware(StudentCookie)]
 
 
-app = st.App("explorer.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())
+app = st.App("navigation.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())

@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.common import plain, shared_result, show_figure, target_language, zoo
-from app_pages.teaching_common import (cached_greedy, checkpoints_root, keep_in_url, pick_model, sentence_input,
+from ui.teaching import (cached_greedy, checkpoints_root, keep_in_url, pick_model, sentence_input,
                                        source_or_stop)
 from model.attribution import attribute_record, BASELINE, BUDGET, IG_STEPS, LABELS, rank_correlation
 from model.intervention import Edit, redecode

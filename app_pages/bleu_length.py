@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from server import settings
-from app_pages.class_session import signed_in_teacher
+from ui.class_session import signed_in_teacher
 from app_pages.common import available_models, show_figure, show_unavailable, zoo
 from model.data import multi_reference, read_split, split_path
 from model.evaluate import evaluate, stress_set

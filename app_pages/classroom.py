@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from server import settings
-from app_pages.class_session import signed_in_teacher
+from ui.class_session import signed_in_teacher
 from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, show_figure
 from viz.classroom import load_curve_figure
 

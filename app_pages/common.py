@@ -11,7 +11,7 @@ import streamlit as st
 
 from model.search import BeamNode, DecodingRecord, InputError, MAX_BEAM, translate
 from model.zoo import load_zoo, ZooEntry
-from app_pages.url_state import query_param, set_query_params  # noqa: F401 - the pages import them from here
+from ui.url_state import query_param, set_query_params  # noqa: F401 - the pages import them from here
 from server import settings
 from server.loading import models_loaded
 from server.limits import decoding_slot

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from app_pages.common import cached_translate, chart_with_export, ENGLISH_FRENCH, plain, query_param, set_query_params
-from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
+from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.hansards import written_english, written_french
 from model.metrics import alignment_error_rate
 from viz.teaching import alignment_links, link_categories

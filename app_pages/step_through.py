@@ -17,7 +17,7 @@ import streamlit as st
 
 from app_pages.common import chart, export_popover, plain, query_param, small, target_language
 from model.analysis import entropy
-from app_pages.teaching_common import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url,
+from ui.teaching import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url,
                                        pick_model, sentence_input, source_or_stop, step_in_range)
 from viz.heatmap import alignment_heatmap
 from viz.teaching import context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars, vector_strip

@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.common import chart_with_export, plain, target_language
-from app_pages.teaching_common import cached_greedy, keep_in_url, pick_model, sentence_input, source_or_stop
+from ui.teaching import cached_greedy, keep_in_url, pick_model, sentence_input, source_or_stop
 from viz.teaching import FORCED, FORCED_ROWS, highlighted_heatmap
 
 TYPED = -1  # the "type a word" choice in the alternatives list

@@ -81,7 +81,7 @@ def interactions(checkpoints: Path, repeats: int) -> dict:
     from streamlit.testing.v1 import AppTest
     from app_pages.common import available_models, zoo
 
-    at = AppTest.from_file(str(ROOT / "explorer.py"), default_timeout=120).run()  # loads every model once
+    at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=120).run()  # loads every model once
     timings = {}
     sentences = iter(SENTENCE.format(c) for c in COLOURS * 4)
     for page, key in (("translate", "translate_text"), ("compare", "compare_text")):

@@ -60,7 +60,7 @@ def summary(times: list[float]) -> dict:
 
 def open_page(page: str, model: str, text: str):
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(str(ROOT / "explorer.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=300)
     at.query_params.update(model=model, text=text)
     at.run()
     at.switch_page(f"app_pages/{page}.py").run()

@@ -1,6 +1,6 @@
 """The first visit after a server start, while the models are still loading.
 
-Kept free of torch (and of every module that imports it) on purpose: ``explorer.py``
+Kept free of torch (and of every module that imports it) on purpose: ``navigation.py``
 imports this before any page, so it runs while the server's warm-up thread (``app.py``)
 is still importing torch and loading the checkpoints.
 """

@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 TIMEOUT = 60
 
 
@@ -187,7 +187,7 @@ def test_link_opens_translate_with_heatmap_drawn(product):
 
 
 def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
-    """While the models load, explorer.py shows an empty chart (so the browser starts
+    """While the models load, navigation.py shows an empty chart (so the browser starts
     Plotly early); the finished page holds only its own figures."""
     from server.loading import models_loaded
     models_loaded.clear()
@@ -601,15 +601,15 @@ def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
 
 
 def test_the_first_visit_imports_no_torch_before_the_page():
-    """explorer.py runs its own imports (the warm-up state, the class panel) while the server's
+    """navigation.py runs its own imports (the warm-up state, the class panel) while the server's
     warm-up thread is still importing torch (server/loading.py): they must not import it too."""
-    code = ("import sys, streamlit, server.loading, app_pages.class_session; "
+    code = ("import sys, streamlit, server.loading, ui.class_session; "
             "assert 'torch' not in sys.modules, 'the first visit imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
 def test_viz_imports_no_torch():
-    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export, viz.latex, viz.figures; "
+    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export, viz.latex, viz.paper_figures; "
             "assert 'torch' not in sys.modules, 'viz imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
@@ -633,7 +633,7 @@ SHARED_RESOURCES = {"common.py", "../server/limits.py", "emerge.py",  # the zoo,
                     "../server/class_store.py"}  # the class store's engine and connection pool
 
 
-@pytest.mark.parametrize("page_file", PAGE_FILES + SERVER_FILES + ["../explorer.py", "../app.py"])
+@pytest.mark.parametrize("page_file", PAGE_FILES + SERVER_FILES + ["../navigation.py", "../app.py"])
 def test_pages_only_wire(page_file):
     """Pages wire model/ to viz/: no torch of their own, no process-wide settings, and
     shared resources only where the server owns them."""

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from app_pages.common import DEFAULT_SENTENCE
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 
 
 def run(at) -> AppTest:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .metrics import alignment_error_rate
+from model.metrics import alignment_error_rate
 from .worked_example import (additive_attention, AttentionSteps, dot_attention, general_attention, random_inputs,
                              softmax, WorkedInputs)
 
