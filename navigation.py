@@ -50,7 +50,7 @@ if not models_loaded.is_set() or warm_up.pending:
                          config={"displayModeBar": False, "staticPlot": True})
     try:
         warm_up.wait(warm_up.finished)
-        from app_pages.common import zoo
+        from ui.zoo import zoo
         zoo()
     finally:
         loading.empty()

@@ -12,9 +12,13 @@ import math
 import streamlit as st
 
 from ui.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
-from app_pages.common import (available_models, cached_translate, chart, chart_with_export, ENGLISH_FRENCH, EXAMPLES,
-                              InputError, plain, query_param, set_query_params, usable_models)
-from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs, pick_model
+from model.search import InputError
+from ui.examples import EXAMPLES
+from ui.figures import chart, chart_with_export
+from ui.url_state import query_param, set_query_params
+from ui.widgets import plain
+from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, usable_models
+from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
 from model.analysis import merge_to_words
 from teaching.exercises import (alignment_exercise, answer_record, check_step, class_summary, exercise_id,
                              model_links_against_gold,

@@ -14,7 +14,10 @@ import hashlib
 import streamlit as st
 
 from ui.class_session import class_answers, joined_class, record_answer, teacher_key
-from app_pages.common import available_models, chart, plain, query_param, sentence_input, set_query_params, small
+from ui.figures import chart
+from ui.url_state import query_param, set_query_params
+from ui.widgets import plain, sentence_input, small
+from ui.zoo import available_models
 from ui.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
                                     TAG)
 from ui.teaching import source_or_stop

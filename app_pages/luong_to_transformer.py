@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import chart, chart_with_export, plain, query_param, set_query_params, target_language, usable_models
-from ui.teaching import (cached_forced, cached_greedy, cached_values, sentence_input, source_or_stop,
-                                       step_in_range)
+from ui.figures import chart, chart_with_export
+from ui.url_state import query_param, set_query_params
+from ui.widgets import plain, sentence_input
+from ui.zoo import target_language, usable_models
+from ui.teaching import cached_forced, cached_greedy, cached_values, source_or_stop, step_in_range
 from model.analysis import merge_to_words
 from model.hf import attention_layer_note
 from teaching.multihead import as_query_keys_values, head_agreement

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import chart_with_export, query_param, set_query_params
+from ui.figures import chart_with_export
+from ui.url_state import query_param, set_query_params
 from teaching.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
                                   SOURCE_WORDS, WorkedInputs)
 from viz.teaching import latex_matrix, shaped, weight_comparison

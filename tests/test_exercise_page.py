@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_pages.common import EXAMPLES
+from ui.examples import EXAMPLES
 from conftest import ROOT, TEACHER_KEY
 from teaching.exercises import alignment_exercise, MECHANISMS, score_alignment, step_exercise, which_exercise
 from model.align import read_gold

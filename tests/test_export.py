@@ -325,7 +325,7 @@ def test_which_model_exercise_files_do_not_tell_the_answer(tiny_zoo, monkeypatch
     names say nothing of the model that drew it."""
     from model.zoo import DISPLAY_NAMES
     from teaching.exercises import which_exercise, MECHANISMS
-    from app_pages.common import EXAMPLES
+    from ui.examples import EXAMPLES
     from test_app import page
     monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", CHROMIUM)
     seed = 5
@@ -422,7 +422,7 @@ def test_figures_command_writes_every_file_the_same_way_twice(tiny_zoo, tmp_path
 
 def test_the_figures_sentences_are_the_apps():
     """The paper's Figure 3 sentences and the landing sentence, as the app lists them."""
-    from app_pages.common import DEFAULT_SENTENCE, EXAMPLES
+    from ui.examples import DEFAULT_SENTENCE, EXAMPLES
     from viz.paper_figures import FIG3, SENTENCE
     assert list(FIG3.values()) == [s for s, e in EXAMPLES.items() if e.domain.startswith("Paper, Fig. 3")]
     assert SENTENCE == DEFAULT_SENTENCE

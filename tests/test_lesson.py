@@ -87,7 +87,7 @@ def numbers(text: str) -> list[float]:
 @pytest.fixture(scope="module")
 def expected(tiny_zoo) -> dict[int, float]:
     """The numeric stops' right answers (stop -> number) from the tiny checkpoints themselves."""
-    from app_pages.common import EXAMPLES
+    from ui.examples import EXAMPLES
     from server.settings import results
     model, vocab = load_checkpoint(tiny_zoo / "rnnsearch")[:2]
     rec = greedy(model, vocab, prepare_source(vocab, DIGITS))

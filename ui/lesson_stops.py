@@ -18,7 +18,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import available_models, chart, DEFAULT_MODEL, EXAMPLES, plain, shared_result
+from ui.examples import EXAMPLES
+from ui.figures import chart
+from ui.widgets import plain
+from ui.zoo import available_models, DEFAULT_MODEL, shared_result
 from ui.teaching import cached_forced, cached_greedy, cached_values
 from model.analysis import merge_to_words
 from teaching.multihead import as_query_keys_values
