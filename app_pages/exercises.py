@@ -20,11 +20,12 @@ from ui.widgets import plain
 from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, usable_models
 from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
 from model.analysis import merge_to_words
-from teaching.exercises import (alignment_exercise, answer_record, check_step, class_summary, exercise_id,
-                             model_links_against_gold,
-                             gave_up_record, level, step_hints, step_workings,
-                             KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
-                             which_exercise, attention_cues, FAMILIES, FAMILY_OF)
+from server.answers import answer_record, class_summary, gave_up_record
+from teaching.exercises import (alignment_exercise, check_step, exercise_id,
+                                model_links_against_gold,
+                                level, step_hints, step_workings,
+                                KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
+                                which_exercise, attention_cues, FAMILIES, FAMILY_OF)
 from model.zoo import DISPLAY_NAMES
 from server.class_store import AnswerRefused, class_store, NotTeacher, StoreUnavailable
 from viz.heatmap import alignment_heatmap

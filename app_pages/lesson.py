@@ -21,7 +21,7 @@ from ui.zoo import available_models
 from ui.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
                                     TAG)
 from ui.teaching import source_or_stop
-from teaching.exercises import answer_record
+from server.answers import answer_record
 
 STOP = "lesson_stop"  # the stop shown, 1-based
 DONE = "lesson_done"  # the stops done (answered right, or shown), 1-based
@@ -134,7 +134,7 @@ def ask(k: int, slug: str, q: Question) -> None:
 def class_view(k: int, slug: str) -> None:
     """The teacher's view of the room at this stop, refreshed every 2 s: who answered, who was right
     (each student's first committed answer), and the answers given."""
-    from teaching.exercises import class_summary
+    from server.answers import class_summary
     from viz.teaching import answer_counts
 
     @st.fragment(run_every=2.0)

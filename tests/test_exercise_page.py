@@ -249,7 +249,7 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
 
 
 def class_figures(store, code: str, exercise: str):
-    from teaching.exercises import class_summary
+    from server.answers import class_summary
     return class_summary(store.summary(KEY, code)).get(exercise)
 
 

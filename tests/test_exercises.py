@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from model.align import read_gold
-from teaching.exercises import (alignment_exercise, alignment_pool, answer_record, check_step, class_summary, CURATED,
-                             differences, marks_matrix, MECHANISMS, score_alignment, step_exercise, TOLERANCE,
-                             which_exercise)
+from teaching.exercises import (alignment_exercise, alignment_pool, check_step, CURATED, differences, marks_matrix,
+                                MECHANISMS, score_alignment, step_exercise, TOLERANCE, which_exercise)
+from server.answers import answer_record, class_summary
 from teaching.worked_example import general_attention, random_inputs
 from server.settings import gold
 
@@ -169,7 +169,7 @@ def test_class_summary_counts_first_answers():
 
 
 def test_a_solution_opened_before_any_answer_counts_as_gave_up():
-    from teaching.exercises import gave_up_record
+    from server.answers import gave_up_record
     stored = [SimpleNamespace(session="a1", exercise="step:4", correct=False, answer=gave_up_record()),
               SimpleNamespace(session="a1", exercise="step:4", correct=True, answer=answer_record("right", True, [])),
               SimpleNamespace(session="b2", exercise="step:4", correct=True, answer=answer_record("right", True, []))]
