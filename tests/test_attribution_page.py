@@ -7,9 +7,9 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from app_pages.common import DEFAULT_SENTENCE
+from ui.examples import DEFAULT_SENTENCE
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 
 
 def run(at) -> AppTest:
@@ -32,7 +32,7 @@ def texts(at) -> str:
 
 
 def test_attention_beside_attribution_and_knocking_out_the_most_attended_word(tiny_zoo):
-    from app_pages.common import cached_translate
+    from ui.zoo import cached_translate
     at = page(model="rnnsearch", text=DEFAULT_SENTENCE)
     record = cached_translate("rnnsearch", DEFAULT_SENTENCE, 1)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -61,7 +61,7 @@ def test_integrated_gradients_are_offered_within_the_budget(tiny_zoo):
     at = run(at)
     assert "Integrated gradients' completeness gap" in texts(at)
     from model.attribution import BUDGET
-    from app_pages.common import cached_translate
+    from ui.zoo import cached_translate
     long = " ".join(["7 3 9 1"] * 30)
     record = cached_translate("rnnsearch", long, 1)
     T, S = len(record.target_tokens), len(record.source_tokens)
@@ -115,7 +115,7 @@ def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_pa
 
 def test_a_raised_weight_prints_the_value_it_reached(tiny_zoo):
     """The page says the value the edit reached (the Transformer's head average), beside the value asked."""
-    from app_pages.common import cached_translate
+    from ui.zoo import cached_translate
     at = page(model="transformer", text="3 1 4 1 5")
     record = cached_translate("transformer", "3 1 4 1 5", 1)
     j = int(record.weights[0].argmin())  # the least-attended piece, raised to 0.9

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from viz.attribution import change_curve
-from viz.figure import validated
+from viz.fast_figure import validated
 
 ROWS = [{"alpha_from": 0.0, "alpha_to": 0.2, "pairs_most": 0, "changed_most": None, "pairs_others": 40,
          "changed_others": 0.05},
