@@ -1,14 +1,16 @@
 """Attribution beside attention: for every target token y_i, how much each source piece x_j
-mattered, measured three ways, with the same shape as a record's attention (T x S, the EOS
+mattered, measured four ways, with the same shape as a record's attention (T x S, the EOS
 row and column included).
 
 - **Gradient × input** (Shrikumar et al. 2016; Ding et al. 2019's "saliency" is its smoothed
   form): a_ij = Σ_d x_jd · ∂ log p(y_i | y_<i, x) / ∂x_jd over the token embedding x_j.
 - **Integrated gradients** (Sundararajan et al. 2017): a_ij = Σ_d (x_jd − x'_jd) ∫_0^1
-  ∂ log p(y_i) / ∂x_jd (x' + α (x − x')) dα, with :data:`IG_STEPS` Gauss–Legendre points.
+  ∂ log p(y_i) / ∂x_jd (x' + α (x − x')) dα, with :data:`IG_STEPS` Gauss–Legendre points (the
+  page: as many of :data:`IG_STEP_SCHEDULE` as a gap ≤ :data:`IG_TARGET_GAP` needs).
   **Baseline x'**: every token embedding zero, on the source and on the target prefix alike
   (the models' position encodings, where they have them, stay). Completeness: the a_ij over
-  the source and the prefix sum to log p(y_i | x) − log p(y_i | x') (``delta`` is the gap).
+  the source and the prefix sum to f(x) − f(x') = log p(y_i | x) − log p(y_i | x') (``delta``
+  is the gap, read relative to |f(x) − f(x')|: :attr:`Attribution.completeness_gap`).
 - **Attention knock-out** (``knock-out``): remove source position j from step i's attention
   (α_ij = 0, the row renormalised, :class:`~model.attention.Reweigh`: for the RNNs the context
   c_i loses the contextual annotation h_j, for a Transformer every cross-attention layer and head
