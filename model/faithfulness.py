@@ -1,7 +1,10 @@
 """Does the model use what its attention shows? The knock-out test with fair controls, per model.
 
-    python -m model.faithfulness --checkpoint checkpoints/rnnsearch [--checkpoint …] \\
-        --data ../shared/data/enfr-broad/test.tsv.gz --origin newstest2014 --limit 40 [--json] [--out FILE]
+    python -m model.faithfulness [--checkpoint checkpoints/rnnsearch …] [--data ../shared/data/enfr-broad/test.tsv.gz] \\
+        [--origin newstest2014] [--limit 40] [--json] [--out FILE]
+
+Without ``--checkpoint``, every attention model of the zoo found under checkpoints/; without
+``--data``, the first 40 newstest2014 sentences of the broad test split.
 
 Each sentence is translated greedily. Then, at every target step i, with the steps before it as
 decoded, every source position j is removed in turn, two ways:
@@ -41,8 +44,9 @@ import torch
 from .attribution import INPUT_BASELINE, decode_states, input_occluded_steps, knocked_out_steps
 from .data import read_split
 from .search import greedy, prepare_source
-from .zoo import load_for_cli
+from .zoo import load_for_cli, ZOO
 
+DATA = "../shared/data/enfr-broad/test.tsv.gz"
 BINS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
 THRESHOLD = 0.05
 CONTROLS = {
@@ -186,17 +190,20 @@ def write_out(path: Path, head: dict, results: list[dict]) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description="Remove the most-attended source piece against fair controls.")
-    p.add_argument("--checkpoint", action="append", required=True, help="a checkpoint folder or hf:NAME; repeatable")
-    p.add_argument("--data", required=True, help="a split (.tsv or .tsv.gz with en, fr, origin columns)")
-    p.add_argument("--origin", default=None, help="only rows of this origin (e.g. newstest2014)")
+    p.add_argument("--checkpoint", action="append", default=None,
+                   help="a checkpoint folder or hf:NAME; repeatable (default: every zoo model in checkpoints/)")
+    p.add_argument("--data", default=DATA, help=f"a split (.tsv or .tsv.gz with en, fr, origin columns; default {DATA})")
+    p.add_argument("--origin", default="newstest2014", help="only rows of this origin ('' for all)")
     p.add_argument("--limit", type=int, default=40, help="the first N sentences (of that origin)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threshold", type=float, default=THRESHOLD, help="the threshold control's least α")
     p.add_argument("--out", default=None, help="merge the results into this JSON file (one entry per model)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     args = p.parse_args(argv)
+    if not args.checkpoint:
+        args.checkpoint = [f"checkpoints/{name}" for name in ZOO if Path("checkpoints", name, "config.json").exists()]
     torch.set_num_threads(1)
-    texts = source_sentences(args.data, args.origin, args.limit)
+    texts = source_sentences(args.data, args.origin or None, args.limit)
     head, results = describe(args), []
     for spec in args.checkpoint:
         model, vocab, cfg = load_for_cli(spec)
