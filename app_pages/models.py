@@ -322,13 +322,13 @@ def knock_out_tables(result: dict) -> None:
     st.caption("Every (step, source piece) removal of every model, binned by the α of the piece removed: the "
                "most-attended pieces (solid) against the others (dotted).")
     st.markdown("\n".join(f"- {line}" for line in findings(result)))
-    st.markdown("- So the step's word follows the **weight** removed more than the fact of being the argmax: the "
-                "most-attended piece matters most because it usually carries most of the weight, and removing a "
-                "piece of comparable weight changes the word comparably often (Serrano & Smith 2019 find the same "
-                "for text classifiers). The attention knock-out's score is a function of α by construction; zeroing "
-                "the word itself also changes the word often when the piece was not attended, since the encoder "
-                "spreads it over every annotation. Attention weights are evidence of what a step reads, not a "
-                "complete explanation of the word chosen (Jain & Wallace 2019; Wiegreffe & Pinter 2019).")
+    st.markdown("- The effect follows the **weight** removed: the most-attended piece changes the word most often "
+                "because it usually holds most of the weight, and at equal α the argmax adds little; a piece drawn "
+                "uniformly (median α 0) is close to removing nothing and is no control. The knock-out's score is a "
+                "function of α by construction: it shows that the attention is used, in proportion to its weight "
+                "(compare Serrano & Smith 2019). Zeroing the word itself also changes words the step barely "
+                "attends, since the encoder spreads it over every annotation: attention says which positions a step "
+                "reads, not every word the output depends on (Jain & Wallace 2019; Wiegreffe & Pinter 2019).")
 
 
 def aer_tables(aer: pd.DataFrame, published: pd.DataFrame | None) -> None:
