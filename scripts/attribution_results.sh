@@ -45,7 +45,7 @@ faithfulness)
             continue
         fi
         job python -m model.faithfulness --checkpoint "checkpoints/$name" --data "$DATA" --origin newstest2014 \
-            --limit 40 --json --out "$OUT/faithfulness.json" > /dev/null
+            --limit 40 --out "$OUT/faithfulness.json"
     done ;;
 *)
     sed -n '2,12p' "$0"; exit 2 ;;
