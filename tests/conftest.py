@@ -99,7 +99,7 @@ def postgres_url():
 def tiny_hf(tmp_path_factory) -> Path:
     """A MarianMT made here (``hf_tiny``: random weights, SentencePiece models trained on toy
     sentences, English → French), saved with ``save_pretrained``: a model "made elsewhere"."""
-    from hf_tiny import tiny_marian
+    from helpers.hf_tiny import tiny_marian
     return tiny_marian(tmp_path_factory.mktemp("hf") / "tiny-marian")
 
 

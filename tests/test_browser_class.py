@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from test_browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, streamlit_app, wait_for
+from helpers.browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, streamlit_app, wait_for
 
 KEY = "browser-teachers-key"
 

@@ -10,7 +10,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from test_browser import find_chromium, headless_chromium, stop, wait_for, wait_until
+from helpers.browser import find_chromium, headless_chromium, stop, wait_for, wait_until
 from server.lecture import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

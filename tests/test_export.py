@@ -198,7 +198,7 @@ def export_labels(at) -> dict[str, bool]:
 def test_translate_and_compare_offer_svg_pdf_png_and_latex(tiny_zoo, monkeypatch):
     """Closed, the popover builds nothing; open, it offers a size, the print theme and one
     download per format, the LaTeX file only beside an alignment matrix."""
-    from test_app import page, run, translate_app
+    from helpers.apptest import page, run, translate_app
     monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", CHROMIUM)
     at = translate_app("3 1 4")
     assert "SVG" not in export_labels(at) and "Download figure (HTML)" in export_labels(at)
@@ -223,7 +223,7 @@ def test_translate_and_compare_offer_svg_pdf_png_and_latex(tiny_zoo, monkeypatch
 
 
 def test_without_chromium_the_buttons_say_why_and_the_page_works(tiny_zoo, monkeypatch):
-    from test_app import heatmaps, run, translate_app
+    from helpers.apptest import heatmaps, run, translate_app
     monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", "/nonexistent/chromium")
     at = translate_app("3 1 4")
     at.session_state["translate_heatmap_export"] = True
@@ -250,7 +250,7 @@ def popovers(at) -> set[str]:
 
 def opened(at, keys):
     """The page again with these export popovers open: their download buttons, label -> count."""
-    from test_app import run
+    from helpers.apptest import run
     for key in keys:
         at.session_state[key] = True
     at = run(at)
@@ -294,7 +294,7 @@ def test_teaching_pages_save_svg_and_offer_files(tiny_zoo, monkeypatch, tmp_path
     """Every chart's camera saves SVG; a figure drawn once per rerun has the SVG · PDF · PNG ·
     HTML popover; a chart redrawn on every slider move (a fragment's), on every training frame,
     or on a lesson a whole class clicks through has the camera only (docs/figures.md)."""
-    from test_app import page, run
+    from helpers.apptest import page, run
     monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", CHROMIUM)
     monkeypatch.setenv("ATTN_EXPLORER_GOLD", str(tmp_path / "no-gold"))
     query, act, files, camera_only = TEACHING_PAGES[name]
@@ -312,7 +312,7 @@ def test_teaching_pages_save_svg_and_offer_files(tiny_zoo, monkeypatch, tmp_path
 def test_step_through_slider_moves_add_no_widget(tiny_zoo):
     """The step's fragment draws charts with the camera only: a move redraws no popover, and the
     camera names the step's file."""
-    from test_app import page, run
+    from helpers.apptest import page, run
     at = page("app_pages/step_through.py", text="1 2 3 4 5", model="rnnsearch", sections="weights")
     assert popovers(at) == {"step_alignment_export"} and "rnnsearch-step1-weights" in cameras(at)
     at.slider(key="step_i").set_value(2)
@@ -326,7 +326,7 @@ def test_which_model_exercise_files_do_not_tell_the_answer(tiny_zoo, monkeypatch
     from model.zoo import DISPLAY_NAMES
     from teaching.exercises import which_exercise, MECHANISMS
     from ui.examples import EXAMPLES
-    from test_app import page
+    from helpers.apptest import page
     monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", CHROMIUM)
     seed = 5
     ex = which_exercise(seed, list(MECHANISMS), list(EXAMPLES))
@@ -345,7 +345,7 @@ def test_browser_downloads_the_heatmap_as_svg(tiny_zoo, tmp_path):
     """Headless Chromium on a real server: open the heatmap's popover, click SVG, and get a
     file whose <text> elements hold the sentence's pieces (made on the server by Kaleido)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from test_browser import APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT, streamlit_app, wait_for
+    from helpers.browser import APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT, streamlit_app, wait_for
     chromium = find_chromium()
     if not chromium:
         pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")

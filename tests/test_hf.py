@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from hf_tiny import save_marian, train_spm, EN, FR
+from helpers.hf_tiny import save_marian, train_spm, EN, FR
 from model.hf import HFLoadError, load_hf
 from model.search import beam_search, forced, greedy, prepare_source, translate
 from model.evaluate import greedy_batch

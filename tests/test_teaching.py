@@ -7,7 +7,6 @@ the numbers on the page are the model's.
 """
 from __future__ import annotations
 
-import base64
 import html
 import json
 
@@ -23,20 +22,13 @@ from model.align import forced_alignment
 from model.internals import annotation_values, beam_hypotheses, local_p_steps
 from model.search import beam_search, forced, greedy, prepare_source
 from teaching.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
+from helpers.apptest import array
 
 APP = str(ROOT / "navigation.py")
 DIGITS = "1 2 3 4 5"
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def array(value) -> np.ndarray:
-    """A Plotly JSON array: a plain list, or Plotly's typed array {dtype, bdata, shape}."""
-    if isinstance(value, dict) and "bdata" in value:
-        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        return a.reshape([int(n) for n in str(value["shape"]).split(",")]) if "shape" in value else a
-    return np.asarray(value)
-
-
 def chart(at: AppTest, key: str) -> dict:
     """The figure JSON of the Plotly chart with this key."""
     return json.loads(at.get_by_key(key).proto.spec)
@@ -450,7 +442,7 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
     on Step through, ▶ moves the framed row of the drawn heatmap; on Watch attention emerge,
     training runs and the animation appears. Screenshots go to test-output/browser/."""
     from playwright.sync_api import expect
-    from test_browser import OUTPUT, find_chromium, headless_chromium, streamlit_app, wait_for
+    from helpers.browser import OUTPUT, find_chromium, headless_chromium, streamlit_app, wait_for
     chromium = find_chromium(install=False)
     if not chromium:
         pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
