@@ -18,7 +18,7 @@ torch.set_num_threads(1)  # small models: one thread is fastest and leaves a cor
 import streamlit as _st  # noqa: E402
 _st.set_option("client.showErrorDetails", "full")
 
-from model.toy import make_tiny_checkpoint  # noqa: E402
+from model.toy import make_tiny_checkpoint, toy_vocabulary  # noqa: E402
 
 TINY_ZOO = {
     "rnnsearch": ("rnnsearch", "additive"),
@@ -117,3 +117,9 @@ def store(tmp_path, monkeypatch, tiny_zoo):
     s = ClassStore(url, teacher_key=TEACHER_KEY)
     yield s
     s.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def vocab(tmp_path_factory):
+    """The toy task's SentencePiece vocabulary (digits), made once per test file."""
+    return toy_vocabulary(tmp_path_factory.mktemp("vocab"))
