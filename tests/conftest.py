@@ -2,7 +2,9 @@
 it never depends on the shipped ones being present, and the app never sees a fake model."""
 from __future__ import annotations
 
+import gzip
 import os
+import random
 import shutil
 import sys
 from pathlib import Path
@@ -123,3 +125,22 @@ def store(tmp_path, monkeypatch, tiny_zoo):
 def vocab(tmp_path_factory):
     """The toy task's SentencePiece vocabulary (digits), made once per test file."""
     return toy_vocabulary(tmp_path_factory.mktemp("vocab"))
+
+
+@pytest.fixture(scope="module")
+def toy_split(tmp_path_factory) -> Path:
+    """A small en/fr/origin TSV in the real format: digit reversal, two 'corpora', repeated
+    English sides for multi-reference scoring."""
+    rng = random.Random(7)
+    rows = []
+    for k in range(120):
+        digits = [str(rng.randint(0, 9)) for _ in range(rng.randint(2, 12))]
+        rows.append((" ".join(digits), " ".join(digits[::-1]), "toy-a" if k % 2 else "toy-b"))
+    rows.append((rows[0][0], "9 9 9", rows[0][2]))  # a second reference for the first source
+    folder = tmp_path_factory.mktemp("data")
+    for split in ("train", "dev", "test"):
+        with gzip.open(folder / f"{split}.tsv.gz", "wt", encoding="utf-8") as f:
+            f.write("en\tfr\torigin\n")
+            for r in rows:
+                f.write("\t".join(r) + "\n")
+    return folder

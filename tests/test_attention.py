@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.attention import (AdditiveAttention, attend, build_attention, DotAttention, GeneralAttention,
-                             LocalPAttention)
+from model.attention import AdditiveAttention, attend, build_attention, DotAttention, GeneralAttention, LocalPAttention
 from model.model import Seq2Seq
-from model.search import (forced, prepare_source)
+from model.search import forced, prepare_source
 from model.toy import tiny_config, toy_vocabulary
 
 

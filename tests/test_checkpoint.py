@@ -10,7 +10,7 @@ import pytest
 from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from model.config import ModelConfig
 from model.model import Seq2Seq
-from model.search import (greedy_batch)
+from model.search import greedy_batch
 from helpers.models import random_model
 
 

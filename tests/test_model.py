@@ -9,7 +9,7 @@ import torch
 
 from model.data import Batch
 from model.model import build_model
-from model.search import (greedy_batch)
+from model.search import greedy_batch
 from model.toy import tiny_config
 from helpers.models import ALL_KINDS, random_model
 

@@ -9,7 +9,7 @@ import torch
 from model.checkpoint import load_checkpoint
 from model.data import Batch
 from model.model import Seq2Seq
-from model.search import (beam_batch, beam_search, greedy, greedy_batch, prepare_source, translate)
+from model.search import beam_batch, beam_search, greedy, greedy_batch, prepare_source, translate
 from helpers.models import ALL_KINDS, random_model
 
 

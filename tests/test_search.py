@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from model.checkpoint import load_checkpoint
-from model.search import (beam_batch, beam_search, forced, greedy, greedy_batch, InputError,
-                          MAX_SOURCE_TOKENS, prepare_source, translate)
+from model.search import (beam_batch, beam_search, forced, greedy, greedy_batch, InputError, MAX_SOURCE_TOKENS,
+                          prepare_source, translate)
 from helpers.models import ALL_KINDS, random_model
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from model.data import Batch
-from model.search import (beam_search, forced, prepare_source)
+from model.search import beam_search, forced, prepare_source
 from helpers.models import random_model
 
 

@@ -11,8 +11,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from playwright.sync_api import Page, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import Page, sync_playwright, TimeoutError as PlaywrightTimeout
 from server.lecture import free_port  # noqa: E402
 
 
