@@ -3,12 +3,14 @@ it never depends on the shipped ones being present, and the app never sees a fak
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import random
 import shutil
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -21,6 +23,7 @@ import streamlit as _st  # noqa: E402
 _st.set_option("client.showErrorDetails", "full")
 
 from model.toy import make_tiny_checkpoint, toy_vocabulary  # noqa: E402
+from helpers.apptest import toy_test_split  # noqa: E402
 
 TINY_ZOO = {
     "rnnsearch": ("rnnsearch", "additive"),
@@ -144,3 +147,60 @@ def toy_split(tmp_path_factory) -> Path:
             for r in rows:
                 f.write("\t".join(r) + "\n")
     return folder
+
+
+@pytest.fixture(scope="module")
+def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
+    """The tiny zoo evaluated for real (``python -m model.evaluate`` on a toy test split:
+    metrics.json and the BLEU-by-length CSV), plus a training log, and the app pointed at them."""
+    from model.evaluate import main as evaluate_main
+    from ui import zoo as zoo_cache
+    tmp = tmp_path_factory.mktemp("product")
+    data = toy_test_split(tmp / "data")
+    results = tmp / "results"
+    for name in ("rnnsearch", "rnnenc"):
+        for stress in ([], ["--stress"]):
+            assert evaluate_main(["--checkpoint", str(tiny_zoo / name), "--data", str(data / "test.tsv"),
+                                  "--bootstrap", "50", "--no-perplexity", "--write-metrics",
+                                  "--length-csv", str(results / "bleu_by_length.csv"), *stress]) == 0
+    pd.DataFrame({"epoch": [0.5, 1.0, 1.5], "steps": [40, 80, 120], "train_loss": [2.1, 1.4, 0.9],
+                  "dev_loss": [2.0, 1.5, 1.1], "dev_bleu": [3.0, 20.0, 41.5], "tokens_per_second": [900, 950, 940],
+                  "lr": [1e-3] * 3, "minutes": [0.01, 0.02, 0.03]}).to_csv(tiny_zoo / "rnnsearch" / "train_log.csv",
+                                                                         index=False)
+    gold = tmp / "gold"  # a toy gold alignment set, scored for real into rnnsearch's metrics.json
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 2 3 ||| 3 2 1 .\n4 5 ||| 5 4\n", encoding="utf-8")
+    (gold / "enfr.gold").write_text("1-3 2-2 3-1\n1-2 2p1\n", encoding="utf-8")
+    from model.align import main as align_main
+    assert align_main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--write-metrics"]) == 0
+    # local-p's position tracking, measured for real (evaluate --positions), for its Models card
+    assert evaluate_main(["--checkpoint", str(tiny_zoo / "luong-local"), "--data", str(data / "test.tsv"),
+                          "--positions", "--min-pieces", "3", "--write-metrics"]) == 0
+    local = tiny_zoo / "luong-local" / "config.json"  # a warm-started model's card says from what
+    config = json.loads(local.read_text())
+    config["training"]["initialised_from"] = {"checkpoint": "checkpoints/luong-general",
+                                              "fresh": ["decoder.attention.W_p.weight", "decoder.attention.v_p.weight"]}
+    local.write_text(json.dumps(config))
+    dot = tiny_zoo / "luong-dot" / "config.json"  # a fine-tuned model's card lists its training stages
+    config = json.loads(dot.read_text())
+    config["training"]["stages"] = [
+        {"steps": 9143, "total_minutes_run": 277.0, "best_dev_bleu": 26.9, "train": {"lr": 0.001}},
+        {"steps": 2400, "total_minutes_run": 95.04, "best_dev_bleu": 28.1, "train": {"lr": 0.00025, "oversample":
+         {"tatoeba": 3, "newstest2012": 2}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []},
+         "averaged": {"snapshots_at_steps": [1800, 2400], "dev_bleu_by_count": {"2": 28.1}}},
+        {"steps": 3638, "total_minutes_run": 7.0, "best_dev_bleu": 30.7, "train": {"lr": 0.0005, "oversample":
+         {"tatoeba": 3}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []},
+         "machine": "Xeon, 16 cores, 2 torch thread(s), torch 2.11.0+cu130, device cuda:0 (NVIDIA H200), 1 process(es)"}]
+    dot.write_text(json.dumps(config))
+    monkeypatch_module.setenv("ATTN_EXPLORER_RESULTS", str(results))
+    monkeypatch_module.setenv("ATTN_EXPLORER_DATA", str(data))
+    zoo_cache._load_zoo.clear()  # metrics.json is read when the zoo loads
+    from model.zoo import DISPLAY_NAMES
+    yield {"data": data, "results": results / "bleu_by_length.csv", "zoo": tiny_zoo, "display": DISPLAY_NAMES}
+    zoo_cache._load_zoo.clear()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp

@@ -9,7 +9,7 @@ import random
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
+from helpers import ROOT
 
 APP = str(ROOT / "navigation.py")
 TIMEOUT = 60

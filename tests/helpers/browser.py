@@ -11,12 +11,12 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+
 from playwright.sync_api import Page, sync_playwright, TimeoutError as PlaywrightTimeout
-from server.lecture import free_port  # noqa: E402
 
+from server.lecture import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
-
+from helpers import ROOT
 
 OUTPUT = ROOT / "test-output" / "browser"
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from server.lecture import proxy_stats
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import ROOT
+
 SENTENCE = "text=I%20will%20eat.&model=rnnsearch"
 
 
