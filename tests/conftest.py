@@ -24,6 +24,7 @@ _st.set_option("client.showErrorDetails", "full")
 
 from model.toy import make_tiny_checkpoint, toy_vocabulary  # noqa: E402
 from helpers.apptest import toy_test_split  # noqa: E402
+from model.checkpoint import load_checkpoint  # noqa: E402
 
 TINY_ZOO = {
     "rnnsearch": ("rnnsearch", "additive"),
@@ -204,3 +205,9 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
 def monkeypatch_module():
     with pytest.MonkeyPatch.context() as mp:
         yield mp
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_zoo):
+    """name -> (model, vocab) for every tiny checkpoint, loaded as the app loads them (packed for decoding)."""
+    return {name: load_checkpoint(tiny_zoo / name)[:2] for name in TINY_ZOO}

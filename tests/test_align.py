@@ -6,6 +6,10 @@ import json
 import shutil
 
 from helpers.cli import run
+import pytest
+from model.align import forced_alignment
+from model.search import forced, prepare_source
+from helpers.apptest import DIGITS
 
 
 def test_align_on_gold_format(tiny_checkpoint, tmp_path):
@@ -47,3 +51,14 @@ def test_align_refuses_rnnenc(tiny_zoo, tmp_path):
     (gold / "enfr.gold").write_text("1-1\n")
     proc = run("-m", "model.align", "--checkpoint", str(tiny_zoo / "rnnenc"), "--gold", str(gold), check=False)
     assert proc.returncode == 1 and "no attention" in proc.stderr
+
+
+def test_forced_alignment_word_probabilities(tiny):
+    model, vocab = tiny["rnnsearch"]
+    result = forced_alignment(model, vocab, DIGITS.split(), "5 4 3 2 1".split())
+    rec = forced(model, vocab, prepare_source(vocab, DIGITS), vocab.encode("5 4 3 2 1"))
+    assert result.word_logprobs.shape == (5,)
+    assert result.logprob == pytest.approx(rec.score, abs=1e-5)
+    assert result.word_weights.shape == (5, 5)  # the </s> row and column are left out, as in model.align
+    assert (result.word_weights.sum(1) <= 1 + 1e-6).all()
+    assert {k for _, k in result.links} == set(range(5))

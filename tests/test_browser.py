@@ -1,6 +1,6 @@
-"""One real-browser test: headless Chromium loads the running app, a sentence is typed into
-the box, and the test waits for the alignment heatmap and saves a screenshot under
-``test-output/browser/``.
+"""The real browser: headless Chromium loads the running app, a sentence is typed into the box,
+and the test waits for the alignment heatmap and saves a screenshot under
+``test-output/browser/``; and every teaching page is visited and clicked through.
 
 Chromium is Debian's ``chromium`` package (``bash scripts/setup_browser.sh`` installs it;
 the test runs that script itself when the browser is missing), driven by Playwright
@@ -19,12 +19,14 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page, expect
-from helpers.browser import APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT, streamlit_app, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script (see the top), not only under pytest
     sys.path.insert(0, str(ROOT))
+from helpers.browser import (APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT,  # noqa: E402
+                             streamlit_app, wait_for)
 SENTENCE_BOX = 'textarea[aria-label="English sentence"]'
 
 
@@ -96,3 +98,60 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+NO_ERROR = "document.querySelectorAll('[data-testid=\"stException\"]').length === 0"
+PLOTS = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.data && p.querySelector('.main-svg'))"
+
+
+FRAMED_ROW = f"""(() => {{ const p = {PLOTS}.find(p => (p.layout.shapes || []).some(s => s.name === 'highlighted row'));
+  return p ? p.layout.shapes.find(s => s.name === 'highlighted row').y0 : null; }})()"""
+
+
+TRACE = PLOTS + ".some(p => p.data.some(t => t.name === '{}'))"
+
+
+def click(page, label: str) -> None:
+    """Click the visible button whose text ends with ``label`` (an icon's name may come first;
+    Streamlit keeps a hidden copy of a button that has a tooltip). Playwright waits (up to 30 s)
+    until it is drawn, enabled and not covered: a page is drawn progressively, so a figure can be
+    on screen before the buttons above it have their labels."""
+    import re
+    button = page.locator("button").filter(has_text=re.compile(re.escape(label) + r"\s*$"), visible=True)
+    button.click(timeout=30_000)
+
+
+def test_browser_visits_every_teaching_page(tiny_zoo):
+    """Headless Chromium (Playwright) opens each teaching page on the tiny zoo and sees it drawn;
+    on Step through, ▶ moves the framed row of the drawn heatmap; on Watch attention emerge,
+    training runs and the animation appears. Screenshots go to test-output/browser/."""
+    from playwright.sync_api import expect
+    from helpers.browser import OUTPUT, find_chromium, headless_chromium, streamlit_app, wait_for
+    chromium = find_chromium(install=False)
+    if not chromium:
+        pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
+    digits = "text=1+2+3+4+5+6&model=rnnsearch"
+    pages = {  # path -> what shows the page is drawn
+        f"step-through?{digits}": f"{FRAMED_ROW} === -0.5",
+        "worked-example": "document.querySelectorAll('.katex').length > 10",
+        f"beam-tree?{digits}&beam=3": TRACE.format("chosen path"),
+        f"what-if?{digits}": PLOTS + ".some(p => (p.layout.shapes || []).some(s => s.name === 'forced prefix'))",
+        "forced-alignment?text=1+2+3&fr=3+2+1&model=rnnsearch": TRACE.format("link"),
+        "emerge?steps=20": "[...document.querySelectorAll('button')].some(b => b.innerText.includes('Train both'))",
+        "exercises?ex=step&seed=2": "document.querySelectorAll('.katex').length >= 2",
+        "luong-to-transformer?text=1+2+3+4+5+6": PLOTS + ".some(p => (p.layout.shapes || []).some(s => s.name === "
+                                                 "'marked head'))",
+    }
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with streamlit_app(tiny_zoo, OUTPUT / "streamlit-teaching.log") as url, headless_chromium(chromium) as page:
+        for path, drawn in pages.items():
+            page.goto(f"{url}/{path}", wait_until="domcontentloaded", timeout=90_000)
+            wait_for(page, f"({drawn}) && {NO_ERROR}", f"the page {path}", 90)
+            if path.startswith("step-through"):
+                click(page, "▶")
+                wait_for(page, f"{FRAMED_ROW} === 0.5", "the framed row to move down", 30)
+            if path.startswith("emerge"):
+                click(page, "Train both models")
+                wait_for(page, PLOTS + ".some(p => (p.layout.updatemenus || []).length)", "the training animation", 90)
+            expect(page.locator('[data-testid="stException"]'), f"an exception on {path}").to_have_count(0)
+            page.screenshot(path=OUTPUT / f"teaching-{path.split('?')[0]}.png")

@@ -18,7 +18,6 @@ import torch
 
 from conftest import ROOT
 from model.attention import AdditiveAttention, GeneralAttention, LocalPAttention, local_p_forms
-from model.checkpoint import load_checkpoint
 from model.config import ModelConfig
 from model.data import Batch
 from model.internals import local_p_steps, memory_bridge, recomputed_energies
@@ -38,12 +37,6 @@ def says(source: str, *texts: str) -> None:
         content = re.sub(r'"\s*\n\s*(?:[rf]{1,2})?"', "", content)
     for text in texts:
         assert text in content, f"{source} no longer says: {text!r}"
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_zoo):
-    """name -> (model, vocab), loaded as the app loads them (packed for decoding)."""
-    return {name: load_checkpoint(tiny_zoo / name)[:2] for name in (*ATTENDING, "rnnenc")}
 
 
 def record(tiny, name: str, text: str = DIGITS):

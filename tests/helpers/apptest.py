@@ -84,3 +84,39 @@ def toy_test_split(folder, n: int = 60, seed: int = 5):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "test.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     return folder
+
+
+DIGITS = "1 2 3 4 5"
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """The figure JSON of the Plotly chart with this key."""
+    return json.loads(at.get_by_key(key).proto.spec)
+
+
+def shapes(fig: dict, name: str) -> list[dict]:
+    return [s for s in fig["layout"].get("shapes", []) if s.get("name") == name]
+
+
+def open_page(page: str, show: tuple[str, ...] = (), **query) -> AppTest:
+    """The page after its first run; ``show`` names Step through's sections to show, as a
+    student's choice in its picker would (those the model has: a key the picker does not offer
+    is left out)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()  # the default page first: AppTest can only switch pages after a run
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    if show:
+        at = section_picker(at).set_value([key for key in show if section_picker(at).format_func(key)]).run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def section_picker(at: AppTest):
+    """Step through's picker of the sections shown beside the step."""
+    return next(p for p in at.button_group if (p.key or "").startswith("step_show_"))
+
+
+EVERY_SECTION = ("query", "score", "weights", "context", "state", "local_forms", "attentional", "heads", "output")
