@@ -1,4 +1,4 @@
-"""Learning tests: real models trained for seconds on digit reversal learn the task, and
+"""The toy task (model/toy.py): real models trained for seconds on digit reversal learn the task, and
 their attention becomes anti-diagonal (target step i looks at source position S−1−i)."""
 from __future__ import annotations
 
@@ -10,13 +10,8 @@ import torch
 
 from model.data import Batch
 from model.search import forced, PreparedSource
-from model.toy import tiny_config, toy_accuracy, toy_pair, toy_vocabulary, train_toy
+from model.toy import tiny_config, toy_accuracy, toy_pair, train_toy
 from model.vocabulary import PAD_ID
-
-
-@pytest.fixture(scope="module")
-def vocab(tmp_path_factory):
-    return toy_vocabulary(tmp_path_factory.mktemp("vocab"))
 
 
 def token_accuracy(model, vocab, n=200, seed=5) -> float:
