@@ -1,5 +1,6 @@
-"""Shared fixtures. The suite trains its own tiny checkpoints (seconds, on a toy task), so
-it never depends on the shipped ones being present, and the app never sees a fake model."""
+"""Shared fixtures. The suite's tiny checkpoints (trained for seconds on a toy task, kept in
+tests/fixtures/tiny_zoo/) are real checkpoint folders, so it never depends on the shipped ones
+being present, the app never sees a fake model, and every host loads the same weights."""
 from __future__ import annotations
 
 import gzip
@@ -22,29 +23,21 @@ torch.set_num_threads(1)  # small models: one thread is fastest and leaves a cor
 import streamlit as _st  # noqa: E402
 _st.set_option("client.showErrorDetails", "full")
 
-from model.toy import make_tiny_checkpoint, toy_vocabulary  # noqa: E402
+from model.toy import TINY_ZOO, toy_vocabulary  # noqa: E402,F401 - tests/test_attribution.py reads TINY_ZOO here
 from helpers.apptest import toy_test_split  # noqa: E402
 from model.checkpoint import load_checkpoint  # noqa: E402
 
-TINY_ZOO = {
-    "rnnsearch": ("rnnsearch", "additive"),
-    "luong-general": ("luong", "general"),
-    "luong-dot": ("luong", "dot"),
-    "luong-concat": ("luong", "concat"),
-    "luong-local": ("luong", "local-general"),
-    "rnnenc": ("rnnenc", "none"),
-    "transformer": ("transformer", "scaled-dot"),
-}
+TINY_CHECKPOINTS = Path(__file__).resolve().parent / "fixtures" / "tiny_zoo"  # scripts/make_tiny_zoo.py made them
 
 
 @pytest.fixture(scope="session")
 def tiny_zoo(tmp_path_factory) -> Path:
-    """A checkpoints/ folder with every zoo model trained tiny on digit reversal
-    (plus one deliberately broken folder, ``broken``), and the app pointed at it (and at a
-    class store in a temporary folder)."""
+    """A checkpoints/ folder with every zoo model trained tiny on digit reversal, copied from the
+    fixtures every host shares (tests write metrics into it), plus one deliberately broken folder,
+    ``broken``; and the app pointed at it (and at a class store in a temporary folder)."""
     root = tmp_path_factory.mktemp("checkpoints")
-    for name, (decoder, attention) in TINY_ZOO.items():
-        make_tiny_checkpoint(root / name, decoder, attention, steps=120)
+    for name in TINY_ZOO:
+        shutil.copytree(TINY_CHECKPOINTS / name, root / name)
     broken = root / "broken"
     shutil.copytree(root / "rnnsearch", broken)
     (broken / "model.safetensors").write_bytes((broken / "model.safetensors").read_bytes()[:1000])
