@@ -26,12 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script (see the top), not only under pytest
     sys.path.insert(0, str(ROOT))
 from helpers.browser import (APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT,  # noqa: E402
-                             streamlit_app, wait_for)
+                             PAGE_BUDGET, streamlit_app, wait_for)
+
 SENTENCE_BOX = 'textarea[aria-label="English sentence"]'
 
 
 def type_sentence_and_capture(page: Page, url: str, sentence: str, expect_token: str | None, screenshot: Path,
-                              timeout: float = 90) -> list[str]:
+                              timeout: float = PAGE_BUDGET) -> list[str]:
     """Open Translate, replace the sentence, press Ctrl+Enter, wait for a heatmap whose source
     tokens include ``expect_token`` (or, if None, differ from the first heatmap's), then save
     a PNG. Returns the heatmap's source labels."""
@@ -47,7 +48,7 @@ def type_sentence_and_capture(page: Page, url: str, sentence: str, expect_token:
     else:
         ticks = wait_for(page, f"(t => t && JSON.stringify(t) !== JSON.stringify(arg) && t)({HEATMAP_TICKS})",
                          "a heatmap of the new sentence", timeout, arg=first)
-    wait_for(page, APP_IDLE, "the app to finish running", 30)
+    wait_for(page, APP_IDLE, "the app to finish running", PAGE_BUDGET)
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.wait_for_timeout(1000)  # let Plotly finish drawing
     screenshot.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +119,7 @@ def click(page, label: str) -> None:
     on screen before the buttons above it have their labels."""
     import re
     button = page.locator("button").filter(has_text=re.compile(re.escape(label) + r"\s*$"), visible=True)
-    button.click(timeout=30_000)
+    button.click(timeout=PAGE_BUDGET * 1000)
 
 
 def test_browser_visits_every_teaching_page(tiny_zoo):
@@ -145,13 +146,13 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
     OUTPUT.mkdir(parents=True, exist_ok=True)
     with streamlit_app(tiny_zoo, OUTPUT / "streamlit-teaching.log") as url, headless_chromium(chromium) as page:
         for path, drawn in pages.items():
-            page.goto(f"{url}/{path}", wait_until="domcontentloaded", timeout=90_000)
-            wait_for(page, f"({drawn}) && {NO_ERROR}", f"the page {path}", 90)
+            page.goto(f"{url}/{path}", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
+            wait_for(page, f"({drawn}) && {NO_ERROR}", f"the page {path}", PAGE_BUDGET)
             if path.startswith("step-through"):
                 click(page, "▶")
-                wait_for(page, f"{FRAMED_ROW} === 0.5", "the framed row to move down", 30)
+                wait_for(page, f"{FRAMED_ROW} === 0.5", "the framed row to move down", PAGE_BUDGET)
             if path.startswith("emerge"):
                 click(page, "Train both models")
-                wait_for(page, PLOTS + ".some(p => (p.layout.updatemenus || []).length)", "the training animation", 90)
+                wait_for(page, PLOTS + ".some(p => (p.layout.updatemenus || []).length)", "the training animation", PAGE_BUDGET)
             expect(page.locator('[data-testid="stException"]'), f"an exception on {path}").to_have_count(0)
             page.screenshot(path=OUTPUT / f"teaching-{path.split('?')[0]}.png")

@@ -21,6 +21,7 @@ from conftest import ROOT, TEACHER_KEY
 from model.checkpoint import load_checkpoint
 from model.search import greedy, prepare_source
 from helpers.lesson import N, walk_lesson
+from helpers.browser import PAGE_BUDGET
 
 APP = str(ROOT / "navigation.py")
 DIGITS = "1 2 3 4 5"
@@ -234,15 +235,15 @@ def progress_survives_a_new_session(page, url: str) -> None:
     """Stop 2 answered right, then a link without ``done`` (as the teacher's send opens, a new
     session): the browser's cookie brings the stop done back."""
     from helpers.browser import wait_for
-    page.goto(f"{url}/lesson?stop=2&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
+    page.goto(f"{url}/lesson?stop=2&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
     box = page.locator('[class*="st-key-lesson_answer_encoder"] input')
     box.fill(str(len(DIGITS.split()) + 1))
     box.press("Enter")
     page.locator(".st-key-lesson_check_encoder button").click()
-    wait_for(page, "document.body.innerText.includes('Right: your answer')", "the answer checked", 30)
-    wait_for(page, "document.cookie.includes('attn_lesson_done=2')", "the progress cookie", 30)
-    page.goto(f"{url}/lesson?stop=3&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
-    wait_for(page, "document.body.innerText.includes('Stop 3 of 11 · 1 done')", "the progress kept", 30)
+    wait_for(page, "document.body.innerText.includes('Right: your answer')", "the answer checked", PAGE_BUDGET)
+    wait_for(page, "document.cookie.includes('attn_lesson_done=2')", "the progress cookie", PAGE_BUDGET)
+    page.goto(f"{url}/lesson?stop=3&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
+    wait_for(page, "document.body.innerText.includes('Stop 3 of 11 · 1 done')", "the progress kept", PAGE_BUDGET)
 
 
 def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):

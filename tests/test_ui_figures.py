@@ -9,6 +9,7 @@ import pytest
 
 from viz.export import CHROMIUM
 from helpers.export import HAS_BROWSER, svg_texts
+from helpers.browser import PAGE_BUDGET
 
 
 def export_labels(at) -> dict[str, bool]:
@@ -169,9 +170,9 @@ def test_browser_downloads_the_heatmap_as_svg(tiny_zoo, tmp_path):
     if not chromium:
         pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
     with streamlit_app(tiny_zoo, OUTPUT / "streamlit-export.log") as url, headless_chromium(chromium) as page:
-        page.goto(f"{url}/?text=3%201%204%201%205", wait_until="domcontentloaded", timeout=90_000)
+        page.goto(f"{url}/?text=3%201%204%201%205", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
         ticks = wait_for(page, HEATMAP_TICKS, "the heatmap")
-        wait_for(page, APP_IDLE, "the app to finish running", 30)
+        wait_for(page, APP_IDLE, "the app to finish running", PAGE_BUDGET)
         button = page.locator(".st-key-translate_heatmap_svg button")
         for _ in range(18):  # a click during a rerun may be lost on a loaded machine: open it again, if closed
             if button.is_visible():
@@ -182,8 +183,8 @@ def test_browser_downloads_the_heatmap_as_svg(tiny_zoo, tmp_path):
                 button.wait_for(timeout=5_000)
             except PlaywrightTimeout:
                 continue
-        wait_for(page, APP_IDLE, "the popover's rerun to finish", 60)
-        with page.expect_download(timeout=90_000) as download:  # Chromium started on the server, one figure
+        wait_for(page, APP_IDLE, "the popover's rerun to finish", PAGE_BUDGET)
+        with page.expect_download(timeout=PAGE_BUDGET * 1000) as download:  # Chromium started on the server, one figure
             button.click()
         path = tmp_path / download.value.suggested_filename
         download.value.save_as(path)

@@ -1,6 +1,7 @@
 """The guided lesson walked in a real browser (tests/test_lesson.py, bench/lesson_speed.py): what
 a settled stop and the page's layout are, read in the page."""
 from __future__ import annotations
+from helpers.browser import PAGE_BUDGET
 
 N = 11  # the lesson's stops
 # The stop's heading drawn, the app idle, no element left from the stop before (stale), every chart of the
@@ -20,7 +21,7 @@ LAYOUT = """(() => {
 })()"""
 
 
-def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: float = 90) -> list[dict]:
+def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: float = PAGE_BUDGET) -> list[dict]:
     """Open the lesson on ``text`` and press Next (by keyboard: focus, Enter) through every stop.
     Per stop: seconds from the key press until the stop settled, and the page's layout."""
     import time
