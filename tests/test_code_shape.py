@@ -225,3 +225,23 @@ def test_pages_only_wire(page_file):
 def test_viz_knows_no_torch_and_no_streamlit(viz_file):
     imports = _imports(ROOT / "viz" / viz_file)
     assert not imports & {"torch", "streamlit", "model", "app_pages", "ui"}, imports
+
+
+def readme_layout(root: Path = ROOT) -> str:
+    """The code block under README's "How the code is laid out"."""
+    text = (root / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## How the code is laid out"):]
+    return section.split("```")[1]
+
+
+def test_the_readme_layout_names_every_package_and_module():
+    """A newcomer's map: every folder of the repository and every module of the app's packages
+    (bench/ and scripts/ by group) appear in README's layout."""
+    layout = readme_layout()
+    made_here = {"test-output", "runs", "logs"}  # written by tests and training, ignored by git
+    folders = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))} - made_here
+    assert {f for f in folders if f"{f}/" not in layout} == set()
+    modules = {p for package in ("model", "viz", "server", "ui", "teaching") for p in (ROOT / package).glob("*.py")
+               if p.name != "__init__.py"}
+    assert {str(p.relative_to(ROOT)) for p in modules if p.name not in layout} == set()
+    assert all(f"{f}.py" in layout for f in ("app", "navigation"))
