@@ -245,3 +245,8 @@ def test_the_readme_layout_names_every_package_and_module():
                if p.name != "__init__.py"}
     assert {str(p.relative_to(ROOT)) for p in modules if p.name not in layout} == set()
     assert all(f"{f}.py" in layout for f in ("app", "navigation"))
+
+
+def test_viz_names_every_module_it_holds():
+    doc = ast.get_docstring(ast.parse((ROOT / "viz" / "__init__.py").read_text(encoding="utf-8")))
+    assert {p.stem for p in (ROOT / "viz").glob("*.py") if f":mod:`viz.{p.stem}`" not in doc} == {"__init__"}
