@@ -23,7 +23,8 @@ torch.set_num_threads(1)  # small models: one thread is fastest and leaves a cor
 import streamlit as _st  # noqa: E402
 _st.set_option("client.showErrorDetails", "full")
 
-from model.toy import TINY_ZOO, toy_vocabulary  # noqa: E402,F401 - tests/test_attribution.py reads TINY_ZOO here
+from model.toy import TINY_ZOO  # noqa: E402
+from model.vocabulary import Vocabulary  # noqa: E402
 from helpers.apptest import toy_test_split  # noqa: E402
 from model.checkpoint import load_checkpoint  # noqa: E402
 
@@ -118,10 +119,10 @@ def store(tmp_path, monkeypatch, tiny_zoo):
     s.engine.dispose()
 
 
-@pytest.fixture(scope="module")
-def vocab(tmp_path_factory):
-    """The toy task's SentencePiece vocabulary (digits), made once per test file."""
-    return toy_vocabulary(tmp_path_factory.mktemp("vocab"))
+@pytest.fixture(scope="session")
+def vocab():
+    """The toy task's SentencePiece vocabulary (digits): the tiny checkpoints' own, kept with them."""
+    return Vocabulary(TINY_CHECKPOINTS / "rnnsearch" / "spm.model")
 
 
 @pytest.fixture(scope="module")
