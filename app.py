@@ -53,6 +53,10 @@ def limit_malloc_arenas() -> None:
         pass
 
 
+set_up()  # before anything below imports Streamlit, starts a thread or loads torch
+import streamlit as st  # noqa: E402
+
+
 def warm_up() -> None:
     """Load what the first page needs into this process's caches. Failures are only logged:
     the page loads (and reports) the same things itself. The page waits for each stage
@@ -146,11 +150,5 @@ def _middleware():
     return [Middleware(StudentCookie)]
 
 
-def served_app():
-    """The ``st.App`` that ``streamlit run app.py`` serves, made once :func:`set_up` has run."""
-    set_up()
-    import streamlit as st
-    return st.App("navigation.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())
-
-
-app = served_app()
+# `streamlit run app.py` finds the server by reading this file: an `app = st.App(...)` at the top level
+app = st.App("navigation.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())

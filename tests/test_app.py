@@ -58,3 +58,12 @@ def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
         assert zoo_cache.zoo()["rnnsearch"].available and loads == [str(tiny_zoo)]  # a cache hit
     finally:
         zoo_cache._load_zoo.clear()
+
+
+def test_streamlit_run_finds_the_server():
+    """``streamlit run app.py`` serves the st.App only if it finds ``app = st.App(...)`` by reading
+    the file (its AST); otherwise it runs app.py as a page script, and every page is blank."""
+    from pathlib import Path
+    from streamlit.web.server.app_discovery import discover_asgi_app
+    found = discover_asgi_app(Path(__file__).resolve().parent.parent / "app.py")
+    assert found.is_asgi_app and found.app_name == "app"
