@@ -1,5 +1,6 @@
-"""AppTest of Watch attention emerge (app_pages/emerge.py): live training keeps its frames and
-waits its turn in the server's queue."""
+"""Watch attention emerge (app_pages/emerge.py), through AppTest: live training keeps its frames
+and waits its turn in the server's training queue (server/limits.py's TrainingQueue, first come,
+first served)."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,3 +39,18 @@ def test_emerge_waits_its_turn_in_the_servers_queue():
     assert at.button(key="emerge_cancel")  # the waiting visitor could cancel
     assert len(at.session_state["emerge_result"]["runs"]) == 2  # and trained once its turn came
     assert len(training_queue()) == 0
+
+
+def test_training_queue_is_first_come_first_served():
+    from server.limits import TrainingQueue
+    queue = TrainingQueue()
+    a, b, c = queue.join(), queue.join(), queue.join()
+    assert [queue.place(t, 1) for t in (a, b, c)] == [0, 1, 2]
+    assert [queue.place(t, 2) for t in (a, b, c)] == [0, 0, 1]
+    queue.leave(b)  # a visitor cancels: the one behind moves up
+    assert queue.place(c, 1) == 1 and len(queue) == 2
+    queue.leave(a)
+    assert queue.wait(c, 1, timeout=0.01) == 0
+    queue.leave(c)
+    queue.leave(c)  # leaving twice (finished, then the page stopped) is harmless
+    assert len(queue) == 0
