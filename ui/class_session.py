@@ -34,7 +34,6 @@ APPLIED = "class_applied"     # the last [page, params] taken from the teacher
 SENT = "sent"                 # in a link the follow opened: this page is the teacher's last send
 REVEALED = "class_revealed"   # the exercise the teacher revealed
 FOLLOW_EVERY = 1.0            # seconds between two looks at the teacher's state
-KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
 SIGN_IN_TRIES = 5             # wrong teacher keys one session may type…
 SIGN_IN_WINDOW = 60.0         # …within this many seconds, before it waits
