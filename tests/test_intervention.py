@@ -56,8 +56,8 @@ def test_a_set_weight_reaches_the_value_asked_on_the_tiny_marian(marian):
 
 
 def test_raising_a_shipped_transformers_weight_to_0_9_reaches_0_9():
-    """The shipped Transformer (8 heads): each head's α^(k) differs, and the cap the old factor met on
-    a head left the average short (0.25–0.47 for 0.9); the affine lift reaches it on every piece."""
+    """The shipped Transformer: its heads' α^(k) differ, so one factor w / ᾱ capped at 1 on a head
+    would leave the average short (0.25–0.47 asked 0.9); the affine lift reaches it on every piece."""
     from conftest import ROOT
     from model.zoo import load_for_cli
     folder = ROOT / "checkpoints" / "transformer"
