@@ -45,6 +45,7 @@ limit_malloc_arenas()
 import streamlit as st  # noqa: E402
 
 from server.settings import teacher_key_problem  # noqa: E402
+from server.serving import compile_pages_once, stop_config_polling  # noqa: E402
 from server.shared import guard_clear_cache  # noqa: E402
 
 if teacher_key_problem():  # refused at start, with the reason, rather than a class behind a guessable key
@@ -52,6 +53,9 @@ if teacher_key_problem():  # refused at start, with the reason, rather than a cl
 
 # a browser's "clear cache" clears its own session, not every visitor's shared caches
 guard_clear_cache()
+# each page compiled once per process, and no config file polled (server/serving.py)
+compile_pages_once()
+stop_config_polling()
 
 
 def warm_up() -> None:

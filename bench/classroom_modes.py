@@ -186,6 +186,9 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
     the milliseconds from the send until the teacher's page has drawn, showing that sentence at
     that step. Each follower polls as the browser does: its fragment's rerun every interval."""
     page, sentence, model, step = FOLLOWED
+    if n <= 0:  # nobody follows: nothing to time (asyncio.wait refuses an empty set)
+        return {"followers": 0, "follow_p50_ms": None, "follow_p95_ms": None, "follow_max_ms": None,
+                "follow_errors": 0, "follow_error_kinds": []}
     tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
     sent_at: list[float | None] = [None]
     got: dict[int, tuple[float, str | None]] = {}
