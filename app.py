@@ -139,9 +139,10 @@ async def ready(_request):
 
 def _routes():
     from starlette.routing import Route
+    from server.follow import routes as follow_routes  # /_attn/follow: a followed class's changes, pushed
     from server.identity import routes as identity_routes  # the teacher's cookie: /_attn/teacher, /_attn/sign-out
     from server.loading import READY_PATH
-    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes()]
+    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes(), *follow_routes()]
 
 
 def _middleware():

@@ -24,6 +24,7 @@ from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
                                 StoreUnavailable)
 from server.class_store import StoreBusy
+from server.follow import FOLLOW_PATH, follow_board
 from server.limits import client_address, sign_in_attempts
 
 CLASS = "class_code"          # the joined class's code
@@ -33,7 +34,9 @@ SESSION = "class_session"     # this browser session's anonymous id
 APPLIED = "class_applied"     # the last [page, params] taken from the teacher
 SENT = "sent"                 # in a link the follow opened: this page is the teacher's last send
 REVEALED = "class_revealed"   # the exercise the teacher revealed
-FOLLOW_EVERY = 1.0            # seconds between two looks at the teacher's state
+FOLLOW_SAFETY_S = 30.0        # the follow fragment's own timer: the page's listener does the following
+LOOK = "class_follow_look"    # the follow fragment's "Look again" button, which the listener clicks
+OPENED = "class_opened_sent"   # the follow fragment opened the teacher's page: the panel is set as its link sets it
 KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
 SIGN_IN_TRIES = 5             # wrong teacher keys one session may type…
@@ -79,12 +82,15 @@ def joined_class() -> str:
             st.session_state[PANEL] = True  # the panel says which class, and offers to stop following
         if code and st.query_params.get(SENT):  # opened by following: this is the teacher's page already
             try:
-                state = class_store().follow(code)
+                state = follow_board().state(code)
                 if state is not None:
                     st.session_state[APPLIED] = [state.page, state.params]
                     st.session_state[REVEALED] = state.revealed
             except StoreUnavailable:
                 pass
+    if st.session_state.pop(OPENED, False) and st.session_state[CLASS]:  # as a fresh load of the sent link sets it
+        st.session_state[FOLLOW] = st.session_state[PANEL] = True
+        st.session_state["class_code_box"] = st.session_state[CLASS]
     return st.session_state[CLASS]
 
 
@@ -359,32 +365,68 @@ def _teacher_panel(code: str, current: str) -> None:
 
 
 def _follow(pages: dict, code: str, current: str) -> None:
-    """Every FOLLOW_EVERY seconds: one read of the teacher's state. A page the teacher sent is
-    opened as its link (``sent_link``), exactly as if the student had clicked it: a fresh page,
-    every widget as the link sets it (a page switch inside the session would keep the widgets'
-    values in the browser); a reveal reruns the page."""
-    @st.fragment(run_every=FOLLOW_EVERY)
+    """The teacher's state, as this process's follow board holds it (``server/follow.py``: no
+    store read per tab). A page the teacher sent opens inside this browser session
+    (``_open_sent``); a reveal reruns the page. The page's listener (``_listener``) waits on the
+    server for the class's next change and then reruns this fragment by its *Look again* button,
+    so a tab costs nothing while nothing changes; the fragment's own timer (FOLLOW_SAFETY_S) only
+    covers a listener that could not run."""
+    @st.fragment(run_every=FOLLOW_SAFETY_S)
     def follow():
         try:
-            state = class_store().follow(code)
+            state = follow_board().state(code)
         except StoreUnavailable as e:
             st.caption(f"Cannot reach the class ({e}).")
             return
         if state is None or not state.open:
             st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
             return
-        sent = [state.page, state.params]
-        if state.page is not None and st.session_state.get(APPLIED) != sent and state.page in pages:
-            st.session_state[APPLIED] = sent
-            link = sent_link(st.context.url or "", current, state.page, {**state.params, "class": code, SENT: "1"})
-            st.caption("Opening the teacher's page…")
-            st.html(f"<script>window.location.replace({_js_string(link)});</script>", unsafe_allow_javascript=True)
-            return
+        if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] \
+                and state.page in pages:
+            _open_sent(pages[state.page], code, state)
         st.caption(f"Following class **{code}**: the teacher's pages open here.")
+        st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
+                  help="The teacher's page opens by itself; this looks at once.")
+        _listener(code, current, state.version)
         if st.session_state.get(REVEALED) != state.revealed:
             st.session_state[REVEALED] = state.revealed
             st.rerun(scope="app")
     follow()
+
+
+def _open_sent(page, code: str, state) -> None:
+    """Open the teacher's page as its link would, inside this session (no page load: the browser
+    keeps its scripts, the server its session): every widget as the link sets it, because the
+    previous page's values are dropped first (only the class's own ``class_*`` keys stay)."""
+    st.session_state[APPLIED] = [state.page, state.params]
+    for name in [n for n in st.session_state.keys() if not str(n).startswith(KEPT)]:
+        del st.session_state[name]
+    st.session_state[OPENED] = True  # the class panel too is set as the link sets it, on the page's run (joined_class)
+    st.switch_page(page, query_params={**state.params, "class": code, SENT: "1"})
+
+
+def _listener(code: str, current: str, version: int) -> None:
+    """The page's wait for the class's next change: an HTTP request the server answers when the
+    version is no longer ``version`` (``server/follow.py``), then a click on *Look again*. One
+    listener per tab: a newer one (a new version drawn) ends the older."""
+    base = sent_link(st.context.url or "", current, "", {}).split("?")[0].rstrip("/")
+    url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': version})}"
+    st.html(f"""<script>(() => {{
+  const me = {{}}; window.attnFollow = me;
+  const look = () => {{ const b = document.querySelector('.st-key-{LOOK} button'); if (b) b.click(); }};
+  (async () => {{
+    let pause = 1000;
+    while (window.attnFollow === me) {{
+      try {{
+        const r = await fetch({_js_string(url)}, {{credentials: 'same-origin', cache: 'no-store'}});
+        if (window.attnFollow !== me) return;
+        if (r.ok) {{ const s = await r.json(); if (s.version !== {int(version)} || !s.open) {{ look(); return; }}
+                     pause = 1000; continue; }}
+      }} catch (e) {{}}
+      await new Promise(done => setTimeout(done, pause)); pause = Math.min(2 * pause, 15000);
+    }}
+  }})();
+}})();</script>""", unsafe_allow_javascript=True)
 
 
 def sent_link(here: str, current: str, page: str, params: dict) -> str:

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 from classroom_lesson import Lesson, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
 from classroom_servers import Meter, Target, cpu_seconds
-from classroom_tab import Tab
+from classroom_tab import LOOK, Tab
 
 
 class TeacherSends:
@@ -49,28 +49,47 @@ class TeacherSends:
 
 async def follow(tab: Tab, k: int, link: tuple[str, str], teacher: TeacherSends | None,
                  timeout: float) -> tuple[float, str | None, str | None]:
-    """Follow the teacher's k-th send: wait for it, poll the follow fragment as the browser's timer
-    does until it names the sent page, then open that page (a fresh load, as window.location.replace
-    is). Without a teacher (the reference run) the sent page's link is opened at once. The
-    milliseconds are those of opening the page, as for any click."""
+    """Follow the teacher's k-th send: wait for it, then do what the page does until it shows the
+    sent page (``until_sent``). Without a teacher (the reference run) the sent page's link is
+    opened at once, a fresh page load: the page followed inside the session must equal it. The
+    milliseconds are those of the rerun that drew the sent page, as for any click."""
     if teacher is None:
         return await tab.do(("open", *link))
     teacher.arrived[k] += 1
     await teacher.sent[k].wait()
-    deadline = time.perf_counter() + timeout
-    while not tab.link:
-        if tab.timer is None:
-            return 0.0, None, "no follow timer on the page"
-        interval, fragment = tab.timer
-        await asyncio.sleep(interval)
-        await tab.send(fragment_id=fragment)
-        _, error = await asyncio.wait_for(tab.rerun_end(fragment), timeout)
-        if error or time.perf_counter() > deadline:
-            return 0.0, None, error or "the teacher's page never came"
-    path, _, query = tab.link.lstrip("/").partition("?")
-    ms, digest, error = await tab.do(("open", path, query))
+    ms, digest, error = await until_sent(tab, link[0], time.perf_counter() + timeout)
     teacher.from_send_ms.append(1000 * (time.perf_counter() - teacher.sent_at[k]))
     return ms, digest, error
+
+
+async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str | None, str | None]:
+    """What a following browser tab does until it shows ``page`` (its url path): the page's listener
+    holds ``/_attn/follow`` open and, when the class changes, clicks *Look again*, whose rerun opens
+    the sent page inside the session. A server whose page polls instead (a timer, then a full page
+    load of the link it is sent to) is followed that way."""
+    while time.perf_counter() < deadline:
+        left = deadline - time.perf_counter()
+        if tab.listen:
+            answer = await tab.wait_for_change(timeout=left)
+            if answer is None:
+                await asyncio.sleep(1.0)  # as the page's script: a failed request is tried again
+                continue
+            ms, digest, error = await tab.do(("click", LOOK, True))
+            if error or tab.path == page:
+                return ms, digest, error
+        elif tab.timer is not None:
+            interval, fragment = tab.timer
+            await asyncio.sleep(interval)
+            await tab.send(fragment_id=fragment)
+            _, error = await asyncio.wait_for(tab.rerun_end(fragment), left)
+            if error:
+                return 0.0, None, error
+            if tab.link:
+                path, _, query = tab.link.lstrip("/").partition("?")
+                return await tab.do(("open", path, query))
+        else:
+            return 0.0, None, "no follow listener or timer on the page"
+    return 0.0, None, "the teacher's page never came"
 
 
 async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
@@ -196,24 +215,17 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
     async def follow(i: int, tab: Tab) -> None:
         await asyncio.sleep(2.0 * i / n)  # the room opens the link over two seconds
         _, _, error = await tab.do(("open", "exercises", urlencode({"class": code})))
-        if error or tab.timer is None:
-            got[i] = (float("nan"), error or "no follow timer on the page")
+        if error or (tab.listen is None and tab.timer is None):
+            got[i] = (float("nan"), error or "no follow listener or timer on the page")
             return
-        while True:
-            interval, fragment = tab.timer
-            await asyncio.sleep(interval)
-            await tab.send(fragment_id=fragment)
-            _, error = await asyncio.wait_for(tab.rerun_end(fragment), args.timeout)
-            if error:
-                got[i] = (float("nan"), error)
-                return
-            if tab.link and sent_at[0] is not None:  # the follow fragment sends the browser to the teacher's page
-                path, _, query = tab.link.lstrip("/").partition("?")
-                _, _, error = await tab.do(("open", path, query))
-                ms = 1000 * (time.perf_counter() - sent_at[0])
-                shown = sentence.encode() in tab.drawn and f"Step {step} of".encode() in tab.drawn
-                got[i] = (ms, error or (None if shown else "the page is not the teacher's sentence and step"))
-                return
+        while sent_at[0] is None:  # the tab waits: its listener's request is open, answered at the send
+            answer = await tab.wait_for_change(timeout=60.0) if tab.listen else None
+            if sent_at[0] is None:
+                await asyncio.sleep(0.2 if answer is None else 0.0)
+        _, _, error = await until_sent(tab, page, sent_at[0] + 10.0)
+        ms = 1000 * (time.perf_counter() - sent_at[0])
+        shown = sentence.encode() in tab.drawn and f"Step {step} of".encode() in tab.drawn
+        got[i] = (ms, error or (None if shown else "the page is not the teacher's sentence and step"))
 
     tasks = [asyncio.create_task(follow(i, tab)) for i, tab in enumerate(tabs)]
     teacher = Tab(target.base, args.timeout, target.sticky)  # the teacher's screen shows the page before sending it
