@@ -200,10 +200,13 @@ FOLLOWED = ("step-through", SENTENCES[0], "rnnsearch", 3)  # what the teacher se
 
 
 async def follow_the_teacher(target: Target, args, store, key: str, code: str, n: int) -> dict:
-    """``n`` sessions open the class link and follow; the teacher, whose own screen shows the
-    page (so its decoding is in the shared cache, as in a lesson), sends FOLLOWED; per follower,
-    the milliseconds from the send until the teacher's page has drawn, showing that sentence at
-    that step. Each follower polls as the browser does: its fragment's rerun every interval."""
+    """``n`` sessions open the class link and follow; once all of them are in (or after two
+    minutes), the server's CPU over ``--idle`` seconds of nobody clicking is measured
+    (``idle_cpu_pct_of_core``: CPU seconds of every server process per wall second, in % of one
+    core); then the teacher, whose own screen shows the page (so its decoding is in the shared
+    cache, as in a lesson), sends FOLLOWED. Per follower, the milliseconds from the send until
+    the teacher's page has drawn, showing that sentence at that step; each follower does what its
+    page does (``until_sent``)."""
     page, sentence, model, step = FOLLOWED
     if n <= 0:  # nobody follows: nothing to time (asyncio.wait refuses an empty set)
         return {"followers": 0, "follow_p50_ms": None, "follow_p95_ms": None, "follow_max_ms": None,
@@ -211,10 +214,12 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
     tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
     sent_at: list[float | None] = [None]
     got: dict[int, tuple[float, str | None]] = {}
+    ready = asyncio.Semaphore(0)
 
     async def follow(i: int, tab: Tab) -> None:
         await asyncio.sleep(2.0 * i / n)  # the room opens the link over two seconds
         _, _, error = await tab.do(("open", "exercises", urlencode({"class": code})))
+        ready.release()
         if error or (tab.listen is None and tab.timer is None):
             got[i] = (float("nan"), error or "no follow listener or timer on the page")
             return
@@ -229,13 +234,16 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
 
     tasks = [asyncio.create_task(follow(i, tab)) for i, tab in enumerate(tabs)]
     teacher = Tab(target.base, args.timeout, target.sticky)  # the teacher's screen shows the page before sending it
+    idle: dict = {}
     try:
-        await asyncio.sleep(2.0 + 1.0)  # everyone in, and polling
+        await asyncio.wait_for(asyncio.gather(*(ready.acquire() for _ in range(n))), 120.0)
         await teacher.do(("open", page, urlencode({"text": sentence, "model": model, "step": step})))
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(2.0)  # every follower's listener open again
+        if getattr(args, "idle", 0):
+            idle = await idle_cost(target, args.idle)
         sent_at[0] = time.perf_counter()
-        store.send(key, code, page, {"text": sentence, "model": model, "step": str(step)})
-        await asyncio.wait(tasks, timeout=10.0)
+        await asyncio.to_thread(store.send, key, code, page, {"text": sentence, "model": model, "step": str(step)})
+        await asyncio.wait(tasks, timeout=15.0)
     finally:
         for t in tasks:
             t.cancel()
@@ -246,7 +254,18 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
     return {"followers": n, "follow_p50_ms": pct(times, 0.5), "follow_p95_ms": pct(times, 0.95),
             "follow_max_ms": round(max(times), 1) if times else None, "follow_errors": errors,
             "follow_error_kinds": sorted({str(e) for _, e in got.values() if e}) + (
-                [f"{n - len(got)} never saw the teacher's page within 10 s"] if len(got) < n else [])}
+                [f"{n - len(got)} never saw the teacher's page within 15 s"] if len(got) < n else []), **idle}
+
+
+async def idle_cost(target: Target, seconds: float) -> dict:
+    """The server processes' CPU while ``seconds`` pass with nobody clicking (/proc's ticks)."""
+    pids = target.pids()
+    if not pids:
+        return {}
+    before, start = sum(cpu_seconds(p) for p in pids), time.perf_counter()
+    await asyncio.sleep(seconds)
+    cpu, wall = sum(cpu_seconds(p) for p in pids) - before, time.perf_counter() - start
+    return {"idle_s": round(wall, 1), "idle_cpu_s": round(cpu, 2), "idle_cpu_pct_of_core": round(100 * cpu / wall, 1)}
 
 
 def soak(target: Target, args, say) -> dict:
