@@ -7,6 +7,7 @@ Tests drive this file with Streamlit's AppTest.
 import streamlit as st
 
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
+from server.limits import SlowDown  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
@@ -56,4 +57,10 @@ if not models_loaded.is_set() or warm_up.pending:
         loading.empty()
 # the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
 class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, page.url_path)
-page.run()
+try:
+    page.run()
+except SlowDown as e:  # this tab asked for more decodings than its share: what it typed stays in its boxes
+    st.warning(f"Slow down: this tab asked the server for more translations in a few seconds than one tab may. "
+               f"Nothing is lost: what you typed stays here, and the page shows its results on your next change "
+               f"(in about {max(1, round(e.wait_s))} s, or press *Try again*).", icon=":material/hourglass_top:")
+    st.button("Try again", key="slow_down_again", icon=":material/refresh:")
