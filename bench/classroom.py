@@ -72,6 +72,7 @@ import subprocess
 import sys
 import tempfile
 from contextlib import nullcontext
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -117,6 +118,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "no reference run, no lesson")
     p.add_argument("--idle", type=float, default=0.0, metavar="S",
                    help="with the followers in, measure the servers' CPU over S seconds of nobody clicking")
+    p.add_argument("--flood", action="store_true",
+                   help="play the class twice on fresh servers, the second time beside one tab flooding the server "
+                        "(20 reruns/s, new 1,000-character sentences, raw websocket): the students' p95 both times")
     p.add_argument("--json", action="store_true", help="print only the JSON line")
     p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
     args = p.parse_args(argv)
@@ -185,7 +189,32 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
             result.update(asyncio.run(follow_the_teacher(target, args, store, key, code, followers)))
     killed = (measures["killed_replica"] or {}).get("name")
     result.update(summary(out, lessons, ref, say, killed), **measures)
+    if args.flood:
+        result.update(flooded_class(args, lessons, store, key, say, result))
     return result
+
+
+def flooded_class(args, lessons: list[Lesson], store, key: str, say, calm: dict) -> dict:
+    """The same lesson again on a fresh server, in a class of its own (the first run's answers
+    would make these retries), with the teacher's sends, beside the flooding tab: its figures, and
+    the students' p95 against the run without it (no reference: its pages name another class)."""
+    say("the same class beside a flooding tab (20 reruns/s, new 1,000-character sentences)")
+    code = store.open_class(key).code if store else ""
+    lessons = [replace(lesson, class_code=code) if lesson.class_code else lesson for lesson in lessons]
+    args.flooding = True
+    try:
+        with class_target(args) as target:
+            teacher = TeacherSends(store, key, code, len(lessons)) if store else None
+            out, measures = asyncio.run(classroom(lessons, target, args, teacher))
+    finally:
+        args.flooding = False
+    flooded = summary(out, lessons, None, say)
+    answered = sum(1 for row in out if row[2] == "answer" and not row[5])
+    stored = len(store.summary(key, code)) if store else 0
+    return {"flood": {**{k: flooded[k] for k in ("interactions", "p50_ms", "p95_ms", "max_ms", "errors")},
+                      "lost_answers": max(0, answered - stored) if store else None,
+                      **{k: v for k, v in measures.items() if k.startswith("flood_") or k.endswith("_per_click")}},
+            "flood_p95_ratio": round(flooded["p95_ms"] / calm["p95_ms"], 2) if calm.get("p95_ms") else None}
 
 
 def main(argv=None) -> int:

@@ -19,6 +19,7 @@ from classroom_lesson import Lesson, SENDS, SENTENCES, make_lessons, news_senten
 from classroom_report import pct, summary
 from classroom_servers import Meter, Target, cpu_seconds
 from classroom_tab import LOOK, Tab
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 
 class TeacherSends:
@@ -166,6 +167,9 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
         killed["at_s"] = round(time.perf_counter() - wall, 1)
 
     tasks = [asyncio.create_task(sample())] + ([asyncio.create_task(teacher.run())] if teacher else [])
+    flooding, flooded = asyncio.Event(), None
+    if getattr(args, "flooding", False):
+        flooded = asyncio.create_task(flood(target, args, flooding))
     if args.kill_replica_after:
         tasks.append(asyncio.create_task(kill()))
     try:
@@ -174,6 +178,8 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
     finally:
         for task in tasks:
             task.cancel()
+        flooding.set()
+    flood_counts = await flooded if flooded else {}
     meter.sample()
     wall = time.perf_counter() - wall
     measured = bool(target.pids())
@@ -182,7 +188,7 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
            "client_cpu_s": round(time.process_time() - client_cpu, 1),
            "server_cpu_ms_per_click": round(1000 * meter.cpu_s / max(1, clicks), 1) if measured else None,
            "rss_mb": round(meter.peak_kb / 1024, 1) if measured else None}
-    return out, {**cpu, "killed_replica": killed or None}
+    return out, {**cpu, "killed_replica": killed or None, **flood_counts}
 
 
 async def reference(lessons: list[Lesson], target: Target, args, cpu: dict | None = None) -> dict[Lesson, list]:
@@ -304,3 +310,50 @@ def soak(target: Target, args, say) -> dict:
             "rss_last10_minus_min5_10_mb": round(max(late_rss) - max(early_rss), 1) if late_rss and early_rss else None,
             "p95_min2_10_ms": p95_early, "p95_last10_ms": p95_late,
             "p95_drift": round(p95_late / p95_early - 1, 3) if p95_early and p95_late else None}
+
+
+FLOOD_RATE = 20.0  # the flooding tab's reruns a second
+FLOOD_CHARS = 1000  # each with a new sentence this long (the text box's limit)
+
+
+async def flood(target: Target, args, stop: asyncio.Event) -> dict:
+    """One unfriendly tab beside the class: over a raw websocket it asks for FLOOD_RATE reruns a
+    second of the Translate page, each with a new FLOOD_CHARS-character sentence, never waiting for
+    one to finish; it reads what the server sends back and counts the "slow down" messages. Until
+    ``stop`` is set."""
+    from classroom_tab import draw
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    pool, used = news_sentences(args.seed + 7), 0
+    tab = Tab(target.base, args.timeout, target.sticky, load_page=True)
+    _, _, error = await tab.do(("open", "", ""))
+    counts = {"flood_reruns": 0, "flood_slow_down": 0, "flood_finished": 0, "flood_open_error": error}
+
+    async def read():
+        while True:
+            msg = ForwardMsg.FromString(await tab.ws.recv())
+            kind = msg.WhichOneof("type")
+            if kind == "delta":
+                shown: dict = {}
+                draw(msg, shown, {}, {})
+                if any(b"Slow down" in body for body in shown.values()):
+                    counts["flood_slow_down"] += 1
+            elif kind == "script_finished":
+                counts["flood_finished"] += 1
+
+    reader = asyncio.create_task(read())
+    try:
+        while not stop.is_set() and "translate_text" in tab.keys:
+            text = ""
+            while len(text) < FLOOD_CHARS:
+                text, used = text + pool[used % len(pool)] + " ", used + 1
+            state = WidgetState(id=tab.keys["translate_text"], string_value=text[:FLOOD_CHARS])
+            tab.widgets[state.id] = state
+            await tab.send()
+            counts["flood_reruns"] += 1
+            await asyncio.sleep(1.0 / FLOOD_RATE)
+    except Exception as e:  # noqa: BLE001 - the flood's own failure (its socket closed) is reported, not raised
+        counts["flood_error"] = f"{type(e).__name__}: {e}"[:200]
+    finally:
+        reader.cancel()
+        await tab.close()
+    return counts

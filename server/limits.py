@@ -161,13 +161,14 @@ class DecodeRate:
         self._lock = threading.Lock()
         self._buckets: dict[str, tuple[float, float]] = {}  # session -> (tokens, when)
 
-    def take(self, who: str, now: float) -> float:
-        """0 when ``who`` may decode now (one token taken), else the seconds until it may."""
+    def take(self, who: str, now: float, cost: float = 1.0) -> float:
+        """0 when ``who`` may go on now (``cost`` tokens taken), else the seconds until it may."""
+        cost = min(cost, self.burst)
         with self._lock:
             tokens, then = self._buckets.pop(who, (self.burst, now))
             tokens = min(self.burst, tokens + (now - then) * self.rate)
-            wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
-            self._buckets[who] = (tokens - 1 if not wait else tokens, now)  # last in the dict: the most recent
+            wait = 0.0 if tokens >= cost else (cost - tokens) / self.rate
+            self._buckets[who] = (tokens - cost if not wait else tokens, now)  # last in the dict: the most recent
             while len(self._buckets) > self.sessions:
                 del self._buckets[next(iter(self._buckets))]
             return wait
@@ -194,22 +195,65 @@ def superseded(requests) -> bool:
     """Has the tab asked for another rerun (or a stop) since this one started? Streamlit acts on
     it at the page's next element; a decoding that has not started need not wait for that."""
     state = getattr(getattr(requests, "_state", None), "name", "CONTINUE")
-    return state in ("RERUN", "STOP")
+    if state == "RERUN":  # as Streamlit decides: a fragment's rerun waits for the page's run to end
+        data = getattr(requests, "_rerun_data", None)
+        return not (getattr(data, "fragment_id_queue", None) and not getattr(data, "is_fragment_scoped_rerun", False))
+    return state == "STOP"
+
+
+RERUNS_PER_S = 3.0     # a tab's full-page reruns a second, sustained…
+RERUN_BURST = 10.0     # …after a burst of this many (a student's clicks come seconds apart)
+
+
+@per_process
+def rerun_rate() -> DecodeRate:
+    return DecodeRate(RERUNS_PER_S, RERUN_BURST)
+
+
+def rerun_wait() -> float:
+    """Seconds this tab's full-page rerun must wait for its share (0: within it). A tab asking for
+    reruns faster than RERUNS_PER_S (a script on the raw websocket) gets them at that pace: its
+    page first says so, then :func:`pause` waits, and a newer request ends the wait."""
+    who, _ = _session()
+    return rerun_rate().take(who, time.monotonic()) if who else 0.0
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds`` holding nothing (no slot, no GIL); Superseded as soon as the tab asks for a
+    newer rerun (Streamlit then runs that one). Then the tab's share is taken."""
+    who, requests = _session()
+    deadline = time.monotonic() + seconds
+    while True:
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(ABANDON_CHECK_S, left))
+            if requests is not None and superseded(requests):
+                raise Superseded()
+        more = rerun_rate().take(who, time.monotonic()) if who else 0.0
+        if not more:
+            return
+        deadline = time.monotonic() + more
 
 
 @contextmanager
-def decoding_slot():
+def decoding_slot(cost: float = 1.0):
     """Hold one of the server's decoding slots while the model computes: within the session's
-    share (else SlowDown), in turn with the other sessions, abandoned if superseded meanwhile."""
+    share (``cost`` of it; else SlowDown), in turn with the other sessions, abandoned if
+    superseded meanwhile. Yields ``check()``, for the decoder to call between steps: it raises
+    Superseded once the tab has asked for a newer rerun, so the rest of the decoding is not done."""
     who, requests = _session()
     if who:
-        wait = decode_rate().take(who, time.monotonic())
+        wait = decode_rate().take(who, time.monotonic(), cost)
         if wait:
             raise SlowDown(wait)
+    newer = (lambda: superseded(requests)) if requests is not None else None
     slots = _decoding_slots(settings.decoders())
-    slots.acquire(who, (lambda: superseded(requests)) if requests is not None else None)
+    slots.acquire(who, newer)
+
+    def check() -> None:
+        if newer is not None and newer():
+            raise Superseded()
     try:
-        yield
+        yield check
     finally:
         slots.release()
 
