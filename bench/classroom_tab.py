@@ -32,8 +32,7 @@ from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
-LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&v=-?[0-9]+)')  # a follower's wait for the teacher
-LISTENER_VERSION = re.compile(rb'(?<=v=)-?[0-9]+|(?<=version !== )-?[0-9]+')
+LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
 
 
@@ -170,15 +169,15 @@ class Tab:
             self.widgets = {wid: s for wid, s in self.widgets.items() if wid in ids}  # the front end drops stale widgets
         page = hashlib.sha256()
         for path, body in sorted(shown.items()):
-            if LISTENER.search(body):  # the class version a follower's listener waits past is not the page
-                body = LISTENER_VERSION.sub(b"*", body)
+            if LISTENER.search(body):  # a follower's listener (the version it waits past, the address it
+                body = b"follow listener"  # keeps) is the same page, fresh or followed
             page.update(repr(path).encode() + body)
         self.drawn = b"".join(body for _, body in sorted(shown.items()))
         self._shown = shown
         found = FOLLOW_LINK.search(self.drawn)
         self.link = json.loads(found.group(1)) if found else None
         listening = LISTENER.findall(self.drawn)
-        self.listen = listening[-1].decode() if listening else None
+        self.listen = listening[-1].decode().replace("&amp;", "&") if listening else None
         return page.hexdigest()[:16], error
 
     def fetch_cookie(self, path: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from html import escape
 import time
 from urllib.parse import urlencode, urlsplit
 
@@ -36,6 +37,7 @@ SENT = "sent"                 # in a link the follow opened: this page is the te
 REVEALED = "class_revealed"   # the exercise the teacher revealed
 FOLLOW_SAFETY_S = 30.0        # the follow fragment's own timer: the page's listener does the following
 LOOK = "class_follow_look"    # the follow fragment's "Look again" button, which the listener clicks
+PENDING = "class_pending_send"  # the teacher's page, found by the follow fragment, for the page's run to open
 OPENED = "class_opened_sent"   # the follow fragment opened the teacher's page: the panel is set as its link sets it
 KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
@@ -296,6 +298,9 @@ def _refollow() -> None:
 
 def class_sidebar(pages: dict, current: str) -> None:
     """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
+    sent = st.session_state.pop(PENDING, None)
+    if sent is not None and sent.page in pages and st.session_state.get(CLASS) == sent.code:
+        _open_sent(pages[sent.page], sent.code, sent)  # the follow fragment found a page the teacher sent
     code = joined_class()
     st.session_state.setdefault(PANEL, bool(teacher_key()))  # a class link opens it (joined_class)
     # drawn only while open (opening it reruns the page): most visitors never join a class, and
@@ -383,11 +388,15 @@ def _follow(pages: dict, code: str, current: str) -> None:
             return
         if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] \
                 and state.page in pages:
-            _open_sent(pages[state.page], code, state)
+            # opened by the page's own run, not this fragment's: a page switched from a fragment
+            # keeps the old address in the browser's bar (and a reload would show the old page)
+            st.session_state[PENDING] = state
+            st.rerun(scope="app")
         st.caption(f"Following class **{code}**: the teacher's pages open here.")
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
                   help="The teacher's page opens by itself; this looks at once.")
-        _listener(code, current, state.version)
+        shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
+        _listener(code, pages, state.version, (state.page, {**state.params, "class": code, SENT: "1"}) if shown else None)
         if st.session_state.get(REVEALED) != state.revealed:
             st.session_state[REVEALED] = state.revealed
             st.rerun(scope="app")
@@ -405,28 +414,59 @@ def _open_sent(page, code: str, state) -> None:
     st.switch_page(page, query_params={**state.params, "class": code, SENT: "1"})
 
 
-def _listener(code: str, current: str, version: int) -> None:
+def _listener(code: str, pages: dict, version: int, sent: tuple[str, dict] | None) -> None:
     """The page's wait for the class's next change: an HTTP request the server answers when the
-    version is no longer ``version`` (``server/follow.py``), then a click on *Look again*. One
-    listener per tab: a newer one (a new version drawn) ends the older."""
-    base = sent_link(st.context.url or "", current, "", {}).split("?")[0].rstrip("/")
+    version is no longer ``version`` (``server/follow.py``), then a click on *Look again*. The
+    browser runs the script once per page load (Streamlit updates an ``st.html`` element's
+    contents in place, without running its script again), so the script reads what to wait for
+    from the element's ``data-`` attributes, which each rerun updates. With ``sent`` (the
+    teacher's page and its link's parameters, shown now) it also puts that link in the address
+    bar: Streamlit's front end keeps the old address after a page switch the server made, and a
+    reload must show the teacher's page."""
+    base = _base_path(pages)
     url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': version})}"
-    st.html(f"""<script>(() => {{
-  const me = {{}}; window.attnFollow = me;
-  const look = () => {{ const b = document.querySelector('.st-key-{LOOK} button'); if (b) b.click(); }};
+    here = f"{base}/{sent[0]}?{urlencode(sent[1])}" if sent else ""
+    st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(version)}"
+ data-here="{escape(here)}"></div><script>(() => {{
+  if (window.attnFollowing) return;
+  window.attnFollowing = true;
+  const sleep = ms => new Promise(done => setTimeout(done, ms));
+  const data = () => document.getElementById('attn-follow');
   (async () => {{
     let pause = 1000;
-    while (window.attnFollow === me) {{
+    for (;;) {{
+      const d = data();
+      if (!d) {{ await sleep(500); continue; }}
+      const url = d.dataset.url, here = d.dataset.here;
+      if (here && location.pathname + location.search !== here) history.replaceState(history.state, '', here);
       try {{
-        const r = await fetch({_js_string(url)}, {{credentials: 'same-origin', cache: 'no-store'}});
-        if (window.attnFollow !== me) return;
-        if (r.ok) {{ const s = await r.json(); if (s.version !== {int(version)} || !s.open) {{ look(); return; }}
-                     pause = 1000; continue; }}
+        const r = await fetch(url, {{credentials: 'same-origin', cache: 'no-store'}});
+        if (r.ok) {{
+          const s = await r.json();
+          if (s.version !== Number(d.dataset.version) || !s.open) {{
+            const look = document.querySelector('.st-key-{LOOK} button');
+            if (look) look.click();
+            for (let i = 0; i < 200 && data() && data().dataset.url === url; i++) await sleep(50);
+          }}
+          pause = 1000;
+          continue;
+        }}
       }} catch (e) {{}}
-      await new Promise(done => setTimeout(done, pause)); pause = Math.min(2 * pause, 15000);
+      await sleep(pause);
+      pause = Math.min(2 * pause, 15000);
     }}
   }})();
 }})();</script>""", unsafe_allow_javascript=True)
+
+
+def _base_path(pages: dict) -> str:
+    """The app's path in the browser's address ("" at the root; a proxy's prefix otherwise): the
+    address without the page it names, whichever of ``pages`` (url path -> st.Page) that is."""
+    path = urlsplit(st.context.url or "").path.rstrip("/")
+    for url_path in sorted((p for p in pages if p), key=len, reverse=True):
+        if path.endswith("/" + url_path):
+            return path[: -len(url_path) - 1]
+    return path
 
 
 def sent_link(here: str, current: str, page: str, params: dict) -> str:
