@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui.figures import show_figure
 from ui.widgets import plain, sentence_input
-from ui.zoo import checkpoints_root, pick_model, shared_result, target_language, zoo
+from ui.zoo import checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, target_language, zoo
 from ui.teaching import cached_greedy, keep_in_url, source_or_stop
 from model.attribution import attribute_record, BASELINE, BUDGET, IG_STEPS, LABELS, rank_correlation
 from model.intervention import Edit, redecode
@@ -27,7 +27,7 @@ METHOD_HELP = {
 }
 
 
-@shared_result(max_entries=64)
+@shared_result(max_entries=COSTLY_KEPT)
 def _attribution(root: str, model_name: str, text: str, method: str):
     entry = zoo(root)[model_name]
     record = cached_greedy(model_name, text)
@@ -35,7 +35,7 @@ def _attribution(root: str, model_name: str, text: str, method: str):
         return attribute_record(entry.model, entry.vocab, record, method)
 
 
-@shared_result(max_entries=128)
+@shared_result(max_entries=STEPS_KEPT)
 def _redecoded(root: str, model_name: str, text: str, step: int, position: int, weight: float | None):
     entry = zoo(root)[model_name]
     record = cached_greedy(model_name, text)

@@ -222,7 +222,7 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
     teacher.button(key="class_sign_in").click().run()
     assert metric(teacher, "Students who answered") == "3" and metric(teacher, "Right").startswith("2 ")
     z = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"][0]["z"]
-    from test_teaching import array
+    from helpers.apptest import array
     shares = array(z)
     assert shares[0, 0] == 1.0 and shares[3, 4] == pytest.approx(2 / 3) and shares[1, 0] == 0.0
     assert teacher.get_by_key("ex_class_model") is not None
