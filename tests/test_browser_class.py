@@ -6,34 +6,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from helpers.browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, PAGE_BUDGET, streamlit_app, wait_for
-
-KEY = "browser-teachers-key"
-
-
-@pytest.fixture(scope="module")
-def class_server(tiny_zoo, tmp_path_factory):
-    """A real server on a class store of its own (SQLite in a temporary folder), with a known key;
-    yields (url, store, playwright browser)."""
-    from playwright.sync_api import sync_playwright
-    from server.class_store import ClassStore
-    chromium = find_chromium()
-    if not chromium:
-        pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
-    url_db = f"sqlite:///{tmp_path_factory.mktemp('class') / 'classes.sqlite3'}"
-    store = ClassStore(url_db, teacher_key=KEY)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("ATTN_EXPLORER_CLASS_DB", url_db)
-        env.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
-        with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
-            try:
-                yield url, store, browser
-            finally:
-                browser.close()
-                store.engine.dispose()
+from conftest import BROWSER_CLASS_KEY as KEY
+from helpers.browser import APP_IDLE, OUTPUT, PAGE_BUDGET, wait_for
 
 
 def is_teacher(page, code: str, timeout: float = 20) -> bool:
