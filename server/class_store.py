@@ -478,6 +478,11 @@ class ClassStore:
         code = normalise_code(code)
         if not SESSION_ID.fullmatch(session or ""):
             raise AnswerRefused("this browser has no valid student id")
+        known = self._run(lambda conn: conn.execute(sa.select(roster.c.nickname, roster.c.joined_at, roster.c.removed)
+                                                    .where((roster.c.class_code == code)
+                                                           & (roster.c.session == session))).first())
+        if known is not None and not known.removed:  # back (a reload, a followed page): one read, no write
+            return Member(code, known.nickname, known.joined_at, False)
         tag = self._address_tag(address)
 
         def enter(conn):
