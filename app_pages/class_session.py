@@ -212,7 +212,11 @@ def _connection() -> str:
     in the process, out of the reach of a ``clear_cache`` that empties the session's state."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
     ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else session_id()
+    if ctx is None:
+        return session_id()
+    # the session's SessionState (SafeSessionState wraps it anew for every script runner) lives as long as
+    # the connection; with the session id it also tells apart AppTest's sessions, which share one id
+    return f"{ctx.session_id}:{id(getattr(ctx.session_state, '_state', ctx.session_state))}"
 
 
 def _key_checked(typed: str) -> bool | None:
