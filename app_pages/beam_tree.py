@@ -9,6 +9,7 @@ used along that path: the α stored in the tree at each of its steps.
 """
 import streamlit as st
 
+from app_pages.url_state import int_param
 from app_pages.common import chart_with_export, plain, query_param, target_language
 from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, sentence_input, source_or_stop
 from model.internals import beam_hypotheses, beam_path, path_attention
@@ -26,10 +27,7 @@ c_model, c_beam = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("beam_model")
 with c_beam:
-    try:
-        first_k = max(1, min(MAX_BEAM, int(query_param("beam", "3"))))
-    except ValueError:
-        first_k = 3
+    first_k = int_param("beam", 3, 1, MAX_BEAM)
     k = st.slider("Beam size k", 1, MAX_BEAM, first_k, key="beam_k",
                   help="k = 1 is greedy decoding: a tree with a single surviving branch.")
 keep_in_url(name, text, beam=k)

@@ -14,6 +14,7 @@ import streamlit as st
 from app_pages.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
 from app_pages.common import (available_models, cached_translate, chart, chart_with_export, ENGLISH_FRENCH, EXAMPLES,
                               InputError, plain, query_param, set_query_params, usable_models)
+from app_pages.url_state import int_param
 from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
 from model.analysis import merge_to_words
 from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, exercise_id,
@@ -33,10 +34,7 @@ st.caption("Predict first, then see: commit to an answer, check it, and compare 
 first_kind = query_param("ex", "align")
 kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key="ex_kind",
                             default=first_kind if first_kind in KINDS else "align") or "align"
-try:
-    first_seed = max(0, min(9999, int(query_param("seed", "0"))))
-except ValueError:
-    first_seed = 0
+first_seed = int_param("seed", 0, 0, 9999)
 seed = int(st.number_input("Exercise number", 0, 9999, first_seed, key="ex_seed",
                            help="Each number draws another exercise of this kind; the link keeps it."))
 set_query_params(ex=kind, seed=seed)

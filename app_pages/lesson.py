@@ -15,6 +15,7 @@ import streamlit as st
 
 from app_pages.class_session import class_answers, joined_class, record_answer, teacher_key
 from app_pages.common import available_models, chart, plain, query_param, sentence_input, set_query_params, small
+from app_pages.url_state import int_param
 from app_pages.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
                                     TAG)
 from app_pages.teaching_common import source_or_stop
@@ -38,7 +39,7 @@ def number(name: str, default: int) -> int:
 def first_visit() -> None:
     """The stop, the step and the stops done, from the link (a reload keeps them there)."""
     if STOP not in st.session_state:
-        st.session_state[STOP] = min(max(1, number("stop", 1)), N)
+        st.session_state[STOP] = int_param("stop", 1, 1, N)
         st.session_state[STEP] = max(1, number("step", 1))
         done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
