@@ -10,7 +10,7 @@ used along that path: the α stored in the tree at each of its steps.
 import streamlit as st
 
 from app_pages.url_state import int_param
-from app_pages.common import chart_with_export, plain, query_param, target_language
+from app_pages.common import chart_with_export, plain, target_language
 from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, sentence_input, source_or_stop
 from model.internals import beam_hypotheses, beam_path, path_attention
 from model.search import MAX_BEAM
