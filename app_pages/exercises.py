@@ -11,7 +11,8 @@ import math
 
 import streamlit as st
 
-from app_pages.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
+from app_pages.class_session import (class_answers, counts_line, joined_class, record_answer, revealed_to_class,
+                                     teacher_key)
 from app_pages.common import (available_models, cached_translate, chart, chart_with_export, ENGLISH_FRENCH, EXAMPLES,
                               InputError, plain, query_param, set_query_params, usable_models)
 from app_pages.url_state import int_param
@@ -331,6 +332,9 @@ if teacher:
         stored = class_answers()
         if stored is None:
             return
+        line = counts_line(joined_class())  # the roster: joined / answered / counted
+        if line:
+            st.markdown(line)
         summaries = class_summary(stored)
         s = summaries.get(ex_id)
         if s is None:

@@ -46,9 +46,9 @@ def names_param(name: str, known, most: int) -> list[str]:
     given = [n.strip() for n in str(query_param(name) or "")[:4000].split(",") if n.strip()]
     chosen = list(dict.fromkeys(n for n in given if n in known))
     unknown = sum(n not in known for n in given)
-    if unknown or len(chosen) > most:
-        st.warning(f"The link's `{name}` names {len(given)} item(s): "
-                   + (f"{unknown} unknown left out; " if unknown else "")
-                   + (f"at most {most} are shown, the first {most} kept." if len(chosen) > most else "the rest kept."),
-                   icon=":material/link_off:")
+    repeats = len(given) - unknown - len(chosen)
+    left = [f"{unknown} unknown left out"] * bool(unknown) + [f"{repeats} repeated"] * bool(repeats)
+    left += [f"at most {most} are shown, the first {most} kept"] * (len(chosen) > most)
+    if left:
+        st.warning(f"The link's `{name}` names {len(given)} item(s): {'; '.join(left)}.", icon=":material/link_off:")
     return chosen[:most]

@@ -61,6 +61,7 @@ class Tab:
         self.timer: tuple[float, str] | None = None  # (seconds, fragment id) of an st.fragment(run_every=...)
         self.link: str | None = None  # where the page's script sends the browser (following the teacher)
         self.drawn = b""  # the page as last drawn, every element's bytes
+        self.headers: dict[str, str] = {}  # more request headers (a test's X-Forwarded-For, a teacher cookie)
 
     async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
         """Perform one action; (milliseconds, page digest, error or None)."""
@@ -73,8 +74,8 @@ class Tab:
                 await self.close()
                 if self.sticky or self.load_page:  # a browser loads the page first; the answer names the
                     await asyncio.to_thread(self.fetch_cookie, target)  # replica and sets the student cookie
-                jar = "; ".join(c for c in (self.cookie, self.student) if c)
-                headers = {"Cookie": jar} if jar else None
+                jar = "; ".join(c for c in (self.cookie, self.student, self.headers.get("Cookie")) if c)
+                headers = {**self.headers, **({"Cookie": jar} if jar else {})} or None
                 self.ws = await connect(f"ws://{self.host}/_stcore/stream", subprotocols=["streamlit"],
                                         origin=self.base, proxy=None, max_size=None, additional_headers=headers,
                                         ping_interval=None, open_timeout=self.timeout)  # as browsers: deflate, no pings
@@ -173,9 +174,9 @@ class Tab:
     def fetch_cookie(self, path: str) -> None:
         """GET the page's HTML through the proxy, keeping the replica cookie it sets (or the one
         it sets anew when the replica named by the old cookie is gone)."""
-        jar = "; ".join(c for c in (self.cookie, self.student) if c)
-        request = urllib.request.Request(f"{self.base}/{path}", headers={"Accept": "text/html", **({"Cookie": jar}
-                                                                                                    if jar else {})})
+        jar = "; ".join(c for c in (self.cookie, self.student, self.headers.get("Cookie")) if c)
+        request = urllib.request.Request(f"{self.base}/{path}", headers={**self.headers, "Accept": "text/html",
+                                                                         **({"Cookie": jar} if jar else {})})
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(request, timeout=self.timeout) as response:
             for header in response.headers.get_all("Set-Cookie") or []:
