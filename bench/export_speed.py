@@ -5,7 +5,7 @@
 Each export is the server's own path (``viz.export.export_image``: a child process that
 starts Chromium, draws one figure and ends) on the Translate page's heatmap of the landing
 sentence as RNNsearch writes it (18 × 10 pieces), at slide size. ``--figures`` also times
-``python -m viz.figures`` (decoding on the shipped checkpoints, then 21 files in one browser).
+``python -m viz.paper_figures`` (decoding on the shipped checkpoints, then 21 files in one browser).
 Prints one JSON line: median and max seconds per format, and the command's seconds.
 """
 import argparse
@@ -25,7 +25,7 @@ from viz.heatmap import alignment_heatmap  # noqa: E402
 
 def landing_heatmap():
     """The landing sentence's heatmap, from RNNsearch's record (model.figure_records, in a child)."""
-    from viz.figures import SENTENCE
+    from viz.paper_figures import SENTENCE
     done = subprocess.run([sys.executable, "-m", "model.figure_records", f"rnnsearch={SENTENCE}"], cwd=ROOT,
                           capture_output=True, text=True, check=True)
     rec = json.loads(done.stdout)["records"][0]
@@ -35,7 +35,7 @@ def landing_heatmap():
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--figures", action="store_true", help="also time python -m viz.figures")
+    p.add_argument("--figures", action="store_true", help="also time python -m viz.paper_figures")
     args = p.parse_args()
     fig = landing_heatmap()
     out = {"what": "export_speed", "size": "slide", "repeats": args.repeats}
@@ -49,7 +49,7 @@ def main() -> int:
     if args.figures:
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "viz.figures", "--out", f"{folder}/figures"], cwd=ROOT, check=True,
+            subprocess.run([sys.executable, "-m", "viz.paper_figures", "--out", f"{folder}/figures"], cwd=ROOT, check=True,
                            capture_output=True)
             out["figures_command_s"] = round(time.perf_counter() - start, 1)
     print(json.dumps(out))

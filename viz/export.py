@@ -14,7 +14,7 @@ starts Chromium, draws the one figure and ends; one export runs at a time per se
 (:data:`_EXPORT_SLOT`), one more click may wait for it, at most :data:`QUEUE_WAIT` seconds, any
 further click is turned away at once, and a child still running after :data:`EXPORT_TIMEOUT`
 seconds is killed. :func:`render` draws many
-figures in one browser, for ``python -m viz.figures`` and the tests.
+figures in one browser, for ``python -m viz.paper_figures`` and the tests.
 
 (PNG also comes from Plotly's own toolbar; the camera button saves SVG, see :func:`plotly_config`.)
 """

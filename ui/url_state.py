@@ -3,7 +3,7 @@
 Every parameter a page reads is bounded: ``int_param`` and ``names_param`` turn a number out of
 range or a list too long into the default and a clear message, never an error.
 
-Torch-free on purpose: ``explorer.py`` draws the class panel (``class_session``) on the first
+Torch-free on purpose: ``navigation.py`` draws the class panel (``class_session``) on the first
 visit while the server's warm-up thread is still importing torch (``server/loading.py``)."""
 from __future__ import annotations
 

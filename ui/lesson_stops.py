@@ -18,10 +18,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import available_models, chart, DEFAULT_MODEL, EXAMPLES, plain, shared_result
-from app_pages.teaching_common import cached_forced, cached_greedy, cached_values
+from ui.examples import EXAMPLES
+from ui.figures import chart
+from ui.widgets import plain
+from ui.zoo import available_models, DEFAULT_MODEL, shared_result
+from ui.teaching import cached_forced, cached_greedy, cached_values
 from model.analysis import merge_to_words
-from model.multihead import as_query_keys_values
+from teaching.multihead import as_query_keys_values
 from model.search import DecodingRecord
 from server import settings
 from viz.bleu import bleu_by_length_figure
@@ -57,7 +60,7 @@ class Question:
 @dataclass(frozen=True)
 class Link:
     """The page that explores the stop on its own, opened with the same sentence and step."""
-    page: str     # the page's file, as explorer.py names it
+    page: str     # the page's file, as navigation.py names it
     label: str
     params: dict = field(default_factory=dict)
 
@@ -72,7 +75,7 @@ class Stop:
 # -- the sentence, and the records the stops read ----------------------------------------------
 class Lesson:
     """One sentence through the lesson. Every record comes from the app's shared caches
-    (``teaching_common``): per sentence and model, once per process, for every session."""
+    (``ui.teaching``): per sentence and model, once per process, for every session."""
 
     def __init__(self, text: str):
         self.text = text
