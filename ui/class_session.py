@@ -94,7 +94,7 @@ def joined_class() -> str:
     return st.session_state[CLASS]
 
 
-def _enter(code: str) -> bool:
+def _enter(code: str, quiet: bool = True) -> bool:
     """Put this tab's student on the roster of class ``code`` (the store counts them from now on);
     a class that does not take them (locked, removed, too many joins from their network) is left,
     with the reason kept for the Class panel."""
@@ -105,6 +105,8 @@ def _enter(code: str) -> bool:
         st.session_state[CLASS], st.session_state[FOLLOW], st.session_state[PANEL] = "", False, True
         return False
     except StoreUnavailable:
+        if not quiet:
+            raise
         return False  # the answers say so when they are not counted
     st.session_state[MEMBER] = [code, member.nickname]
     st.session_state.pop(REFUSED, None)
@@ -183,11 +185,10 @@ def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
     code = joined_class()
     if not code or teacher_key():  # the teacher's own tries are not the class's
         return
-    if not nickname() and not _enter(code):
-        reason = (st.session_state.get(REFUSED) or [None, "the class store cannot be reached"])[1]
-        st.warning(f"Not counted in the class: {reason}.", icon=":material/block:")
-        return
     try:
+        if not nickname() and not _enter(code, quiet=False):
+            st.warning(f"Not counted in the class: {st.session_state[REFUSED][1]}.", icon=":material/block:")
+            return
         attempt = class_store().submit(code, exercise, session_id(), answer, correct)
         if attempt == 1:
             st.caption(f"Counted in class **{code}** as *{nickname()}*: your first answer is the one the class counts.")
