@@ -24,6 +24,7 @@ from test_shared_state import load_bench, ready
 bench = load_bench()
 TICKET = re.compile(rb'encodeURIComponent\("([A-Z2-9]{6}\.[0-9]+\.ts-[0-9a-f]{32}\.[0-9a-f]{32})"\)')
 TEACHER_VIEW = "the answers, live"  # what only the class's teacher sees on Exercises
+JOINS = 10  # joins per address and minute on the one-process server
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,8 @@ def server(tiny_zoo, tmp_path_factory):
     from server.class_store import ClassStore
     folder = tmp_path_factory.mktemp("session-store")
     env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_CLASS_DB": "",
-           "ATTN_EXPLORER_CLASS_DIR": str(folder), "ATTN_EXPLORER_TEACHER_KEY": "", "ATTN_EXPLORER_PROXIES": ""}
+           "ATTN_EXPLORER_CLASS_DIR": str(folder), "ATTN_EXPLORER_TEACHER_KEY": "", "ATTN_EXPLORER_PROXIES": "",
+           "ATTN_EXPLORER_JOINS_PER_MINUTE": str(JOINS)}
     store = ClassStore(f"sqlite:///{folder / 'classes.sqlite3'}")
     with bench.server(None, env=env) as target:
         yield target.base, store
@@ -191,6 +193,31 @@ def test_wrong_keys_from_the_teachers_address_do_not_keep_the_right_key_out(serv
     assert ready(base) == 1
 
 
+def test_on_one_process_a_local_visitors_x_forwarded_for_is_ignored(server):
+    """No proxy named: a visitor on this machine writing X-Forwarded-For is still 127.0.0.1 (uvicorn
+    would believe it from loopback by default), so the joins-a-minute limit holds."""
+    base, store = server
+    code = store.open_class(store.teacher_key()).code
+
+    async def joins():
+        pages = []
+        for k in range(JOINS + 1):
+            t = tab(base)
+            t.headers = {"X-Forwarded-For": f"198.51.100.{k}", "X-Forwarded-Proto": "https"}
+            _, _, error = await t.do(("open", "exercises", f"ex=step&seed=0&class={code}"))
+            assert error is None, error
+            pages.append(t.drawn.decode("utf-8", "replace"))
+            await t.close()
+        return pages
+    pages = asyncio.run(joins())
+    assert "within the last minute" in pages[-1] and store.class_counts(store.teacher_key(), code).joined == JOINS
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    page = opener.open(urllib.request.Request(base + "/", headers={"Accept": "text/html", "X-Forwarded-Proto": "https"}),
+                       timeout=60)
+    student = next(h for h in page.headers.get_all("Set-Cookie") if h.startswith("attn_student="))
+    assert "Secure" not in student  # nor is a plain http request taken for HTTPS on its word
+
+
 # -- HTTPS through HAProxy ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tls_lecture(tiny_zoo, tmp_path_factory):
@@ -205,7 +232,8 @@ def tls_lecture(tiny_zoo, tmp_path_factory):
     key = "tls-lecture-teacher-key"
     env = {**os.environ, "ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": "",
            "ATTN_EXPLORER_CLASS_DIR": str(folder / "store"), "ATTN_EXPLORER_TEACHER_KEY": key,
-           "ATTN_EXPLORER_JOINS_PER_MINUTE": "5", "ATTN_EXPLORER_PROXIES": ""}  # the lecture sets its own
+           "ATTN_EXPLORER_JOINS_PER_MINUTE": "5"}
+    env.pop("ATTN_EXPLORER_PROXIES", None)  # the lecture names its own HAProxy
     hall = Lecture(replicas=1, port=bench.free_port(), address="127.0.0.1", env=env, tls_cert=cert, tls_key=key_file,
                    say=lambda m: print(m, file=sys.stderr))
     store = ClassStore(f"sqlite:///{folder / 'store' / 'classes.sqlite3'}", teacher_key=key)
