@@ -43,18 +43,6 @@ def limit_malloc_arenas() -> None:
 limit_malloc_arenas()
 
 
-def believe_proxies_only() -> None:
-    """uvicorn, which serves ``st.App``, rewrites a request's client address and scheme from its
-    X-Forwarded-For and X-Forwarded-Proto when it comes from FORWARDED_ALLOW_IPS, by default this
-    machine: any local client could then claim any address. Only the proxies named in
-    ATTN_EXPLORER_PROXIES (``server.settings.proxies``; scripts/serve.py names its HAProxy) are
-    believed, before uvicorn reads its configuration."""
-    from server.settings import proxies
-    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(sorted(proxies()))
-
-
-believe_proxies_only()
-
 import streamlit as st  # noqa: E402
 
 from server.settings import teacher_key_problem  # noqa: E402
@@ -157,7 +145,8 @@ def _routes():
 def _middleware():
     from starlette.middleware import Middleware
     from server.identity import StudentCookie  # one anonymous, signed student id per browser
-    return [Middleware(StudentCookie)]
+    from server.limits import BelieveProxiesOnly  # X-Forwarded-For from ATTN_EXPLORER_PROXIES only
+    return [Middleware(BelieveProxiesOnly), Middleware(StudentCookie)]
 
 
 app = st.App("navigation.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())
