@@ -222,3 +222,31 @@ def test_odd_link_parameters_give_a_message(room, page, query, says):
         return error, text(t)
     error, shown = asyncio.run(visit())
     assert error is None and says in shown, shown[-800:]
+
+
+def test_a_huge_sentence_is_cut_to_the_boxs_length_or_its_connection_closed(room):
+    """A raw client opens Translate with 8 MB of text in its link, then types 2 MB into the box:
+    the page answers both and keeps (in its link) at most the box's 1,000 characters. A 24 MB
+    message is past what the server reads (uvicorn's websocket, 16 MiB): that connection is
+    closed, and the next tab is served."""
+    from urllib.parse import parse_qs, quote
+    from ui.widgets import MAX_INPUT_CHARS
+    base, _ = room
+
+    async def flood():
+        t = tab(base)
+        _, _, opened = await t.do(("open", "", "text=" + quote("word " * (8 * 1024 * 1024 // 5))))
+        said = text(t)
+        kept = [parse_qs(t.query).get("text", [""])[0]]
+        _, _, typed = await t.do(("set", "translate_text", "word " * (2 * 1024 * 1024 // 5)))
+        kept.append(parse_qs(t.query).get("text", [""])[0])
+        _, _, huge = await t.do(("set", "translate_text", "word " * (24 * 1024 * 1024 // 5)))
+        await t.close()
+        after = tab(base)
+        _, _, next_tab = await after.do(("open", "", "text=Where%20is%20it%3F"))
+        await after.close()
+        return opened, typed, huge, next_tab, said, kept
+    opened, typed, huge, next_tab, said, kept = asyncio.run(flood())
+    assert opened is None and typed is None
+    assert all(0 < len(k) <= MAX_INPUT_CHARS == 1000 for k in kept)
+    assert huge.startswith("disconnect") and next_tab is None
