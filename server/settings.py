@@ -1,7 +1,9 @@
 """Every setting the server takes from its environment, in one place.
 
 Each is read when asked, not when this module is imported, so a test (or a teacher
-restarting the server) that sets a variable gets it on the next page run.
+restarting the server) that sets a variable gets it on the next page run. The table below is
+docs/settings.md (``python -m server.settings > docs/settings.md``; tests/test_settings.py
+checks the two agree, and that every variable read here is in it).
 
 ATTN_EXPLORER_CHECKPOINTS     checkpoints/                   the model folders the app loads
 ATTN_EXPLORER_RESULTS         results/                       bleu_by_length.csv, benchmarks.jsonl
@@ -16,14 +18,16 @@ ATTN_EXPLORER_CLASS_DB        (SQLite)  the class store: postgresql://user@host/
 ATTN_EXPLORER_CLASS_DIR       ~/.cache/attention-explorer  the folder of the default SQLite file, classes.sqlite3
 ATTN_EXPLORER_CLASS_HOURS     4       a class refuses answers this many hours after it opens, then is deleted
 ATTN_EXPLORER_TEACHER_KEY     (generated)  the teacher's secret (at least 12 characters); unset: generated once, kept in the store
-ATTN_EXPLORER_JOINS_PER_MINUTE 300  new students one address may add to one class per minute (a class behind one NAT)
-ATTN_EXPLORER_PROXIES         (none)  addresses of the proxies whose X-Forwarded-For is believed (scripts/serve.py: 127.0.0.1)
+ATTN_EXPLORER_JOINS_PER_MINUTE  300  new students one address may add to one class per minute (a class behind one NAT)
+ATTN_EXPLORER_PROXIES         (none)  addresses of the proxies whose X-Forwarded-For is believed (scripts/serve.py sets
+                                      this machine's, 127.0.0.1,::1, for its HAProxy)
 ATTN_EXPLORER_DB_CONNECTIONS  20      PostgreSQL connections one process may open (scripts/serve.py sizes it from the replicas)
 ATTN_EXPLORER_CHROMIUM        /usr/bin/chromium  the headless browser that draws SVG/PDF/PNG exports (viz/export.py)
 """
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,3 +168,30 @@ def proxies() -> frozenset[str]:
     machine). Only a request from one of them has its X-Forwarded-For believed; a visitor's own
     header, from anywhere else (127.0.0.1 too, when no proxy is set), is ignored."""
     return frozenset(a.strip() for a in os.environ.get("ATTN_EXPLORER_PROXIES", "").split(",") if a.strip())
+
+
+def documented() -> list[tuple[str, str, str]]:
+    """This module's table of settings, as (variable, default, what) rows: a row starts with the
+    variable's name, its columns are two or more spaces apart, an indented line continues it."""
+    rows: list[list[str]] = []
+    for line in __doc__.splitlines():
+        if line.startswith("ATTN_EXPLORER_"):
+            rows.append(re.split(r"\s{2,}", line.strip(), maxsplit=2))
+        elif rows and line.startswith(" ") and line.strip():
+            rows[-1][2] += " " + line.strip()
+    return [(name, default, what) for name, default, what in rows]
+
+
+def markdown() -> str:
+    """docs/settings.md: the table of :func:`documented` for a reader."""
+    lines = ["# Settings", "",
+             "Every setting of the server is an environment variable, read in `server/settings.py` when a page",
+             "asks for it (a server restarted with a new value uses it on the next page run). This page is",
+             "made from that module's own table: `python -m server.settings > docs/settings.md`.", "",
+             "| variable | default | what |", "| --- | --- | --- |"]
+    lines += [f"| `{name}` | {default} | {what} |" for name, default, what in documented()]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
