@@ -49,8 +49,9 @@ def text(t) -> str:
 
 async def give_up(t, code: str, seed: int, kind: str = "step") -> str:
     """Open exercise ``kind:seed`` from the class link and press *Show me the solution* (a
-    committed answer: "gave up"); what the page then says."""
-    for action in (("open", "exercises", f"ex={kind}&seed={seed}&class={code}"),  # a link: a fresh page, as a browser
+    committed answer: "gave up"); what the page then says. The link says it is the teacher's
+    page already (``sent=1``), so following the class does not take the tab to the last send."""
+    for action in (("open", "exercises", f"ex={kind}&seed={seed}&class={code}&sent=1"),  # a fresh page, as a browser
                    ("click", f"ex_give_up_{kind}:{seed}", True)):
         _, _, error = await t.do(action)
         assert error is None, (action, error, text(t)[-600:])
