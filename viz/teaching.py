@@ -163,6 +163,33 @@ def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Fi
     return fig
 
 
+def weight_rows(weights: dict[str, np.ndarray], words: list[str], digits: int = 3,
+                label_at: int | None = None) -> go.Figure:
+    """α over the same words under several scores as horizontal grouped bars, read top to
+    bottom: one group per word (its name once, on the left), one bar per score. A phone shows
+    every label, since a long sentence grows the figure down, not across. Each bar of word
+    ``label_at`` (every bar when None) has its weight written beside it to ``digits``
+    decimals: enough to tell apart the weights a question compares."""
+    S = len(words)
+    traces = []
+    for k, (name, w) in enumerate(weights.items()):
+        w = np.asarray(w, dtype=float).reshape(-1)
+        text = [f"{v:.{digits}f}" if label_at is None or j == label_at else "" for j, v in enumerate(w)]
+        traces.append(dict(type="bar", orientation="h", y=list(range(S)), x=w.tolist(), name=escape(name), text=text,
+                           textposition="outside", cliponaxis=False, textfont=dict(size=FONT_SIZE - 4),
+                           marker=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)]), customdata=[escape(x) for x in words],
+                           hovertemplate=f"%{{customdata}}: {escape(name)} α = %{{x:.{digits}f}}<extra></extra>"))
+    n = max(1, len(weights))
+    layout = _small_layout(int(90 + S * (n * 13 + 14)), barmode="group", bargap=0.25,
+                           legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0),
+                           xaxis=dict(range=[0, 1.3], title=dict(text="α_j"), gridcolor="#ddd",
+                                      tickvals=[0, 0.25, 0.5, 0.75, 1]),
+                           yaxis=dict(tickmode="array", tickvals=list(range(S)), ticktext=[escape(x) for x in words],
+                                      autorange="reversed"))
+    layout["margin"]["t"] = 20 + 24 * ((n + 1) // 2)  # the legend, above the bars
+    return figure(traces, layout)
+
+
 # -- beam search --------------------------------------------------------------------------------
 def tree_layout(nodes: Sequence) -> dict[int, tuple[int, float]]:
     """(x, y) of every node: x = its step, y = its rank within that step. Nodes of a step are
