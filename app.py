@@ -2,12 +2,12 @@
 
     streamlit run app.py
 
-This file is the server: an ``st.App`` that serves ``explorer.py`` (the pages) to every
+This file is the server: an ``st.App`` that serves ``navigation.py`` (the pages) to every
 browser session. It exists for one reason, start-up time: when the server starts, a
 background thread imports torch, loads every checkpoint, translates the landing page's
 sentence and draws one figure, while the browser is still fetching Streamlit's front end
-(and, told by ``explorer.py``, Plotly's). The first page then finds the models and its
-translation already in the shared caches (``app_pages/common.py``).
+(and, told by ``navigation.py``, Plotly's). The first page then finds the models and its
+translation already in the shared caches (``ui/zoo.py``).
 """
 from __future__ import annotations
 
@@ -71,10 +71,11 @@ def warm_up() -> None:
         # drawing its loading chart while this thread is half-way through importing pandas
         # would find a partially initialised module ("no attribute 'Series'")
         import pandas  # noqa: F401
-        from viz.figure import placeholder
+        from viz.fast_figure import placeholder
         placeholder("").to_json()  # Plotly's lazy imports
         state.figures_ready.set()
-        from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, cached_translate, zoo
+        from ui.examples import DEFAULT_SENTENCE
+        from ui.zoo import cached_translate, DEFAULT_MODEL, zoo
         models = zoo()
         if DEFAULT_MODEL in models and models[DEFAULT_MODEL].available:
             cached_translate(DEFAULT_MODEL, DEFAULT_SENTENCE, 1)  # the landing page's own translation
@@ -128,8 +129,8 @@ async def ready(_request):
     from starlette.responses import PlainTextResponse
     from server.loading import warm_up as state
     if state.finished.is_set():
-        common = sys.modules.get("app_pages.common")  # how often the zoo was loaded: once, whatever visitors send
-        return PlainTextResponse(f"ready; models loaded {getattr(common, 'zoo_loads', 0)} time(s)")
+        zoo_cache = sys.modules.get("ui.zoo")  # how often the zoo was loaded: once, whatever visitors send
+        return PlainTextResponse(f"ready; models loaded {getattr(zoo_cache, 'zoo_loads', 0)} time(s)")
     return PlainTextResponse("loading the models", status_code=503)
 
 
@@ -146,4 +147,4 @@ def _middleware():
     return [Middleware(StudentCookie)]
 
 
-app = st.App("explorer.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())
+app = st.App("navigation.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())

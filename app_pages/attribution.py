@@ -8,9 +8,10 @@ the whole server; integrated gradients only for sentences short enough to stay w
 import numpy as np
 import streamlit as st
 
-from app_pages.common import plain, shared_result, show_figure, target_language, zoo
-from app_pages.teaching_common import (cached_greedy, checkpoints_root, keep_in_url, pick_model, sentence_input,
-                                       source_or_stop)
+from ui.figures import show_figure
+from ui.widgets import plain, sentence_input
+from ui.zoo import checkpoints_root, pick_model, shared_result, target_language, zoo
+from ui.teaching import cached_greedy, keep_in_url, source_or_stop
 from model.attribution import attribute_record, BASELINE, BUDGET, IG_STEPS, LABELS, rank_correlation
 from model.intervention import Edit, redecode
 from model.search import prepare_source

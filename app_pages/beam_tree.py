@@ -9,8 +9,11 @@ used along that path: the α stored in the tree at each of its steps.
 """
 import streamlit as st
 
-from app_pages.common import chart_with_export, plain, query_param, target_language
-from app_pages.teaching_common import cached_beam, keep_in_url, pick_model, sentence_input, source_or_stop
+from ui.figures import chart_with_export
+from ui.url_state import query_param
+from ui.widgets import plain, sentence_input
+from ui.zoo import pick_model, target_language
+from ui.teaching import cached_beam, keep_in_url, source_or_stop
 from model.internals import beam_hypotheses, beam_path, path_attention
 from model.search import MAX_BEAM
 from viz.teaching import beam_tree, highlighted_heatmap

@@ -13,8 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from server import settings
-from app_pages.class_session import signed_in_teacher
-from app_pages.common import available_models, show_figure, show_unavailable, zoo
+from ui.class_session import signed_in_teacher
+from ui.figures import show_figure
+from ui.zoo import available_models, show_unavailable, zoo
 from model.data import multi_reference, read_split, split_path
 from model.evaluate import evaluate, stress_set
 from viz.bleu import bleu_by_length_figure, bleu_table, describe_finding

@@ -10,8 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from server import settings
-from app_pages.class_session import signed_in_teacher
-from app_pages.common import DEFAULT_MODEL, DEFAULT_SENTENCE, show_figure
+from ui.class_session import signed_in_teacher
+from ui.examples import DEFAULT_SENTENCE
+from ui.figures import show_figure
+from ui.zoo import DEFAULT_MODEL
 from viz.classroom import load_curve_figure
 
 BENCHMARKS = settings.results() / "benchmarks.jsonl"

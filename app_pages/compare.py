@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import (usable_models, cached_translate, decoding_choice, InputError, plain, query_param,
-                              sentence_input, set_query_params, show_figure, target_language, view_choice,
-                              WORD_RULE)
+from model.search import InputError
+from ui.figures import show_figure
+from ui.url_state import query_param, set_query_params
+from ui.widgets import decoding_choice, plain, sentence_input, view_choice, WORD_RULE
+from ui.zoo import cached_translate, target_language, usable_models
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
 from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure

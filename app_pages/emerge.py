@@ -16,7 +16,8 @@ import numpy as np
 import streamlit as st
 
 from server import settings
-from app_pages.common import chart, chart_with_export, query_param, set_query_params
+from ui.figures import chart, chart_with_export
+from ui.url_state import query_param, set_query_params
 from server.limits import training_queue
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy

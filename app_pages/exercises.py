@@ -1,6 +1,6 @@
 """Exercises: predict the attention, then see it.
 
-Three kinds (``model/exercises.py``): predict the alignment of a sentence pair, compute one
+Three kinds (``teaching/exercises.py``): predict the alignment of a sentence pair, compute one
 attention step by hand, and name the mechanism that drew a heatmap. The link holds the kind
 and the seed (``?ex=step&seed=4``), so one shared link gives the whole room the same
 exercise. A student who joined a class (``?class=CODE``) has each answer counted there,
@@ -11,16 +11,21 @@ import math
 
 import streamlit as st
 
-from app_pages.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
-from app_pages.common import (available_models, cached_translate, chart, chart_with_export, ENGLISH_FRENCH, EXAMPLES,
-                              InputError, plain, query_param, set_query_params, usable_models)
-from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
+from ui.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
+from model.search import InputError
+from ui.examples import EXAMPLES
+from ui.figures import chart, chart_with_export
+from ui.url_state import query_param, set_query_params
+from ui.widgets import plain
+from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, usable_models
+from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
 from model.analysis import merge_to_words
-from model.exercises import (alignment_exercise, answer_record, check_step, class_summary, exercise_id,
-                             model_links_against_gold,
-                             gave_up_record, level, step_hints, step_workings,
-                             KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
-                             which_exercise, attention_cues, FAMILIES, FAMILY_OF)
+from server.answers import answer_record, class_summary, gave_up_record
+from teaching.exercises import (alignment_exercise, check_step, exercise_id,
+                                model_links_against_gold,
+                                level, step_hints, step_workings,
+                                KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
+                                which_exercise, attention_cues, FAMILIES, FAMILY_OF)
 from model.zoo import DISPLAY_NAMES
 from server.class_store import AnswerRefused, class_store, NotTeacher, StoreUnavailable
 from viz.heatmap import alignment_heatmap

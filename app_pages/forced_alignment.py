@@ -12,8 +12,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import cached_translate, chart_with_export, ENGLISH_FRENCH, plain, query_param, set_query_params
-from app_pages.teaching_common import cached_forced_alignment, gold_folder, gold_pairs, pick_model
+from ui.figures import chart_with_export
+from ui.url_state import query_param, set_query_params
+from ui.widgets import plain
+from ui.zoo import cached_translate, ENGLISH_FRENCH, pick_model
+from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
 from model.hansards import written_english, written_french
 from model.metrics import alignment_error_rate
 from viz.teaching import alignment_links, link_categories

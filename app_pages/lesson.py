@@ -1,7 +1,7 @@
 """Lesson: one sentence (the student's own, or the landing sentence) from the heatmap to the
 Transformer, stop by stop.
 
-Each stop (``app_pages/lesson_stops.py``) is a card: a short text whose numbers come from the
+Each stop (``ui/lesson_stops.py``) is a card: a short text whose numbers come from the
 model's record, one live view from ``viz/``, one thing to do, one question checked at once,
 two hints and then *show me*, and a link to the page that explores it with the same
 sentence and step. The stop, the sentence, the step and the stops done live in the link
@@ -13,12 +13,15 @@ import hashlib
 
 import streamlit as st
 
-from app_pages.class_session import class_answers, joined_class, record_answer, teacher_key
-from app_pages.common import available_models, chart, plain, query_param, sentence_input, set_query_params, small
-from app_pages.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
+from ui.class_session import class_answers, joined_class, record_answer, teacher_key
+from ui.figures import chart
+from ui.url_state import query_param, set_query_params
+from ui.widgets import plain, sentence_input, small
+from ui.zoo import available_models
+from ui.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
                                     TAG)
-from app_pages.teaching_common import source_or_stop
-from model.exercises import answer_record
+from ui.teaching import source_or_stop
+from server.answers import answer_record
 
 STOP = "lesson_stop"  # the stop shown, 1-based
 DONE = "lesson_done"  # the stops done (answered right, or shown), 1-based
@@ -137,7 +140,7 @@ def ask(k: int, slug: str, q: Question) -> None:
 def class_view(k: int, slug: str) -> None:
     """The teacher's view of the room at this stop, refreshed every 2 s: who answered, who was right
     (each student's first committed answer), and the answers given."""
-    from model.exercises import class_summary
+    from server.answers import class_summary
     from viz.teaching import answer_counts
 
     @st.fragment(run_every=2.0)

@@ -7,7 +7,7 @@
 4. The trained Transformer's real cross-attention for the sentence, every layer × head, with
    the head that agrees most with RNNsearch (Bahdanau) marked; and its encoder self-attention.
 
-The numbers of 1–3 come from ``model/multihead.py`` on the Luong model's decoding record;
+The numbers of 1–3 come from ``teaching/multihead.py`` on the Luong model's decoding record;
 4 from the Transformer's record (``model/transformer.py``). Each section says which model
 it needs and shows a message, not an error, when that model is not loaded.
 """
@@ -15,12 +15,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import chart, chart_with_export, plain, query_param, set_query_params, target_language, usable_models
-from app_pages.teaching_common import (cached_forced, cached_greedy, cached_values, sentence_input, source_or_stop,
-                                       step_in_range)
+from ui.figures import chart, chart_with_export
+from ui.url_state import query_param, set_query_params
+from ui.widgets import plain, sentence_input
+from ui.zoo import target_language, usable_models
+from ui.teaching import cached_forced, cached_greedy, cached_values, source_or_stop, step_in_range
 from model.analysis import merge_to_words
 from model.hf import attention_layer_note
-from model.multihead import as_query_keys_values, head_agreement
+from teaching.multihead import as_query_keys_values, head_agreement
 from viz.heatmap import alignment_heatmap
 from viz.teaching import source_bars, weight_comparison
 from viz.transformer import head_grid, head_rows, self_attention_heatmap

@@ -10,7 +10,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import plain, show_figure, zoo
+from ui.figures import show_figure
+from ui.widgets import plain
+from ui.zoo import zoo
 from model.checkpoint import stage_kind, stage_minutes, TRAIN_LOG, training_minutes
 from model.internals import memory_bridge, MemoryBridge
 from viz.curves import training_curves_figure

@@ -15,10 +15,13 @@ Equation numbers are the ones the docstrings of ``model/decoders.py`` and
 import numpy as np
 import streamlit as st
 
-from app_pages.common import chart, export_popover, plain, query_param, small, target_language
+from ui.figures import chart, export_popover
+from ui.url_state import query_param
+from ui.widgets import plain, sentence_input, small
+from ui.zoo import pick_model, target_language
 from model.analysis import entropy
-from app_pages.teaching_common import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url,
-                                       pick_model, sentence_input, source_or_stop, step_in_range)
+from ui.teaching import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url, source_or_stop,
+                         step_in_range)
 from viz.heatmap import alignment_heatmap
 from viz.teaching import context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars, vector_strip
 from viz.transformer import head_rows

@@ -8,9 +8,12 @@ token y_i (eq. 6). The sentence and every choice live in the URL, so a link such
 import numpy as np
 import streamlit as st
 
-from app_pages.common import (attention_caption, cached_translate, pick_model, decoding_choice, EXAMPLES, InputError,
-                              plain, sentence_input, set_query_params, show_figure, target_language, view_choice,
-                              WORD_RULE)
+from model.search import InputError
+from ui.examples import EXAMPLES
+from ui.figures import show_figure
+from ui.url_state import set_query_params
+from ui.widgets import decoding_choice, plain, sentence_input, view_choice, WORD_RULE
+from ui.zoo import attention_caption, cached_translate, pick_model, target_language
 from model.analysis import merge_to_words, word_groups
 from model.metrics import sentence_chrf
 from viz.export import matrix_csv

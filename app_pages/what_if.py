@@ -9,8 +9,10 @@ changed word changes what the decoder looks at next.
 import numpy as np
 import streamlit as st
 
-from app_pages.common import chart_with_export, plain, target_language
-from app_pages.teaching_common import cached_greedy, keep_in_url, pick_model, sentence_input, source_or_stop
+from ui.figures import chart_with_export
+from ui.widgets import plain, sentence_input
+from ui.zoo import pick_model, target_language
+from ui.teaching import cached_greedy, keep_in_url, source_or_stop
 from viz.teaching import FORCED, FORCED_ROWS, highlighted_heatmap
 
 TYPED = -1  # the "type a word" choice in the alternatives list

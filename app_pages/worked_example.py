@@ -6,14 +6,15 @@ concatenated [s_{i-1} ; h_j] (4 x 8), the weights W (8 x 3) and v (3 x 1), tanh,
 energies, the softmax and the context vector. The student changes the inputs (a random
 seed, or any number in the tables) and every value updates. The dot-product score runs on
 the same inputs, so the difference in parameters and cost is visible. The arithmetic is
-``model/worked_example.py``; this page only lays it out.
+``teaching/worked_example.py``; this page only lays it out.
 """
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import chart_with_export, query_param, set_query_params
-from model.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
+from ui.figures import chart_with_export
+from ui.url_state import query_param, set_query_params
+from teaching.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
                                   SOURCE_WORDS, WorkedInputs)
 from viz.teaching import latex_matrix, shaped, weight_comparison
 

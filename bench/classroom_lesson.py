@@ -44,12 +44,12 @@ SENDS = (("exercises", {"ex": "step", "seed": "4"}), ("worked-example", {}), ("e
 
 def mechanism_choice(seed: int) -> str:
     """The radio's label the lesson picks: Luong global at levels 1–2 (the family), dot at level 3
-    (model/exercises.py FAMILIES, MECHANISMS)."""
+    (teaching/exercises.py FAMILIES, MECHANISMS)."""
     return "dot (Luong)" if seed % 3 == 2 else "Luong global (dot, general or concat)"
 
 
 def sent_link(page: str, params: dict, code: str) -> tuple[str, str]:
-    """The (path, query) a follower opens for a send (app_pages/class_session.py ``sent_link``)."""
+    """The (path, query) a follower opens for a send (ui/class_session.py ``sent_link``)."""
     return page, urlencode({**params, "class": code, "sent": "1"})
 
 

@@ -82,7 +82,7 @@ class Tab:
                 await self.send(page_name=target)  # a first load names its page by URL path
             elif verb == "goto":  # a page link carrying query parameters, as a shared link does
                 self.page, self.query, self.path = self.pages[target], value, target
-                self.widgets = {}  # only widgets outside the page are kept, and explorer.py has none
+                self.widgets = {}  # only widgets outside the page are kept, and navigation.py has none
                 await self.send()
             else:
                 if target not in self.keys:

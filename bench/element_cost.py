@@ -43,7 +43,7 @@ from server.lecture import free_port  # noqa: E402
 PAGE = '''
 import os
 import streamlit as st
-from viz.figure import Figure
+from viz.fast_figure import Figure
 
 KIND, N = os.environ["ELEMENT_KIND"], int(os.environ["ELEMENT_COUNT"])
 TOKENS = [f"piece{j}" for j in range(15)]

@@ -11,7 +11,7 @@ landing sentence as RNNsearch writes it, at slide size. Reported, in seconds:
 - ``{svg,pdf,png}_cold_s``: one export of each with the browser stopped before it (what every
   click would cost with a browser per click).
 
-``--figures`` also times ``python -m viz.figures`` (decoding on the shipped checkpoints, then
+``--figures`` also times ``python -m viz.paper_figures`` (decoding on the shipped checkpoints, then
 21 files in one browser). Prints one JSON line, with the 1-minute load average before and
 after (the machine may be shared) and the commit.
 """
@@ -35,7 +35,7 @@ from viz.heatmap import alignment_heatmap  # noqa: E402
 
 def landing_heatmap():
     """The landing sentence's heatmap, from RNNsearch's record (model.figure_records, in a child)."""
-    from viz.figures import SENTENCE
+    from viz.paper_figures import SENTENCE
     done = subprocess.run([sys.executable, "-m", "model.figure_records", f"rnnsearch={SENTENCE}"], cwd=ROOT,
                           capture_output=True, text=True, check=True)
     rec = json.loads(done.stdout)["records"][0]
@@ -51,7 +51,7 @@ def timed(fig, fmt: str) -> float:
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--figures", action="store_true", help="also time python -m viz.figures")
+    p.add_argument("--figures", action="store_true", help="also time python -m viz.paper_figures")
     p.add_argument("--append", help="also append the JSON line to this file (e.g. results/export_speed.jsonl)")
     args = p.parse_args()
     fig = landing_heatmap()
@@ -67,7 +67,7 @@ def main() -> int:
     if args.figures:
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "viz.figures", "--out", f"{folder}/figures"], cwd=ROOT, check=True,
+            subprocess.run([sys.executable, "-m", "viz.paper_figures", "--out", f"{folder}/figures"], cwd=ROOT, check=True,
                            capture_output=True)
             out["figures_command_s"] = round(time.perf_counter() - start, 1)
     out.update(load_1min_after=os.getloadavg()[0], cores=os.cpu_count(), machine=platform.machine(),

@@ -43,7 +43,7 @@ def summary(times: list[float]) -> dict:
 
 
 def main(argv=None) -> int:
-    from app_pages.common import DEFAULT_SENTENCE
+    from ui.examples import DEFAULT_SENTENCE
     from test_browser import find_chromium, headless_chromium, streamlit_app, wait_for, HEATMAP_TICKS
     from test_lesson import walk_lesson
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

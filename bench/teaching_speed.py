@@ -60,7 +60,7 @@ def summary(times: list[float]) -> dict:
 
 def open_page(page: str, model: str, text: str):
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(str(ROOT / "explorer.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=300)
     at.query_params.update(model=model, text=text)
     at.run()
     at.switch_page(f"app_pages/{page}.py").run()
@@ -114,7 +114,7 @@ def interactions(model: str, repeats: int) -> dict:
 
     # From Luong to the Transformer, when a Transformer is loaded: a new sentence decodes it with
     # three models (Luong dot, the Transformer, RNNsearch forced along its translation)
-    from app_pages.common import available_models
+    from ui.zoo import available_models
     if "transformer" in available_models():
         at = open_page("luong_to_transformer", model, next(sentences))
         out["transformer_new_sentence"] = summary([timed(at.text_area(key="transformer_text").input(next(sentences)))
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     os.environ["ATTN_EXPLORER_CHECKPOINTS"] = str(Path(args.checkpoints).resolve())
     import torch
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "0")) or torch.get_num_threads())
-    from app_pages.common import available_models
+    from ui.zoo import available_models
     models = {n: e for n, e in available_models().items() if e.has_attention}
     if not models:
         print(json.dumps({"error": f"no model with attention in {args.checkpoints}"}))

@@ -1,4 +1,4 @@
-"""Decoding records as plain JSON, for figures drawn elsewhere (``python -m viz.figures``).
+"""Decoding records as plain JSON, for figures drawn elsewhere (``python -m viz.paper_figures``).
 
     python -m model.figure_records --checkpoints checkpoints rnnsearch="Text one." luong-general="Text two." …
 
@@ -7,7 +7,7 @@ loaded once); standard output is one JSON object: ``{"display_names": {...}, "re
 [...]}``, a record per argument in order, being :meth:`DecodingRecord.to_json` (tokens,
 α to 6 decimals, every Transformer head) plus ``model``, ``text`` and the whole-words view
 ``words`` (``{"weights", "source", "target"}``, the rule of ``model.analysis.merge_to_words``;
-absent for RNNenc). ``viz/`` never imports torch: ``viz.figures`` runs this in a child process
+absent for RNNenc). ``viz/`` never imports torch: ``viz.paper_figures`` runs this in a child process
 and reads its output.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def records(checkpoints: Path, jobs: list[tuple[str, str]]) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="Greedy decoding records as JSON, for viz.figures.")
+    p = argparse.ArgumentParser(description="Greedy decoding records as JSON, for viz.paper_figures.")
     p.add_argument("--checkpoints", default="checkpoints", help="the zoo's folder")
     p.add_argument("jobs", nargs="+", metavar="MODEL=TEXT", help="a model folder's name and an English sentence")
     args = p.parse_args(argv)

@@ -23,7 +23,7 @@ What the proxy does, and why (``haproxy_config``):
   marked down by mistake keeps the students it has.
 - ``option redispatch``: a student whose cookie names a dead replica is sent to a live one. The
   front end reconnects by itself and reruns the page from its URL, which carries the sentence
-  and the choices (``app_pages/common.py``), so the page comes back as it was.
+  and the choices (``ui/widgets.py``), so the page comes back as it was.
 - ``timeout tunnel 1h``: an idle websocket (a student reading) stays open for a lecture.
 - HTTPS (``tls``: a PEM holding the certificate and its key): HAProxy terminates TLS on the
   public port, the websockets are ``wss://``, the replicas behind it speak plain HTTP on

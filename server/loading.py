@@ -1,6 +1,6 @@
 """The first visit after a server start, while the models are still loading.
 
-Kept free of torch (and of every module that imports it) on purpose: ``explorer.py``
+Kept free of torch (and of every module that imports it) on purpose: ``navigation.py``
 imports this before any page, so it runs while the server's warm-up thread (``app.py``)
 is still importing torch and loading the checkpoints.
 """
@@ -9,7 +9,7 @@ import threading
 # the server's readiness route (app.py): 200 once the warm-up has finished, 503 before
 READY_PATH = "/_attn/ready"
 
-# set by app_pages.common.zoo() once the shared model cache is filled
+# set by ui.zoo.zoo() once the shared model cache is filled
 models_loaded = threading.Event()
 
 

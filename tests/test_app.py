@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 TIMEOUT = 60
 
 
@@ -55,7 +55,7 @@ def escaped(tokens: list[str]) -> list[str]:
 
 def record_of(model: str, text: str, beam: int = 1):
     """What the model itself says, to compare the page's figures against."""
-    from app_pages.common import cached_translate
+    from ui.zoo import cached_translate
     return cached_translate(model, text, beam)
 
 
@@ -103,7 +103,7 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
     """The tiny zoo evaluated for real (``python -m model.evaluate`` on a toy test split:
     metrics.json and the BLEU-by-length CSV), plus a training log, and the app pointed at them."""
     from model.evaluate import main as evaluate_main
-    from app_pages import common
+    from ui import zoo as zoo_cache
     tmp = tmp_path_factory.mktemp("product")
     data = toy_test_split(tmp / "data")
     results = tmp / "results"
@@ -143,10 +143,10 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
     dot.write_text(json.dumps(config))
     monkeypatch_module.setenv("ATTN_EXPLORER_RESULTS", str(results))
     monkeypatch_module.setenv("ATTN_EXPLORER_DATA", str(data))
-    common._load_zoo.clear()  # metrics.json is read when the zoo loads
+    zoo_cache._load_zoo.clear()  # metrics.json is read when the zoo loads
     from model.zoo import DISPLAY_NAMES
     yield {"data": data, "results": results / "bleu_by_length.csv", "zoo": tiny_zoo, "display": DISPLAY_NAMES}
-    common._load_zoo.clear()
+    zoo_cache._load_zoo.clear()
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +187,7 @@ def test_link_opens_translate_with_heatmap_drawn(product):
 
 
 def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
-    """While the models load, explorer.py shows an empty chart (so the browser starts
+    """While the models load, navigation.py shows an empty chart (so the browser starts
     Plotly early); the finished page holds only its own figures."""
     from server.loading import models_loaded
     models_loaded.clear()
@@ -205,22 +205,23 @@ def test_first_visit_waits_for_the_server_warm_up(product, monkeypatch):
     import threading
     import time
     import app as server
-    from app_pages import common
+    from ui import zoo as zoo_cache
+    from ui.examples import DEFAULT_SENTENCE
     from server.loading import models_loaded, warm_up
-    spans, real = {}, common.translate
+    spans, real = {}, zoo_cache.translate
 
     def traced(model, vocab, text, **kw):
         start = time.monotonic()
-        if text == common.DEFAULT_SENTENCE:
+        if text == DEFAULT_SENTENCE:
             time.sleep(1.0)  # a slow warm-up: the page must not start meanwhile
         record = real(model, vocab, text, **kw)
         spans[text] = (start, time.monotonic())
         return record
 
-    monkeypatch.setattr(common, "translate", traced)
+    monkeypatch.setattr(zoo_cache, "translate", traced)
     monkeypatch.setattr(warm_up, "started", True)
-    common._load_zoo.clear()
-    common._cached_translate.clear()
+    zoo_cache._load_zoo.clear()
+    zoo_cache._cached_translate.clear()
     models_loaded.clear()
     warm_up.figures_ready.clear()
     warm_up.finished.clear()
@@ -230,10 +231,10 @@ def test_first_visit_waits_for_the_server_warm_up(product, monkeypatch):
         at = translate_app("3 1 4")
         thread.join()
         assert [f["data"][0]["type"] for f in figures(at)] == ["heatmap", "bar"]
-        assert spans[common.DEFAULT_SENTENCE][1] <= spans["3 1 4"][0]
+        assert spans[DEFAULT_SENTENCE][1] <= spans["3 1 4"][0]
     finally:
         thread.join()
-        common._cached_translate.clear()
+        zoo_cache._cached_translate.clear()
 
 
 def test_typed_sentence_words_view_and_beam(product):
@@ -284,7 +285,7 @@ def test_example_picker_and_unknown_model_in_link(product):
     shown = record_of(at.selectbox(key="translate_model").value, example)
     assert heatmaps(at)[0]["layout"]["xaxis"]["ticktext"] == escaped(shown.source_tokens)
     # the paper's sentence comes with its published translation and how far ours is from it
-    from app_pages.common import EXAMPLES
+    from ui.examples import EXAMPLES
     from model.metrics import sentence_chrf
     reference = EXAMPLES[example].reference
     assert any(t.startswith("**A human translation**") and "zone économique européenne" in t for t in at.markdown.values)
@@ -297,7 +298,7 @@ def test_example_picker_and_unknown_model_in_link(product):
 
 
 def test_examples_cover_every_domain():
-    from app_pages.common import DEFAULT_SENTENCE, EXAMPLES
+    from ui.examples import DEFAULT_SENTENCE, EXAMPLES
     domains = {e.domain.split(",")[0] for e in EXAMPLES.values()}
     assert {"Everyday", "Image caption", "Parliament", "News"} <= domains
     assert sum(e.domain.startswith("Paper, Fig. 3") for e in EXAMPLES.values()) == 4
@@ -561,13 +562,13 @@ def test_models_page_shows_a_missing_figure_as_a_dash_and_the_data_set_by_name(p
     config = json.loads(saved)
     config["training"]["data"] = "../shared/data/enfr-broad"
     concat.write_text(json.dumps(config))
-    from app_pages import common
-    common._load_zoo.clear()
+    from ui import zoo as zoo_cache
+    zoo_cache._load_zoo.clear()
     try:
         at = page("app_pages/models.py")
     finally:
         concat.write_text(saved)
-        common._load_zoo.clear()
+        zoo_cache._load_zoo.clear()
     overview, shown = at.dataframe[0].value, shown_cells(at.dataframe[0])
     row = list(overview["model"]).index("Luong global, concat")
     assert overview["training data"][row] == "enfr-broad" and overview["training data"][0] == "toy:reverse"
@@ -587,29 +588,29 @@ def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
     """app.py's start-up hook loads the zoo into the cache the pages read, so the first page
     does not load it again."""
     import app as server
-    from app_pages import common
+    from ui import zoo as zoo_cache
     loads = []
-    real_load = common.load_zoo
-    monkeypatch.setattr(common, "load_zoo", lambda root, **kw: loads.append(root) or real_load(root, **kw))
-    common._load_zoo.clear()
+    real_load = zoo_cache.load_zoo
+    monkeypatch.setattr(zoo_cache, "load_zoo", lambda root, **kw: loads.append(root) or real_load(root, **kw))
+    zoo_cache._load_zoo.clear()
     try:
         server.warm_up()
         assert loads == [str(tiny_zoo)]
-        assert common.zoo()["rnnsearch"].available and loads == [str(tiny_zoo)]  # a cache hit
+        assert zoo_cache.zoo()["rnnsearch"].available and loads == [str(tiny_zoo)]  # a cache hit
     finally:
-        common._load_zoo.clear()
+        zoo_cache._load_zoo.clear()
 
 
 def test_the_first_visit_imports_no_torch_before_the_page():
-    """explorer.py runs its own imports (the warm-up state, the class panel) while the server's
+    """navigation.py runs its own imports (the warm-up state, the class panel) while the server's
     warm-up thread is still importing torch (server/loading.py): they must not import it too."""
-    code = ("import sys, streamlit, server.loading, app_pages.class_session; "
+    code = ("import sys, streamlit, server.loading, ui.class_session; "
             "assert 'torch' not in sys.modules, 'the first visit imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
 def test_viz_imports_no_torch():
-    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export, viz.latex, viz.figures; "
+    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export, viz.latex, viz.paper_figures; "
             "assert 'torch' not in sys.modules, 'viz imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
@@ -627,13 +628,14 @@ def _imports(path) -> set[str]:
 
 
 PAGE_FILES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
+UI_FILES = sorted(f"../ui/{p.name}" for p in (ROOT / "ui").glob("*.py") if p.name != "__init__.py")
 VIZ_FILES = sorted(p.name for p in (ROOT / "viz").glob("*.py"))
 SERVER_FILES = sorted(f"../server/{p.name}" for p in (ROOT / "server").glob("*.py") if p.name != "__init__.py")
-SHARED_RESOURCES = {"common.py", "../server/limits.py", "emerge.py",  # the zoo, the server's limits, the toy vocabulary
+SHARED_RESOURCES = {"../ui/zoo.py", "../server/limits.py", "emerge.py",  # the zoo, the server's limits, the toy vocabulary
                     "../server/class_store.py"}  # the class store's engine and connection pool
 
 
-@pytest.mark.parametrize("page_file", PAGE_FILES + SERVER_FILES + ["../explorer.py", "../app.py"])
+@pytest.mark.parametrize("page_file", PAGE_FILES + UI_FILES + SERVER_FILES + ["../navigation.py", "../app.py"])
 def test_pages_only_wire(page_file):
     """Pages wire model/ to viz/: no torch of their own, no process-wide settings, and
     shared resources only where the server owns them."""
@@ -642,18 +644,18 @@ def test_pages_only_wire(page_file):
     assert "torch" not in _imports(path) and "torch." not in source
     assert "set_num_threads" not in source and "os.environ[" not in source and "os.putenv" not in source
     if page_file not in SHARED_RESOURCES:
-        assert "st.cache_resource" not in source, "models are loaded once, in app_pages/common.py"
+        assert "st.cache_resource" not in source, "models are loaded once, in ui/zoo.py"
 
 
 @pytest.mark.parametrize("viz_file", VIZ_FILES)
 def test_viz_knows_no_torch_and_no_streamlit(viz_file):
     imports = _imports(ROOT / "viz" / viz_file)
-    assert not imports & {"torch", "streamlit", "model", "app_pages"}, imports
+    assert not imports & {"torch", "streamlit", "model", "app_pages", "ui"}, imports
 
 
 def test_small_type_only_where_the_brackets_pair_up():
     """Step through's notes quote tokens; one with a lone bracket would end ``:small[…]`` early."""
-    from app_pages.common import plain, small
+    from ui.widgets import plain, small
     assert small("goes to `▁the`: the framed row") == ":small[goes to `▁the`: the framed row]"
     assert small("goes to `[` and `]`") == ":small[goes to `[` and `]`]"
     assert small("goes to `](`: the framed row") == "goes to `](`: the framed row"

@@ -158,7 +158,7 @@ def test_rank_correlation():
 
 def test_the_figures_pass_plotlys_validation_and_show_one_scale():
     from viz.attribution import logprob_change, row_correlations, side_by_side
-    from viz.figure import validated
+    from viz.fast_figure import validated
     source, target = ["▁the", "<b>", "</s>"], ["▁le", "</s>"]
     alpha = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
     fig = validated(side_by_side({"attention α": alpha, "occlusion": alpha[:, ::-1]}, source, target)).to_dict()

@@ -7,9 +7,9 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from app_pages.common import DEFAULT_SENTENCE
+from ui.examples import DEFAULT_SENTENCE
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 
 
 def run(at) -> AppTest:
@@ -32,7 +32,7 @@ def texts(at) -> str:
 
 
 def test_attention_beside_attribution_and_knocking_out_the_most_attended_word(tiny_zoo):
-    from app_pages.common import cached_translate
+    from ui.zoo import cached_translate
     at = page(model="rnnsearch", text=DEFAULT_SENTENCE)
     record = cached_translate("rnnsearch", DEFAULT_SENTENCE, 1)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -61,7 +61,7 @@ def test_integrated_gradients_are_offered_within_the_budget(tiny_zoo):
     at = run(at)
     assert "Integrated gradients' completeness gap" in texts(at)
     from model.attribution import BUDGET
-    from app_pages.common import cached_translate
+    from ui.zoo import cached_translate
     long = " ".join(["7 3 9 1"] * 30)
     record = cached_translate("rnnsearch", long, 1)
     T, S = len(record.target_tokens), len(record.source_tokens)

@@ -10,8 +10,8 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 from classroom_lesson import make_lessons, mechanism_choice, SENDS, SENTENCES  # noqa: E402
 
-from app_pages.class_session import sent_link  # noqa: E402
-from model.exercises import FAMILIES, MECHANISMS, which_exercise  # noqa: E402
+from ui.class_session import sent_link  # noqa: E402
+from teaching.exercises import FAMILIES, MECHANISMS, which_exercise  # noqa: E402
 
 
 def test_a_class_lesson_follows_three_sends_then_reloads_and_answers_again():

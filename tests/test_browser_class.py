@@ -137,7 +137,7 @@ ROW_LABELS = """[...document.querySelectorAll('[data-testid="stWidgetLabel"]')]
 def test_the_alignment_grid_reads_in_order_on_a_phone(class_server):
     """At 390 px wide every French word's row comes in order, top to bottom, each under the one
     before; a click on a cell marks a link, and the check scores it."""
-    from model.exercises import CURATED
+    from teaching.exercises import CURATED
     url, _, browser = class_server
     pair = CURATED[0]  # The European Parliament adopted … / Le Parlement européen a adopté …
     phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)

@@ -168,13 +168,13 @@ def test_luong_scores_the_current_state(tiny):
 
 
 def test_exercise_captions_cite_the_tanh_form_and_the_query_rightly(tiny):
-    """Exercises (model/exercises.py): the tanh form is Bahdanau's appendix A.1.2 (eq. 6 only
+    """Exercises (teaching/exercises.py): the tanh form is Bahdanau's appendix A.1.2 (eq. 6 only
     names a(s_{i−1}, h_j)); every model's row i is the attention used to choose word i, the
     difference being that RNNsearch's query s_{i−1} has not read y_{i−1} while Luong's s_i has
     (s_i is the state after the step that read y_{i−1}, s_{i−1} the one before it); and the
     Transformer scales the dot product, not q_i."""
-    from model.exercises import SCORES, TELLS
-    says("model/exercises.py", "Bahdanau additive (appendix A.1.2)", "eq. 6 only names it a(s_{i−1}, h_j)",
+    from teaching.exercises import SCORES, TELLS
+    says("teaching/exercises.py", "Bahdanau additive (appendix A.1.2)", "eq. 6 only names it a(s_{i−1}, h_j)",
          "Bahdanau's s_{i−1} has not yet read the previous word y_{i−1}, while Luong's s_i has",
          "the dot product q_i·k_j is scaled by 1/√d_k (Vaswani eq. 1)")
     assert "(eq. 6)" not in SCORES["additive"] and "scaled by 1/√d_k, Vaswani" not in TELLS["transformer"]
@@ -368,7 +368,7 @@ def test_worked_example_counts():
     """Worked example ("Additive attention learns 2·4·3 + 3 = 27 numbers"; the toy dot
     product "on its own learns none")."""
     says("app_pages/worked_example.py", "learns 2·4·3 + 3 = 27 numbers", "the dot product on its own learns none")
-    from model.worked_example import cost
+    from teaching.worked_example import cost
     additive, dot = cost()
     assert additive["parameters"] == 27 and dot["parameters"] == 0
 
@@ -377,7 +377,7 @@ def test_multihead_energies_add_up_to_luongs():
     """From Luong to the Transformer ("the heads' energies (times $\\sqrt{d_k}$) add up to
     Luong's exactly"), multihead.py."""
     says("app_pages/luong_to_transformer.py", "energies (times $\\\\sqrt{{d_k}}$) add up")
-    from model.multihead import as_query_keys_values
+    from teaching.multihead import as_query_keys_values
     rng = np.random.default_rng(0)
     step = as_query_keys_values(rng.normal(size=16), rng.normal(size=(5, 16)), heads=4)
     assert np.allclose(step.head_energies.sum(0) * np.sqrt(step.d_k), step.energies)

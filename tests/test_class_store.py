@@ -52,7 +52,7 @@ def at_once(n: int, student, timeout: float) -> None:
 def test_thirty_threads_of_ten_answers_lose_nothing(store_url):
     """30 students answer 10 exercises each, all at once, through two stores on one database
     (two server processes): 300 rows, and the teacher's summary counts exactly 300."""
-    from model.exercises import class_summary
+    from server.answers import class_summary
     stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
     code = stores[0].open_class(KEY).code
     errors = []

@@ -1,6 +1,7 @@
 """The code's shape: no function longer than a screen in the app's packages, no import circle
-in ``model/``, and docs a reader can keep true (each at most 15 KB). Each reads the files
-(the source with ``ast``); nothing is imported or run."""
+anywhere in them (subpackages included), and the floors of the house: no package imports one
+above it, ``app_pages/`` holds pages only. Each reads the source with ``ast``; nothing is
+imported or run."""
 from __future__ import annotations
 
 import ast
@@ -9,9 +10,33 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("model", "viz", "app_pages", "server", "bench")
+PACKAGES = ("model", "viz", "teaching", "server", "ui", "app_pages", "bench")
 MAX_LINES = 80  # a function from its ``def`` to its last line (decorators and docstring included)
-MAX_DOC_BYTES = 15_000  # a doc is a reference of the present; the history is data in results/
+# The floors of the house: each package may import only its own modules and those named here.
+# model/ (the encoder–decoder), viz/ (figures from plain data) and server/ (settings, limits,
+# the class store) stand alone; teaching/ (numpy-only content) may use model/'s torch-free
+# metrics; ui/ (Streamlit parts the pages share) wires them; app_pages/ wires ui/ and the
+# rest, and nothing imports a page. The top files (app.py, navigation.py) are above them all.
+MAY_IMPORT = {
+    "model": set(),
+    "viz": set(),
+    "server": set(),
+    "teaching": {"model"},
+    "ui": {"model", "viz", "server", "teaching"},
+    "app_pages": {"model", "viz", "server", "teaching", "ui"},
+    "bench": {"model", "viz", "server", "teaching", "ui"},
+    "scripts": {"model", "viz", "server", "teaching", "ui"},
+}
+FIRST_PARTY = (*MAY_IMPORT, "app", "navigation", "tests")
+# third-party packages a floor must not import: model/ knows no UI, viz/ no torch, teaching/ is numpy
+NEVER_IMPORTS = {
+    "model": {"streamlit", "plotly"},
+    "viz": {"torch", "streamlit"},
+    "teaching": {"torch", "streamlit", "plotly"},
+    "server": {"torch", "plotly"},
+    "ui": {"torch"},
+    "app_pages": {"torch"},
+}
 
 
 def _sources(*packages: str) -> list[Path]:
@@ -30,26 +55,39 @@ def long_functions(paths: list[Path], limit: int = MAX_LINES, root: Path = ROOT)
     return found
 
 
-def import_graph(package: str, root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the modules of the same package it imports, at the top or inside a function."""
-    names = {p.stem for p in (root / package).glob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for path in (root / package).glob("*.py"):
-        edges = graph.setdefault(path.stem, set())
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.ImportFrom):
-                if node.level == 1 and node.module:  # from .checkpoint import ...
-                    edges.add(node.module.split(".")[0])
-                elif node.level == 1:  # from . import hf
-                    edges.update(a.name for a in node.names)
-                elif node.level == 0 and node.module and node.module.split(".")[0] == package:
-                    parts = node.module.split(".")
-                    edges.update([parts[1]] if len(parts) > 1 else [a.name for a in node.names])
-            elif isinstance(node, ast.Import):
-                edges.update(a.name.split(".")[1] for a in node.names
-                             if a.name.startswith(package + ".") and len(a.name.split(".")) > 1)
-        edges &= names
-        edges.discard(path.stem)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """``ui/zoo.py`` -> ``ui.zoo``; a package's ``__init__.py`` is the package itself."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_names(path: Path, root: Path = ROOT) -> set[str]:
+    """Every dotted name ``path`` imports, at the top or inside a function; a relative import is
+    made absolute, and ``from a import b`` gives both ``a`` and ``a.b`` (``b`` may be a module)."""
+    here = module_name(path, root).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            found.add(module)
+            found.update(f"{module}.{a.name}" for a in node.names)
+    return found
+
+
+def import_graph(packages: tuple[str, ...], root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` (subpackages included) it imports, at the top or
+    inside a function, as dotted names (``ui.zoo`` -> ``model.search``, …)."""
+    paths = [p for package in packages for p in sorted((root / package).rglob("*.py"))]
+    modules = {module_name(p, root) for p in paths}
+    graph = {}
+    for path in paths:
+        name = module_name(path, root)
+        graph[name] = {m for m in imported_names(path, root) if m in modules and m != name
+                       and not name.startswith(m + ".")}  # a package's own __init__ is not an edge back
     return graph
 
 
@@ -84,17 +122,45 @@ def test_the_line_count_finds_a_long_function_and_a_long_method(tmp_path):
     assert long_functions([tmp_path / "long.py"], root=tmp_path) == [f"long.py:{MAX_LINES + 4} m ({MAX_LINES + 1} lines)"]
 
 
-def test_no_module_in_model_imports_one_that_imports_it_back():
-    graph = import_graph("model")
-    assert "checkpoint" in graph["hf"] and "hf" in graph["zoo"]  # the graph sees imports, lazy ones too
+def test_no_import_circle_anywhere():
+    graph = import_graph(tuple(MAY_IMPORT))
+    assert "model.checkpoint" in graph["model.hf"] and "model.hf" in graph["model.zoo"]  # lazy imports seen
+    assert "ui.zoo" in graph["app_pages.translate"] and "model.metrics" in graph["teaching.exercises"]
     assert cycles(graph) == []
 
 
-@pytest.mark.parametrize("package", ["viz", "app_pages", "server"])
-def test_no_import_circle_in_the_other_packages(package):
-    graph = import_graph(package)
-    assert any(graph.values())  # the package's own imports are seen
-    assert cycles(graph) == []
+def _first_party_imports(package: str) -> dict[str, set[str]]:
+    """Module of ``package`` -> the top-level packages it imports (first-party or not)."""
+    return {module_name(p): {name.split(".")[0] for name in imported_names(p)}
+            for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+@pytest.mark.parametrize("package", list(MAY_IMPORT))
+def test_no_package_imports_one_on_a_higher_floor(package):
+    imports = _first_party_imports(package)
+    assert imports
+    above = {m: sorted(names & set(FIRST_PARTY) - MAY_IMPORT[package] - {package}) for m, names in imports.items()}
+    assert {m: names for m, names in above.items() if names} == {}
+    banned = {m: sorted(names & NEVER_IMPORTS.get(package, set())) for m, names in imports.items()}
+    assert {m: names for m, names in banned.items() if names} == {}
+
+
+def test_app_pages_holds_pages_only():
+    """Streamlit runs each page file; no module (page, helper, test or the server) imports one."""
+    sources = [p for folder in (*MAY_IMPORT, "tests") for p in (ROOT / folder).rglob("*.py")]
+    sources += [ROOT / "app.py", ROOT / "navigation.py"]
+    importers = {str(p.relative_to(ROOT)): sorted(n for n in imported_names(p) if n.startswith("app_pages."))
+                 for p in sources}
+    assert {p: names for p, names in importers.items() if names} == {}
+    pages = {p.name for p in (ROOT / "app_pages").glob("*.py")} - {"__init__.py"}
+    navigation = (ROOT / "navigation.py").read_text(encoding="utf-8")
+    assert {p for p in pages if f'"app_pages/{p}"' not in navigation} == set()  # each file is a page
+
+
+def test_the_floors_see_a_wrong_import(tmp_path):
+    (tmp_path / "viz").mkdir()
+    (tmp_path / "viz" / "a.py").write_text("def f():\n    from ui.zoo import zoo\n    import torch\n")
+    assert imported_names(tmp_path / "viz" / "a.py", tmp_path) == {"ui.zoo", "ui.zoo.zoo", "torch"}
 
 
 def test_the_cycle_search_finds_a_circle_through_a_lazy_import(tmp_path):
@@ -102,12 +168,11 @@ def test_the_cycle_search_finds_a_circle_through_a_lazy_import(tmp_path):
     (tmp_path / "pkg" / "a.py").write_text("from .b import x\n")
     (tmp_path / "pkg" / "b.py").write_text("import os\n\n\ndef load():\n    from pkg.a import y\n")
     (tmp_path / "pkg" / "c.py").write_text("from . import a\nimport pkg.b\n")
-    graph = import_graph("pkg", root=tmp_path)
-    assert graph == {"a": {"b"}, "b": {"a"}, "c": {"a", "b"}}
-    assert cycles(graph) == [["a", "b", "a"]]
+    (tmp_path / "pkg" / "sub").mkdir()
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "d.py").write_text("from ..c import z\n")
+    graph = import_graph(("pkg",), root=tmp_path)
+    assert graph == {"pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.a", "pkg.b"}, "pkg.sub": set(),
+                     "pkg.sub.d": {"pkg.c"}}
+    assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.a"]]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
-
-
-def test_every_doc_is_at_most_15_kb():
-    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    assert {p.name: p.stat().st_size for p in docs if p.stat().st_size > MAX_DOC_BYTES} == {}

@@ -1,5 +1,5 @@
 """AppTest of the Exercises page (app_pages/exercises.py) and of a class around it
-(app_pages/class_session.py): each kind checked and revealed, answers counted in a class on a
+(ui/class_session.py): each kind checked and revealed, answers counted in a class on a
 real SQLite store, the teacher's live summary, a student who cannot act as the teacher
 whatever the link says, following the teacher, and a store that is down."""
 from __future__ import annotations
@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_pages.common import EXAMPLES
+from ui.examples import EXAMPLES
 from conftest import ROOT, TEACHER_KEY
-from model.exercises import alignment_exercise, MECHANISMS, score_alignment, step_exercise, which_exercise
+from teaching.exercises import alignment_exercise, MECHANISMS, score_alignment, step_exercise, which_exercise
 from model.align import read_gold
 from model.zoo import DISPLAY_NAMES
 from server.settings import gold
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 KEY = TEACHER_KEY
 
 
@@ -86,7 +86,7 @@ def test_compute_one_step_accepts_the_right_numbers_and_rejects_a_wrong_alpha(ti
 def which_answers(seed: int):
     """(the model that drew exercise ``seed``, the right option, a wrong option): the tiny zoo
     loads every model of MECHANISMS."""
-    from model.exercises import FAMILIES
+    from teaching.exercises import FAMILIES
     ex = which_exercise(seed, list(MECHANISMS), list(EXAMPLES))
     options = list(FAMILIES) if ex.question == "family" else list(MECHANISMS)
     return ex.model, ex.answer, next(o for o in options if o != ex.answer)
@@ -249,7 +249,7 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
 
 
 def class_figures(store, code: str, exercise: str):
-    from model.exercises import class_summary
+    from server.answers import class_summary
     return class_summary(store.summary(KEY, code)).get(exercise)
 
 
@@ -299,7 +299,7 @@ def test_show_me_the_solution_before_answering_counts_as_gave_up(store):
 
 
 def test_compute_one_step_gives_partial_credit_hints_and_every_intermediate(tiny_zoo):
-    from model.worked_example import softmax
+    from teaching.worked_example import softmax
     import numpy as np
     seed = 2  # level 3: additive, 4 keys
     ex = step_exercise(seed)

@@ -1,4 +1,4 @@
-"""Checking each exercise kind (model/exercises.py): right, wrong, within the tolerance; and
+"""Checking each exercise kind (teaching/exercises.py): right, wrong, within the tolerance; and
 the teacher's summary of a class's answers."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from model.align import read_gold
-from model.exercises import (alignment_exercise, alignment_pool, answer_record, check_step, class_summary, CURATED,
-                             differences, marks_matrix, MECHANISMS, score_alignment, step_exercise, TOLERANCE,
-                             which_exercise)
-from model.worked_example import general_attention, random_inputs
+from teaching.exercises import (alignment_exercise, alignment_pool, check_step, CURATED, differences, marks_matrix,
+                                MECHANISMS, score_alignment, step_exercise, TOLERANCE, which_exercise)
+from server.answers import answer_record, class_summary
+from teaching.worked_example import general_attention, random_inputs
 from server.settings import gold
 
 
@@ -56,7 +56,7 @@ def test_compute_one_step_right_within_tolerance_and_wrong(seed):
 def test_partial_credit_judges_alpha_and_c_from_the_students_own_numbers(seed):
     """e right but e_2 wrong, α = softmax of the student's e, c from that α: e_2 is marked
     wrong, α and c right (consistent with the student's e)."""
-    from model.worked_example import softmax
+    from teaching.worked_example import softmax
     ex = step_exercise(seed)
     e = np.round(ex.solution().energies.ravel(), 2)
     e[1] += 0.4
@@ -67,7 +67,7 @@ def test_partial_credit_judges_alpha_and_c_from_the_students_own_numbers(seed):
 
 
 def test_common_slips_are_named():
-    from model.exercises import step_slips
+    from teaching.exercises import step_slips
     general = step_exercise(1)
     s, H, W = general.inputs.decoder_state, general.inputs.annotations, general.general_weights
     truth = general.solution()
@@ -84,7 +84,7 @@ def test_common_slips_are_named():
 
 
 def test_hints_and_workings_show_every_intermediate_number():
-    from model.exercises import step_hints, step_workings
+    from teaching.exercises import step_hints, step_workings
     ex = step_exercise(2)  # additive
     t = ex.solution()
     hints = step_hints(ex)
@@ -116,7 +116,7 @@ def test_predict_the_alignment_scores_against_gold_and_model():
 
 
 def test_model_agreement_is_precision_and_recall_and_model_links_split_by_the_gold():
-    from model.exercises import model_links_against_gold
+    from teaching.exercises import model_links_against_gold
     pair = CURATED[1]  # Where is the train station ? -> Où est la gare ?
     model_links = {(0, 0), (1, 1), (2, 2), (4, 3), (5, 4)}
     everything = {(i, k) for i in range(len(pair.english)) for k in range(len(pair.french))}
@@ -135,7 +135,7 @@ def test_which_mechanism_asks_what_a_heatmap_can_show():
     """Levels 1 and 2 ask the family, drawn family first (the three Luong global scores are one
     answer of four), level 2 on long sentences; level 3 the exact score; the cues are measured."""
     from collections import Counter
-    from model.exercises import attention_cues, FAMILY_OF, LONG_WORDS
+    from teaching.exercises import attention_cues, FAMILY_OF, LONG_WORDS
     sentences = ["a b c", " ".join(["w"] * 20)]
     drawn = [which_exercise(s, list(MECHANISMS), sentences) for s in range(300)]
     assert {e.question for e in drawn[0::3]} == {"family"} and {e.question for e in drawn[2::3]} == {"mechanism"}
@@ -169,7 +169,7 @@ def test_class_summary_counts_first_answers():
 
 
 def test_a_solution_opened_before_any_answer_counts_as_gave_up():
-    from model.exercises import gave_up_record
+    from server.answers import gave_up_record
     stored = [SimpleNamespace(session="a1", exercise="step:4", correct=False, answer=gave_up_record()),
               SimpleNamespace(session="a1", exercise="step:4", correct=True, answer=answer_record("right", True, [])),
               SimpleNamespace(session="b2", exercise="step:4", correct=True, answer=answer_record("right", True, []))]
@@ -182,7 +182,7 @@ def test_local_p_tell_is_true_of_the_model(tiny_zoo):
     the record's weights (what the heatmap draws) on the tiny local-p, over a sentence wider
     than its window."""
     from model.checkpoint import load_checkpoint
-    from model.exercises import TELLS
+    from teaching.exercises import TELLS
     from model.search import greedy, prepare_source
     assert "every cell outside it is exactly 0" in TELLS["luong-local"]
     model, vocab, _ = load_checkpoint(tiny_zoo / "luong-local")

@@ -326,8 +326,8 @@ def test_which_model_exercise_files_do_not_tell_the_answer(tiny_zoo, monkeypatch
     """Before the student commits, the heatmap's title, hover, camera file name and download
     names say nothing of the model that drew it."""
     from model.zoo import DISPLAY_NAMES
-    from model.exercises import which_exercise, MECHANISMS
-    from app_pages.common import EXAMPLES
+    from teaching.exercises import which_exercise, MECHANISMS
+    from ui.examples import EXAMPLES
     from test_app import page
     monkeypatch.setenv("ATTN_EXPLORER_CHROMIUM", CHROMIUM)
     seed = 5
@@ -376,7 +376,7 @@ def test_browser_downloads_the_heatmap_as_svg(tiny_zoo, tmp_path):
     assert pieces == ["▁3", "▁1", "▁4", "▁1", "▁5", "</s>"] and set(pieces) <= set(texts)
 
 
-# -- python -m viz.figures ---------------------------------------------------------------------------
+# -- python -m viz.paper_figures ---------------------------------------------------------------------------
 def test_figures_command_writes_every_file_the_same_way_twice(tiny_zoo, tmp_path):
     """The paper's figures from checkpoints (the suite's tiny ones: the command is the same)
     and the shipped results: 7 figures × PDF, SVG, PNG and figures.md; every alignment's SVG
@@ -384,12 +384,12 @@ def test_figures_command_writes_every_file_the_same_way_twice(tiny_zoo, tmp_path
     import sys
 
     from conftest import ROOT
-    from viz.figures import FIG3, SENTENCE
+    from viz.paper_figures import FIG3, SENTENCE
     if not HAS_BROWSER:
         pytest.skip(export_unavailable(CHROMIUM))
 
     def figures(out, *extra):
-        done = subprocess.run([sys.executable, "-m", "viz.figures", "--out", str(out), "--checkpoints", str(tiny_zoo),
+        done = subprocess.run([sys.executable, "-m", "viz.paper_figures", "--out", str(out), "--checkpoints", str(tiny_zoo),
                                "--results", str(ROOT / "results"), *extra], cwd=ROOT, capture_output=True, text=True,
                               timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
@@ -413,18 +413,18 @@ def test_figures_command_writes_every_file_the_same_way_twice(tiny_zoo, tmp_path
     width, _, pages = pdf_page_size((first / "fig3a-rnnsearch.pdf").read_bytes())
     assert pages == 1 and width == SIZES["page"].width * 0.75
     index = (first / "figures.md").read_text()
-    assert "python -m viz.figures --out DIR" in index and all(f"`{n}`" in index for n in names)
+    assert "python -m viz.paper_figures --out DIR" in index and all(f"`{n}`" in index for n in names)
     again = figures(tmp_path / "again", "--formats", "svg")
     for name in names:
         assert (again / f"{name}.svg").read_bytes() == (first / f"{name}.svg").read_bytes(), name
-    done = subprocess.run([sys.executable, "-m", "viz.figures", "--out", str(first)], cwd=ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "viz.paper_figures", "--out", str(first)], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2 and "not empty" in done.stderr  # never writes over a folder's files
 
 
 def test_the_figures_sentences_are_the_apps():
     """The paper's Figure 3 sentences and the landing sentence, as the app lists them."""
-    from app_pages.common import DEFAULT_SENTENCE, EXAMPLES
-    from viz.figures import FIG3, SENTENCE
+    from ui.examples import DEFAULT_SENTENCE, EXAMPLES
+    from viz.paper_figures import FIG3, SENTENCE
     assert list(FIG3.values()) == [s for s, e in EXAMPLES.items() if e.domain.startswith("Paper, Fig. 3")]
     assert SENTENCE == DEFAULT_SENTENCE

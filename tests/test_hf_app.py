@@ -21,7 +21,7 @@ PAGES = ["app_pages/translate.py", "app_pages/compare.py", "app_pages/bleu_lengt
 def hf_app(tiny_zoo, tiny_hf, tmp_path_factory, monkeypatch_module):
     """The app with the tiny Marian configured, evaluated for real (model.evaluate: its metrics.json
     under RESULTS/hf/ and its rows in the BLEU-by-length CSV)."""
-    from app_pages import common
+    from ui import zoo as zoo_cache
     from model.evaluate import main as evaluate_main
     tmp = tmp_path_factory.mktemp("hf-app")
     data, results = toy_test_split(tmp / "data", n=12), tmp / "results"
@@ -31,9 +31,9 @@ def hf_app(tiny_zoo, tiny_hf, tmp_path_factory, monkeypatch_module):
     monkeypatch_module.setenv("ATTN_EXPLORER_RESULTS", str(results))
     monkeypatch_module.setenv("ATTN_EXPLORER_DATA", str(data))
     monkeypatch_module.setenv("ATTN_EXPLORER_HF_MODELS", str(tiny_hf))
-    common._load_zoo.clear()
+    zoo_cache._load_zoo.clear()
     yield {"name": f"hf:{tiny_hf}", "results": results}
-    common._load_zoo.clear()
+    zoo_cache._load_zoo.clear()
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def monkeypatch_module():
 
 
 def record(name: str, text: str = TEXT, beam: int = 1):
-    from app_pages.common import cached_translate
+    from ui.zoo import cached_translate
     return cached_translate(name, text, beam)
 
 
@@ -113,9 +113,9 @@ def test_step_through_lists_only_our_models_and_says_why(hf_app):
 
 
 def test_an_unloadable_name_is_named_and_every_page_renders(hf_app, tiny_hf, monkeypatch):
-    from app_pages import common
+    from ui import zoo as zoo_cache
     monkeypatch.setenv("ATTN_EXPLORER_HF_MODELS", f"{tiny_hf},{MISSING}")
-    common._load_zoo.clear()
+    zoo_cache._load_zoo.clear()
     try:
         at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))
         for path in PAGES:
@@ -125,18 +125,18 @@ def test_an_unloadable_name_is_named_and_every_page_renders(hf_app, tiny_hf, mon
                 said = " ".join(texts(at))
                 assert MISSING in said and "not in the local Hugging Face cache" in said, path
     finally:
-        common._load_zoo.clear()
+        zoo_cache._load_zoo.clear()
 
 
 def test_another_language_pair_is_not_called_french(hf_app, tiny_hf, tmp_path, monkeypatch):
     """An English → German model: Translate says German and shows no French reference; Forced
     alignment (the Hansards gold is English–French) does not offer it."""
-    from app_pages import common
+    from ui import zoo as zoo_cache
     from hf_tiny import save_marian
     spm_dir = tiny_hf.parent / f"{tiny_hf.name}_spm"
     de = save_marian(tmp_path / "tiny-en-de", spm_dir / "source.model", spm_dir / "target.model", target_lang="de")
     monkeypatch.setenv("ATTN_EXPLORER_HF_MODELS", str(de))
-    common._load_zoo.clear()
+    zoo_cache._load_zoo.clear()
     try:
         example = "The company lost 15,237 customers during the fourth quarter."  # has a French reference
         at = translate_app(example, model=f"hf:{de}")
@@ -148,4 +148,4 @@ def test_another_language_pair_is_not_called_french(hf_app, tiny_hf, tmp_path, m
         run(at)
         assert "tiny-en-de (en→de, Hugging Face)" not in at.selectbox(key="fa_model").options
     finally:
-        common._load_zoo.clear()
+        zoo_cache._load_zoo.clear()

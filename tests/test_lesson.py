@@ -1,4 +1,4 @@
-"""The guided lesson (``app_pages/lesson.py``, its stops in ``app_pages/lesson_stops.py``):
+"""The guided lesson (``app_pages/lesson.py``, its stops in ``ui/lesson_stops.py``):
 AppTest walks every stop answering wrong and then right, the numbers a stop states follow the
 sentence and are the model's own, the link opens its stop, a class counts a stop's first
 answer, the teacher's send brings followers to the stop; headless Chromium walks the whole
@@ -21,7 +21,7 @@ from conftest import ROOT, TEACHER_KEY
 from model.checkpoint import load_checkpoint
 from model.search import greedy, prepare_source
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 DIGITS = "1 2 3 4 5"
 OTHER = "3 1 4 1 5 9 2 6 5 3"
 KEY = TEACHER_KEY
@@ -87,7 +87,7 @@ def numbers(text: str) -> list[float]:
 @pytest.fixture(scope="module")
 def expected(tiny_zoo) -> dict[int, float]:
     """The numeric stops' right answers (stop -> number) from the tiny checkpoints themselves."""
-    from app_pages.common import EXAMPLES
+    from ui.examples import EXAMPLES
     from server.settings import results
     model, vocab = load_checkpoint(tiny_zoo / "rnnsearch")[:2]
     rec = greedy(model, vocab, prepare_source(vocab, DIGITS))
@@ -222,7 +222,7 @@ def test_a_class_counts_each_stops_first_answer_and_followers_get_the_stop(store
 
 
 def test_every_lesson_function_is_short():
-    for path in ("app_pages/lesson.py", "app_pages/lesson_stops.py"):
+    for path in ("app_pages/lesson.py", "ui/lesson_stops.py"):
         tree = ast.parse((ROOT / path).read_text())
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -1,4 +1,4 @@
-"""Every lesson question, walked as plain data (``model/lesson_questions.py``) on the shipped
+"""Every lesson question, walked as plain data (``teaching/lesson_questions.py``) on the shipped
 checkpoints (the weights every host shares) and at least 20 sentences: the app's examples and
 WMT newstest2014 sentences from ``../shared/data``. At every step of every stop:
 
@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from model import lesson_questions as lq
+from teaching import lesson_questions as lq
 from model.internals import annotation_values
 from model.search import forced, greedy, prepare_source
 from model.zoo import load_entry
@@ -33,7 +33,7 @@ LUONG = ("luong-dot", "luong-general", "luong-concat")
 
 def sentences() -> list[str]:
     """The app's example sentences and the first newstest2014 sentences of 6 to 30 words: 26 in all."""
-    from app_pages.common import EXAMPLES
+    from ui.examples import EXAMPLES
     news = []
     if NEWSTEST.exists():
         with gzip.open(NEWSTEST, "rt", encoding="utf-8") as f:
@@ -64,7 +64,7 @@ def records(zoo, text: str) -> dict:
                       for n in LUONG},
            "dot_values": run("luong-dot", lambda m, v, src: annotation_values(m, src.ids))}
     D = zoo["luong-local"].model.cfg.local_window
-    from app_pages.common import EXAMPLES
+    from ui.examples import EXAMPLES
     local_text = text if len(r.source_tokens) > 2 * D + 1 else max(EXAMPLES, key=len)
     entry = zoo["luong-local"]
     out["local"] = (greedy(entry.model, entry.vocab, prepare_source(entry.vocab, local_text)), D, local_text == text,

@@ -31,16 +31,16 @@ def load_bench():
 
 def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
     """What Streamlit's own clear_cache handler does (both caches cleared) reaches none of them."""
-    from app_pages import common
+    from ui import zoo as zoo_cache
     from server import settings
     from server.class_store import class_store
     from server.limits import _decoding_slots, decoding_slot, training_queue
-    models = common.zoo()
-    loads, store, queue = common.zoo_loads, class_store(), training_queue()
+    models = zoo_cache.zoo()
+    loads, store, queue = zoo_cache.zoo_loads, class_store(), training_queue()
     slots = _decoding_slots(settings.decoders())
     st.cache_resource.clear()
     st.cache_data.clear()
-    assert common.zoo() is models and common.zoo_loads == loads
+    assert zoo_cache.zoo() is models and zoo_cache.zoo_loads == loads
     assert class_store() is store and training_queue() is queue and _decoding_slots(settings.decoders()) is slots
     # the limit still holds: with every slot taken, one more decoding waits
     held = threading.Event()

@@ -22,9 +22,9 @@ from model.checkpoint import load_checkpoint
 from model.align import forced_alignment
 from model.internals import annotation_values, beam_hypotheses, local_p_steps
 from model.search import beam_search, forced, greedy, prepare_source
-from model.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
+from teaching.worked_example import additive_attention, cost, dot_attention, random_inputs, WorkedInputs
 
-APP = str(ROOT / "explorer.py")
+APP = str(ROOT / "navigation.py")
 DIGITS = "1 2 3 4 5"
 
 
@@ -485,7 +485,7 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
 def test_multihead_rewrite_is_luongs_step():
     """Identity projections without the scale give Luong's dot step exactly; the heads' energies
     (times sqrt(d_k)) add up to Luong's; every head's weights are a distribution."""
-    from model.multihead import as_query_keys_values, head_agreement
+    from teaching.multihead import as_query_keys_values, head_agreement
     rng = np.random.default_rng(0)
     s, H = rng.normal(size=8), rng.normal(size=(5, 8))
     step = as_query_keys_values(s, H, heads=4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viz.figure import placeholder, validated
+from viz.fast_figure import placeholder, validated
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
 from types import SimpleNamespace
 
@@ -42,7 +42,7 @@ FIGURES = {
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_a_figure_sends_what_plotlys_own_figure_would(name):
-    """viz.figure.Figure answers to_dict from its spec, without Plotly's objects: the JSON that
+    """viz.fast_figure.Figure answers to_dict from its spec, without Plotly's objects: the JSON that
     st.plotly_chart sends must be the one Plotly's own figure gives (its constructor and its own
     to_dict: typed arrays, the default template, unset properties left out), key order aside."""
     import json

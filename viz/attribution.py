@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figure import figure
+from .fast_figure import figure
 from .heatmap import _hover_labels, ALPHA_SCALE, BAR_HEIGHT, escape, FONT_SIZE, MODEL_COLOURS, _cell_size
 
 

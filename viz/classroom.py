@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .figure import figure
+from .fast_figure import figure
 from .heatmap import CHART_HEIGHT, FONT_SIZE, MODEL_COLOURS
 
 

@@ -17,7 +17,7 @@ seconds, any further click is turned away at once; a child still drawing after
 :data:`EXPORT_TIMEOUT` seconds is killed with its browser, as is one that died or answered
 garbage, and the next export starts a fresh one; after :data:`MAX_EXPORTS` figures the child
 is replaced, so its browser's memory stays bounded. :func:`render` draws many figures in one
-browser, for ``python -m viz.figures`` and the tests.
+browser, for ``python -m viz.paper_figures`` and the tests.
 
 (PNG also comes from Plotly's own toolbar; the camera button saves SVG, see :func:`plotly_config`.)
 """

@@ -19,7 +19,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from .figure import figure
+from .fast_figure import figure
 
 ALPHA_SCALE = "Cividis"    # sequential, colour-blind safe; light = high weight
 DIFFERENCE_SCALE = "RdBu"  # diverging, colour-blind safe (ColorBrewer)

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.figure import figure
+from viz.fast_figure import figure
 from viz.heatmap import BAR_HEIGHT, ALPHA_SCALE, alignment_heatmap, DIFFERENCE_SCALE, escape, FONT_SIZE, MODEL_COLOURS
 
 HIGHLIGHT = "#D55E00"   # Okabe–Ito vermillion: the row, path or link being explained
@@ -25,7 +25,7 @@ FORCED_ROWS = "forced prefix"
 
 
 def _small_layout(height: int, title: str | None = None, **more) -> dict:
-    """The teaching figures' common layout, as a plain dict (see ``viz/figure.py``)."""
+    """The teaching figures' common layout, as a plain dict (see ``viz/fast_figure.py``)."""
     return dict(font=dict(size=FONT_SIZE - 2), height=height, plot_bgcolor="white",
                 margin=dict(l=10, r=10, t=40 if title else 10, b=10),
                 title=dict(text=escape(title)) if title else None, **more)
@@ -47,7 +47,7 @@ def highlighted_heatmap(weights: np.ndarray, source_tokens: list[str], target_to
 
 # -- one decoder step, number by number -------------------------------------------------------
 # These are redrawn on every move of the step-through slider, so they are plain specs
-# (viz/figure.py: Plotly's validation would cost more than drawing them).
+# (viz/fast_figure.py: Plotly's validation would cost more than drawing them).
 def vector_strip(vector: np.ndarray, label: str, height: int = 90) -> go.Figure:
     """A state or context vector as one coloured row (blue negative, red positive)."""
     v = np.asarray(vector, dtype=float).reshape(1, -1)
@@ -219,7 +219,7 @@ def beam_tree(nodes: Sequence, selected_path: Sequence[int] = ()) -> go.Figure:
     """
     pos = tree_layout(nodes)
     selected = set(selected_path)
-    traces = []  # a plain spec (viz/figure.py): the tree is redrawn on every click
+    traces = []  # a plain spec (viz/fast_figure.py): the tree is redrawn on every click
 
     def edges(keep, name, line):
         xs, ys = [], []

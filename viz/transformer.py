@@ -3,14 +3,14 @@ weights beside the others, and self-attention.
 
 Plain data in (numpy arrays, token lists), Plotly figures out, on the app's one fixed α
 scale (0–1, Cividis; ``viz/heatmap.py``), so a head here and an RNN's heatmap elsewhere can
-be compared by colour alone. Plain specs, not validated (``viz/figure.py``).
+be compared by colour alone. Plain specs, not validated (``viz/fast_figure.py``).
 """
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.figure import figure
+from viz.fast_figure import figure
 from viz.heatmap import ALPHA_SCALE, alignment_heatmap, escape, FONT_SIZE
 from viz.teaching import HIGHLIGHT
 

@@ -1,6 +1,6 @@
 """The paper's figures for our models, in one command, as PDF, SVG and PNG:
 
-    python -m viz.figures --out DIR [--checkpoints checkpoints] [--results results] [--size page] [--screen]
+    python -m viz.paper_figures --out DIR [--checkpoints checkpoints] [--results results] [--size page] [--screen]
 
 writes into DIR (a new folder, or an empty one):
 
@@ -34,7 +34,7 @@ import plotly.graph_objects as go
 
 from .bleu import bleu_by_length_figure, describe_finding
 from .export import CHROMIUM, ExportError, print_ready, render, Size, SIZES
-from .figure import figure
+from .fast_figure import figure
 from .heatmap import ALPHA_SCALE, alignment_heatmap, escape, FONT_SIZE
 from .transformer import head_grid
 
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     except ExportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    command = "python -m viz.figures --out DIR" + ("" if args.size == "page" else f" --size {args.size}") + (
+    command = "python -m viz.paper_figures --out DIR" + ("" if args.size == "page" else f" --size {args.size}") + (
         " --screen" if args.screen else "") + ("" if formats == FORMATS else f" --formats {','.join(formats)}")
     (out / "figures.md").write_text(figures_md(items, command, args.size, not args.screen, formats), encoding="utf-8")
     for path in paths + [out / "figures.md"]:

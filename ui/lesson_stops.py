@@ -4,7 +4,7 @@ A stop function takes the :class:`Lesson` (one sentence, and the records every s
 from the app's shared caches) and a :class:`Card` (the stop's slots on the page), draws one
 thing to do, takes its words (text ≤ 80 words, the view's text equivalent, what it notices
 and its :class:`Question`: two hints and the worked answer) as plain data from
-``model/lesson_questions.py``, draws one live view from ``viz/``, and returns the question
+``teaching/lesson_questions.py``, draws one live view from ``viz/``, and returns the question
 with the page that explores it. ``app_pages/lesson.py`` draws
 the card around it: navigation, the check, the hints, *show me*, the class's answers.
 To add a stop, write one such function and put it in ``STOPS`` (docs/lesson.md).
@@ -19,10 +19,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages.common import available_models, chart, DEFAULT_MODEL, EXAMPLES, shared_result
-from app_pages.teaching_common import cached_forced, cached_greedy, cached_values
-from model import lesson_questions as texts
-from model.lesson_questions import piece, Question, StopText
+from ui.examples import EXAMPLES
+from ui.figures import chart
+from ui.zoo import available_models, DEFAULT_MODEL, shared_result
+from ui.teaching import cached_forced, cached_greedy, cached_values
+from teaching import lesson_questions as texts
+from teaching.lesson_questions import piece, Question, StopText
 from model.search import DecodingRecord
 from server import settings
 from viz.bleu import bleu_by_length_figure
@@ -39,7 +41,7 @@ BLEU_CSV = "bleu_by_length.csv"
 @dataclass(frozen=True)
 class Link:
     """The page that explores the stop on its own, opened with the same sentence and step."""
-    page: str     # the page's file, as explorer.py names it
+    page: str     # the page's file, as navigation.py names it
     label: str
     params: dict = field(default_factory=dict)
 
@@ -54,7 +56,7 @@ class Stop:
 # -- the sentence, and the records the stops read ----------------------------------------------
 class Lesson:
     """One sentence through the lesson. Every record comes from the app's shared caches
-    (``teaching_common``): per sentence and model, once per process, for every session."""
+    (``ui.teaching``): per sentence and model, once per process, for every session."""
 
     def __init__(self, text: str):
         self.text = text
@@ -157,7 +159,7 @@ def checked(slug: str) -> bool:
 
 # -- the stops ----------------------------------------------------------------------------------
 def show(card: Card, content: StopText, fig, key: str) -> Question | None:
-    """The stop's words from ``model/lesson_questions.py`` and its live view, in the card's slots."""
+    """The stop's words from ``teaching/lesson_questions.py`` and its live view, in the card's slots."""
     card.say(content.text)
     if fig is not None:
         card.view(fig, content.described, key)

@@ -9,11 +9,12 @@ import streamlit as st
 
 from server import settings
 from server.limits import decoding_slot
-from app_pages.common import (cached_translate, checkpoints_root, pick_model, InputError, query_param,
-                              sentence_input, set_query_params, shared_result, zoo)
+from model.search import beam_search, DecodingRecord, forced, greedy, InputError, prepare_source, PreparedSource
+from ui.url_state import query_param, set_query_params
+from ui.widgets import sentence_input
+from ui.zoo import cached_translate, checkpoints_root, pick_model, shared_result, zoo
 from model.align import forced_alignment, ForcedAlignment, read_gold
 from model.internals import annotation_values, local_p_steps, LocalPSteps, recomputed_energies
-from model.search import beam_search, DecodingRecord, forced, greedy, prepare_source, PreparedSource
 from model.zoo import ZooEntry
 
 
@@ -64,7 +65,7 @@ def step_in_range(key: str, T: int) -> None:
     st.session_state[key] = min(max(1, st.session_state[key]), T)
 
 
-# Each cache is keyed by the checkpoint folder as well, as ``common.cached_translate`` is, so
+# Each cache is keyed by the checkpoint folder as well, as ``ui.zoo.cached_translate`` is, so
 # that a test pointing the app at other checkpoints never gets another folder's results.
 def cached_greedy(model_name: str, text: str, prefix: tuple[int, ...] = ()) -> DecodingRecord:
     """Greedy decoding, with ``prefix`` forced first (the What-if page). Without a prefix it

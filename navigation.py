@@ -6,7 +6,7 @@ Tests drive this file with Streamlit's AppTest.
 """
 import streamlit as st
 
-from app_pages.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
+from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
 from server.loading import models_loaded, warm_up  # torch-free: see below
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
@@ -45,12 +45,12 @@ if not models_loaded.is_set() or warm_up.pending:
     # it (server/loading.py: never import or load alongside it).
     loading = st.empty()
     warm_up.wait(warm_up.figures_ready)
-    from viz.figure import placeholder
+    from viz.fast_figure import placeholder
     loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
                          config={"displayModeBar": False, "staticPlot": True})
     try:
         warm_up.wait(warm_up.finished)
-        from app_pages.common import zoo
+        from ui.zoo import zoo
         zoo()
     finally:
         loading.empty()

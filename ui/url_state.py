@@ -1,6 +1,6 @@
 """The page's state in its URL (``?text=…&model=…``), so a teacher can share a link.
 
-Torch-free on purpose: ``explorer.py`` draws the class panel (``class_session``) on the first
+Torch-free on purpose: ``navigation.py`` draws the class panel (``class_session``) on the first
 visit while the server's warm-up thread is still importing torch (``server/loading.py``)."""
 from __future__ import annotations
 

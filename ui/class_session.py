@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
-from app_pages.url_state import set_query_params  # not app_pages.common: that imports torch
+from ui.url_state import set_query_params  # not ui.zoo: that imports torch
 from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
                                 StoreUnavailable)

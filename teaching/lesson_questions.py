@@ -2,13 +2,13 @@
 it notices, and its question (prompt, choices, the right answer or answers, the precision the
 view shows, the tolerance), computed from the decoding records alone.
 
-The Lesson page (``app_pages/lesson_stops.py``) draws these with Streamlit and the ``viz/``
+The Lesson page (``ui/lesson_stops.py``) draws these with Streamlit and the ``viz/``
 figures; ``tests/test_lesson_questions.py`` walks them on many sentences and checks what a
 student can rely on: every choice question's options are told apart at the precision the
 view shows them (or the tie is accepted), no stop's text states its own answer, no two stops
 ask the same fact, and every number question says its tolerance.
 
-Shapes as in ``model/search.DecodingRecord``: ``weights`` and ``energies`` are T x S (row i is
+Shapes as in ``model.search.DecodingRecord``: ``weights`` and ``energies`` are T x S (row i is
 step i's α_i over the source pieces, Bahdanau et al. 2014, eq. 6), ``values`` the annotations
 h_j, S x 2n (eq. 5). No UI here: text is markdown, numbers come from the records.
 """
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .analysis import merge_to_words, word_groups
-from .multihead import as_query_keys_values
+from model.analysis import merge_to_words, word_groups
+from teaching.multihead import as_query_keys_values
 
 
 # -- what a stop shows and asks ------------------------------------------------------------------

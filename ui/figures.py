@@ -1,0 +1,78 @@
+"""A figure on a page and its export: the chart (its toolbar's camera saves SVG), the
+*SVG · PDF · PNG · HTML* popover and the download buttons it opens."""
+from __future__ import annotations
+
+import streamlit as st
+
+from server import settings
+
+
+def chart(fig, filename: str, key: str, where=None, more_config: dict | None = None, **options) -> None:
+    """A Plotly figure whose toolbar's camera saves ``filename.svg`` (``viz.export.plotly_config``,
+    the one toolbar config of every figure in the app), drawn in ``where`` (a container or
+    column; the page by default). The form for a figure redrawn on every slider move or
+    training frame: one element, no download widgets."""
+    from viz.export import plotly_config
+    (where or st).plotly_chart(fig, key=key, config={**plotly_config(filename), **(more_config or {})}, **options)
+
+
+def chart_with_export(fig, filename: str, key: str, where=None, **options) -> None:
+    """:func:`chart` and one popover beside it, *SVG · PDF · PNG · HTML*: two elements in all
+    (:func:`show_figure` draws four), the files' widgets built only while the popover is open."""
+    chart(fig, filename, key, where, **options)
+    export_popover(fig, filename, key, where)
+
+
+def export_popover(fig, filename: str, key: str, where=None, label: str = "SVG · PDF · PNG · HTML",
+                   latex=None, html: bool = True) -> None:
+    """One popover offering ``fig`` (a figure, or a function that makes it) as SVG, PDF, PNG and
+    (with ``html``) standalone HTML, and as LaTeX given ``latex``; closed, it is one element and
+    builds nothing, the figure included."""
+    export = (where or st).popover(label, key=f"{key}_export", on_change="rerun", icon=":material/image:",
+                                   help="For a slide or a paper: vector files, drawn on the server")
+    if export.open:
+        with export:
+            export_buttons(fig() if callable(fig) else fig, filename, key, latex, html=html)
+
+
+def show_figure(fig, filename: str, key: str, latex=None) -> None:
+    """A Plotly figure (SVG from its own toolbar's camera button), a download of it as a
+    standalone, still interactive HTML page, and a popover that offers it as SVG, PDF and PNG
+    for a slide or a paper (and as LaTeX, given ``latex``: a callable returning the .tex).
+    Every file is made only when its button is clicked; the popover's contents are built only
+    while it is open."""
+    from viz.export import figure_html
+    chart(fig, filename, key)
+    row = st.container(horizontal=True)
+    row.download_button("Download figure (HTML)", lambda: figure_html(fig, filename), file_name=f"{filename}.html",
+                        mime="text/html", key=f"{key}_html", icon=":material/download:")
+    export_popover(fig, filename, key, row, "SVG · PDF · PNG" + (" · LaTeX" if latex else ""), latex, html=False)
+
+
+def export_buttons(fig, filename: str, key: str, latex=None, html: bool = False) -> None:
+    """Size, theme and one download per format (and, with ``html``, the standalone HTML page);
+    a server without Chromium says why instead (the buttons stay, disabled), and the LaTeX and
+    HTML files need no browser."""
+    from viz.export import export_image, export_unavailable, figure_html, MIME, SIZES
+    browser = settings.chromium()
+    size = st.segmented_control("Size", list(SIZES), key=f"{key}_size", default="slide", required=True,
+                                format_func=lambda s: SIZES[s].label) or "slide"
+    light = st.toggle("Light theme for print", key=f"{key}_light")
+    why_not = export_unavailable(browser)
+    chosen = SIZES[size]
+    name = f"{filename}-{size}" + ("-print" if light else "")
+    for fmt in MIME:
+        st.download_button(f"{fmt.upper()}", lambda f=fmt: export_image(fig, f, chosen, light, browser),
+                           file_name=f"{name}.{fmt}", mime=MIME[fmt], key=f"{key}_{fmt}", disabled=why_not is not None,
+                           help=why_not, icon=":material/download:")
+    if html:
+        st.download_button("HTML", lambda: figure_html(fig, filename), file_name=f"{filename}.html", mime="text/html",
+                           key=f"{key}_html", icon=":material/download:", help="Standalone and still interactive")
+    if latex is not None:
+        st.download_button("LaTeX (TikZ)", latex, file_name=f"{filename}.tex", mime="application/x-tex",
+                           key=f"{key}_tex", icon=":material/functions:")
+    st.caption(why_not or f"{chosen.width} × {chosen.height} px ({chosen.width * 0.75:.0f} × {chosen.height * 0.75:.0f} pt "
+                          f"on the PDF's page), {chosen.font} px type; drawn on the server when clicked, one file at a time for "
+                          "everyone (seconds). A button that says it failed met a busy server: click it again.")
+
+

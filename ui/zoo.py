@@ -1,0 +1,172 @@
+"""The model zoo, loaded once per process and shared by every browser session, the model
+pickers built on it, and the shared caches of results (``shared_result``, ``cached_translate``).
+No model logic lives here: only loading and wiring."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+import streamlit as st
+
+from model.search import BeamNode, DecodingRecord, translate
+from model.zoo import load_zoo, ZooEntry
+from server import settings
+from server.loading import models_loaded
+from server.limits import decoding_slot
+from server.shared import per_process
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from ui.url_state import query_param
+from ui.widgets import plain
+
+DEFAULT_MODEL = "rnnsearch"  # the paper's model: what a page shows when the link names none
+
+
+def zoo(root: str | None = None) -> dict[str, ZooEntry]:
+    """Every checkpoint, loaded once per process and shared by all browser sessions.
+
+    The folder is read from ATTN_EXPLORER_CHECKPOINTS when called, not when this module is
+    imported, so a test that sets it after importing still gets its own checkpoints."""
+    args = (root or checkpoints_root(), settings.hf_models(), str(settings.results() / "hf"))
+    if models_loaded.is_set() or get_script_run_ctx(suppress_warning=True) is None:
+        models = _load_zoo(*args)
+    else:
+        with st.spinner("Loading the models…"):
+            models = _load_zoo(*args)
+    models_loaded.set()
+    return models
+
+
+@per_process  # not st.cache_resource: a visitor's clear_cache must not unload them (server/shared.py)
+def _load_zoo(root: str, made_elsewhere: tuple[str, ...] = (), metrics_root: str | None = None) -> dict[str, ZooEntry]:
+    global zoo_loads
+    zoo_loads += 1
+    return load_zoo(root, made_elsewhere=made_elsewhere, metrics_root=metrics_root)
+
+
+zoo_loads = 0  # how many times this process has loaded the zoo (app.py's /_attn/ready reports it)
+
+
+def available_models() -> dict[str, ZooEntry]:
+    return {n: e for n, e in zoo().items() if e.available}
+
+
+def unavailable_models() -> dict[str, ZooEntry]:
+    return {n: e for n, e in zoo().items() if not e.available}
+
+
+def show_unavailable() -> None:
+    """List the models that could not be loaded, with the reason, without stopping the page."""
+    broken = unavailable_models()
+    if broken:
+        with st.expander(f"{len(broken)} model(s) unavailable", expanded=not available_models()):
+            for e in broken.values():
+                st.warning(f"**{e.display_name}** is unavailable: {e.error}")
+
+
+# the one place that says why a view leaves the models made elsewhere out
+OURS_ONLY = ("Models made elsewhere (Hugging Face) are not listed here: this view shows the decoder's internals "
+             "step by step (the RNNs' annotations and query states, our Transformer's projections), which only "
+             "our own models expose. Translate, Compare, Beam search, What if and Forced alignment show theirs.")
+ENGLISH_FRENCH = ("en", "fr")
+
+
+def usable_models(purpose: str, attention_only: bool = False, ours_only: bool = False,
+                  pair: tuple[str, str] | None = None) -> dict[str, ZooEntry]:
+    """The loaded models (with attention, if asked; only ours, if asked; only those translating
+    ``pair``, e.g. the Hansards gold's English → French), after listing the unavailable ones;
+    stops the page with a message if none is left, e.g. purpose="nothing can be translated"."""
+    show_unavailable()
+    models = {n: e for n, e in available_models().items() if (e.has_attention or not attention_only)
+              and not (ours_only and e.made_elsewhere) and (pair is None or e.languages == pair)}
+    if ours_only and any(e.made_elsewhere for e in available_models().values()):
+        st.caption(OURS_ONLY)
+    if not models:
+        kind = "model with attention" if attention_only else "model"
+        st.error(f"No {kind} could be loaded, so {purpose}. See the reasons above.")
+        st.stop()
+    return models
+
+
+def target_language(entry: ZooEntry) -> str:
+    """The language the model writes, by name ("French"), from the model itself."""
+    from model.hf import language_name  # no transformers: only the names of languages
+    return language_name(entry.languages[1])
+
+
+def attention_caption(entry: ZooEntry) -> str | None:
+    """Which layer × heads the one matrix of a Transformer is, and how that layer was chosen."""
+    cfg = entry.model.cfg
+    if cfg.decoder != "transformer":
+        return None
+    if entry.made_elsewhere:
+        from model.hf import attention_layer_note
+        return (f"{entry.display_name} has {cfg.layers} decoder layers × {cfg.heads} heads of cross-attention; this is "
+                + attention_layer_note(cfg, entry.spec) + ". Compare and *From Luong to the Transformer* show every head.")
+    return (f"A Transformer has {cfg.layers} layers × {cfg.heads} heads of cross-attention; this is layer "
+            f"{cfg.shown_layer % cfg.layers + 1} with its heads averaged. *From Luong to the Transformer* shows every head.")
+
+
+def pick_model(key: str, attention_only: bool = False, label: str = "Model",
+               purpose: str = "there is nothing to show", ours_only: bool = False,
+               pair: tuple[str, str] | None = None) -> tuple[str, ZooEntry]:
+    """Model selectbox, first from the URL (``?model=``); says so when the link names a model
+    that is not available here, and stops the page if no model is usable."""
+    models = usable_models(purpose, attention_only, ours_only, pair)
+    names = list(models)
+    wanted = query_param("model", DEFAULT_MODEL)
+    name = st.selectbox(label, names, index=names.index(wanted) if wanted in names else 0, key=key,
+                        format_func=lambda n: models[n].display_name)
+    if wanted not in names and query_param("model"):
+        st.warning(f"The model in the link, {plain(wanted)}, is not available here; showing {models[name].display_name}.")
+    return name, models[name]
+
+
+def checkpoints_root() -> str:
+    """The checkpoint folder (tests point it at tiny checkpoints; the app reads the shipped ones)."""
+    return str(settings.checkpoints())
+
+
+def read_only(value):
+    """``value`` with every numpy array in it (in dataclasses, lists, tuples, dicts) made
+    read-only, so that a page writing into a result every session shares raises at once."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            read_only(getattr(value, f.name))
+    elif isinstance(value, (list, tuple)):
+        # a list of tokens holds no array, nor does a beam-search tree (its nodes hold Python numbers)
+        if value and not isinstance(value[0], (str, int, float, bool, BeamNode)):
+            for v in value:
+                read_only(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            read_only(v)
+    return value
+
+
+def shared_result(max_entries: int | None = None):
+    """Cache a function's results once per process for every session, as ``st.cache_data``
+    does, but hand out the one stored object: ``st.cache_data`` unpickles a fresh copy on
+    every call, and Step through's slider asked for four records per move (a twentieth of the
+    server's CPU in a class, docs/performance.md). The results are made read-only instead
+    (``read_only``), which is the promise ``st.cache_data``'s copies kept."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def computed(*args, **kwargs):
+            return read_only(fn(*args, **kwargs))
+        return st.cache_resource(show_spinner=False, max_entries=max_entries)(computed)
+    return wrap
+
+
+def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
+    """Translate through the shared model; the same (model, text, beam) is computed once."""
+    return _cached_translate(checkpoints_root(), model_name, text, beam)
+
+
+@shared_result(max_entries=256)
+def _cached_translate(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
+    entry = zoo(root)[model_name]
+    with decoding_slot():
+        return translate(entry.model, entry.vocab, text, beam=beam)
