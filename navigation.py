@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
 from server.loading import models_loaded, warm_up  # torch-free: see below
+from ui.figures import narrow_screen_css
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/search:", layout="wide")
 
@@ -27,7 +28,8 @@ PAGES = {
         st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", url_path="worked-example"),
         st.Page("app_pages/beam_tree.py", title="Beam search tree", icon=":material/account_tree:", url_path="beam-tree"),
         st.Page("app_pages/what_if.py", title="What if", icon=":material/alt_route:", url_path="what-if"),
-        st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon=":material/straighten:", url_path="forced-alignment"),
+        st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon=":material/straighten:",
+                url_path="forced-alignment"),
         st.Page("app_pages/emerge.py", title="Watch attention emerge", icon=":material/eco:", url_path="emerge"),
         st.Page("app_pages/luong_to_transformer.py", title="From Luong to the Transformer", icon=":material/layers:",
                 url_path="luong-to-transformer"),
@@ -37,6 +39,7 @@ PAGES = {
 }
 
 page = st.navigation(PAGES)
+st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
 if not models_loaded.is_set() or warm_up.pending:
     # The first visit after the server started: torch and the checkpoints are still loading
     # (app.py loads them in the background). An empty chart drawn now makes the browser fetch

@@ -105,14 +105,15 @@ class Card:
     def say(self, text: str) -> None:
         self.text_slot.markdown(text)
 
-    def view(self, fig, described: str, key: str) -> None:
-        """The live view (a figure from ``viz/``) and its one-sentence text equivalent. The
-        toolbar's camera saves it as SVG; no download widget, since a whole class reruns this
-        page on every click (docs/figures.md)."""
+    def view(self, fig, described: str, key: str, caption: str | None = None) -> None:
+        """The live view (a figure from ``viz/``) and its one-sentence text equivalent (its
+        ``alt``, and under it unless ``caption`` is given). The toolbar's camera saves it as
+        SVG; no download widget, since a whole class reruns this page on every click
+        (docs/figures.md)."""
         with self.view_slot:
             chart(fig, f"lesson-{self.slug}-{key}", f"lesson_view_{key}", alt=described,
                   more_config={"responsive": True})
-            st.caption(f"In words: {described}")
+            st.caption(f"In words: {caption or described}")
 
     @property
     def did(self) -> bool:
@@ -163,7 +164,8 @@ def show(card: Card, content: StopText, fig, key: str) -> Question | None:
     card.say(content.text)
     if fig is not None:
         card.view(fig, content.described, key)
-    card.notice(content.notice)
+    if content.notice:
+        card.notice(content.notice)
     return content.question
 
 
@@ -337,9 +339,14 @@ def your_turn_stop(lesson: Lesson, card: Card):
     shown = weights if answered else np.full(weights.shape, np.nan)
     fig = highlighted_heatmap(shown, english, french, rows=[k],
                               title="α by word" if answered else "α by word: shown once you have answered")
-    if answered:
-        card.mark()
-    return show(card, content, fig, "predict"), \
+    # the verdict under the question says what the student saw; no notice above the question, whose
+    # place stays the same before and after the check
+    card.say(content.text)
+    # the caption reads the same before and after (the same height: the question stays put); the
+    # answer is in the figure's alt once answered, and in the verdict and *show me*
+    card.view(fig, content.described if answered else "its colours appear once you have answered.", "predict",
+              caption=f"the heatmap of α by word, the row of {french[k]} framed.")
+    return content.question, \
         Link("app_pages/exercises.py", "Exercises: predict the alignment", {"ex": "align", "seed": "0"})
 
 STOPS = [

@@ -78,7 +78,7 @@ def source_bars(values: np.ndarray, source_tokens: list[str], label: str, colour
                 hovertemplate=f"%{{customdata}}<br>{escape(label)} = %{{y:.4f}}<extra></extra>")
     return figure([bars], _small_layout(
         260, xaxis=dict(tickmode="array", tickvals=list(range(len(source_tokens))),
-                        ticktext=[escape(t) for t in source_tokens], tickangle=-45),
+                        ticktext=[escape(t) for t in source_tokens], tickangle=-90),
         yaxis=dict(title=dict(text=escape(label)), gridcolor="#ddd", zerolinecolor="#888")))
 
 
@@ -131,7 +131,7 @@ def local_p_forms(forms: dict[str, tuple[np.ndarray, np.ndarray]], source_tokens
     return figure(bars + [heatmap], _small_layout(
         420, barmode="group", legend=dict(orientation="h", y=1.12),
         xaxis=dict(domain=[0, 1], anchor="y", tickmode="array", tickvals=list(range(S)),
-                   ticktext=[escape(t) for t in source_tokens], tickangle=-45),
+                   ticktext=[escape(t) for t in source_tokens], tickangle=-90),
         yaxis=dict(domain=[0.5, 1], title=dict(text="a_i(j)"), gridcolor="#ddd"),
         xaxis2=dict(domain=[0, 1], anchor="y2", showgrid=False,
                     title=dict(text=f"context dimension (first {d} of {C})" if d < C else "context dimension")),
