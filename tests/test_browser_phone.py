@@ -55,6 +55,9 @@ def measured(page, name: str, charts: int = 1) -> dict:
     page.wait_for_timeout(800)  # Plotly's last relayout after the first draw
     found = page.evaluate(OVERLAPS)
     page.screenshot(path=OUT / f"{name}.png", full_page=True)
+    charts = page.locator('[data-testid="stPlotlyChart"]')
+    for n in range(charts.count()):  # each chart whole (the page's main area scrolls, not the document)
+        charts.nth(n).screenshot(path=OUT / f"{name}-chart-{n + 1}.png")
     assert found["labels"] > 10, (name, found)
     assert found["count"] == 0, (name, found)
     assert found["width"] <= found["viewport"], (name, found)  # the page does not scroll sideways
