@@ -137,10 +137,12 @@ def ask(k: int, slug: str, q: Question) -> None:
                     record_answer(exercise(k, slug), answer_record("shown the answer", False, ["shown"]), False)
 
 
-def class_view(k: int, slug: str) -> None:
+def class_view(k: int, slug: str, q: Question | None) -> None:
     """The teacher's view of the room at this stop, refreshed every 2 s: who answered, who was right
-    (each student's first committed answer), and the answers given."""
+    (each student's first committed answer), and the answers given, right ones in green and wrong
+    ones in vermillion, a tie for the most given answer named as one."""
     from server.answers import class_summary
+    from ui.class_view import exercise_name, first_answers, labels_by_verdict, most_given
     from viz.teaching import answer_counts
 
     @st.fragment(run_every=2.0)
@@ -155,12 +157,13 @@ def class_view(k: int, slug: str) -> None:
         c1, c2 = st.columns(2)
         c1.metric("Students who answered", s.students)
         c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
-        top, n = s.choices.most_common(1)[0]
-        said = f"{s.students} answered; the most given answer, {top}, by {n}."
-        chart(answer_counts(dict(s.choices), title="Their answers"), f"class-answers-lesson-{slug}",
-              "lesson_class_counts", alt=said)
+        rights, _ = labels_by_verdict(first_answers(stored, exercise(k, slug)))
+        rights |= {str(r) for r in (q.right if q is not None and q.choices else ())}
+        said = f"{s.students} answered; {most_given(s.choices)}."
+        chart(answer_counts(dict(s.choices), rights, title="Their first answers: right in green, wrong in vermillion"),
+              f"class-answers-lesson-{slug}", "lesson_class_counts", alt=said)
         st.caption(f"In words: {plain(said)}")
-    st.subheader(f"Class {joined_class()}: this stop's answers, live")
+    st.subheader(f"Class {joined_class()}: {plain(exercise_name(exercise(k, slug)))}, the answers live")
     room()
 
 
@@ -245,6 +248,6 @@ else:
     st.caption(small("This stop has no question here: what it needs is missing."))
 keep_in_url(k, text)
 if teacher_key() and joined_class():
-    class_view(k, stop.slug)
+    class_view(k, stop.slug, shown[0] if shown is not None else None)
 st.button("Next stop" if k < N else "Finish: what you learned", key="lesson_next_bottom",
           icon=":material/arrow_forward:", on_click=go, args=(k + 1,))
