@@ -342,6 +342,9 @@ def room_numbers(ex, firsts) -> None:
     given = given_numbers(firsts, {p: len(v) for p, v in truth.items()})
     chart(given_numbers_figure(given, right, TOLERANCE), f"class-numbers-step-{seed}", "ex_class_numbers")
     st.dataframe(numbers_table(given, right, TOLERANCE), hide_index=True, key="ex_class_numbers_table")
+    st.caption(f"Each dot is one student's first answer: green within ±{TOLERANCE} of the right value, vermillion "
+               "outside it. A student's own check judges α from their e and c from their α, so a student off in e "
+               "can be right there and still show vermillion α here.")
 
 
 def room_alignment(s, pair, result) -> None:
@@ -370,6 +373,7 @@ if teacher:
             return
         summaries = class_summary(stored)
         s = summaries.get(ex_id)
+        st.markdown(f"**{plain(exercise_name(ex_id))}**")
         if s is None:
             st.caption("No answer to this exercise yet (the summary refreshes every 2 s).")
         else:
