@@ -20,10 +20,27 @@ import sys
 import threading
 from contextlib import asynccontextmanager
 
-# One intra-op thread per decoding, set before anything imports torch: the small products of
-# a decoder step do not split well across threads, and the server runs several decodings side
-# by side instead (ATTN_EXPLORER_DECODERS, server/limits.py). Pages never change it.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+def set_up() -> None:
+    """What the process sets up before it serves, in this order:
+
+    - one intra-op thread per decoding, before anything imports torch: the small products of a
+      decoder step do not split well across threads, and the server runs several decodings side
+      by side instead (ATTN_EXPLORER_DECODERS, server/limits.py). Pages never change it;
+    - glibc's malloc arenas capped, before the server starts its threads (:func:`limit_malloc_arenas`);
+    - a chosen teacher key too short to guard a class refused, with the reason, at start;
+    - a browser's "clear cache" clearing its own session, not every visitor's shared caches;
+    - each page compiled once per process, and no config file polled (server/serving.py)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    limit_malloc_arenas()
+    from server.settings import teacher_key_problem
+    if teacher_key_problem():
+        sys.exit(f"Attention Explorer: {teacher_key_problem()}")
+    from server.shared import guard_clear_cache
+    guard_clear_cache()
+    from server.serving import compile_pages_once, stop_config_polling
+    compile_pages_once()
+    stop_config_polling()
 
 
 def limit_malloc_arenas() -> None:
@@ -40,18 +57,8 @@ def limit_malloc_arenas() -> None:
         pass
 
 
-limit_malloc_arenas()
-
+set_up()  # before anything below imports Streamlit, starts a thread or loads torch
 import streamlit as st  # noqa: E402
-
-from server.settings import teacher_key_problem  # noqa: E402
-from server.shared import guard_clear_cache  # noqa: E402
-
-if teacher_key_problem():  # refused at start, with the reason, rather than a class behind a guessable key
-    sys.exit(f"Attention Explorer: {teacher_key_problem()}")
-
-# a browser's "clear cache" clears its own session, not every visitor's shared caches
-guard_clear_cache()
 
 
 def warm_up() -> None:
@@ -136,9 +143,10 @@ async def ready(_request):
 
 def _routes():
     from starlette.routing import Route
+    from server.follow import routes as follow_routes  # /_attn/follow: a followed class's changes, pushed
     from server.identity import routes as identity_routes  # the teacher's cookie: /_attn/teacher, /_attn/sign-out
     from server.loading import READY_PATH
-    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes()]
+    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes(), *follow_routes()]
 
 
 def _middleware():
@@ -147,4 +155,5 @@ def _middleware():
     return [Middleware(StudentCookie)]
 
 
+# `streamlit run app.py` finds the server by reading this file: an `app = st.App(...)` at the top level
 app = st.App("navigation.py", lifespan=lifespan, routes=_routes(), middleware=_middleware())

@@ -7,6 +7,7 @@ Tests drive this file with Streamlit's AppTest.
 import streamlit as st
 
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
+from server.limits import pause, rerun_wait, SlowDown  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 from ui.figures import narrow_screen_css
 
@@ -40,6 +41,11 @@ PAGES = {
 
 page = st.navigation(PAGES)
 st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
+wait = rerun_wait()
+if wait:  # this tab reruns faster than its share (server/limits.py): it is told, then waits its turn
+    st.warning("Slow down: this tab asks the server for new pages faster than one tab may, so each waits its "
+               "turn. Nothing is lost: the page shows what you last typed or picked.", icon=":material/hourglass_top:")
+    pause(wait)
 if not models_loaded.is_set() or warm_up.pending:
     # The first visit after the server started: torch and the checkpoints are still loading
     # (app.py loads them in the background). An empty chart drawn now makes the browser fetch
@@ -61,4 +67,10 @@ if not models_loaded.is_set() or warm_up.pending:
         loading.empty()
 # the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
 class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, page.url_path)
-page.run()
+try:
+    page.run()
+except SlowDown as e:  # this tab asked for more decodings than its share: what it typed stays in its boxes
+    st.warning(f"Slow down: this tab asked the server for more translations in a few seconds than one tab may. "
+               f"Nothing is lost: what you typed stays here, and the page shows its results on your next change "
+               f"(in about {max(1, round(e.wait_s))} s, or press *Try again*).", icon=":material/hourglass_top:")
+    st.button("Try again", key="slow_down_again", icon=":material/refresh:")

@@ -38,14 +38,15 @@ st.title("Exercises")
 st.caption("Predict first, then see: commit to an answer, check it, and compare it with the model and the gold. "
            "Everyone who opens the same link gets the same exercise.")
 
+LAST_EXERCISE = 9999  # exercise numbers run 0–9999: at most four digits for a teacher to read out to the room
 first_kind = query_param("ex", "align")
 kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key="ex_kind",
                             default=first_kind if first_kind in KINDS else "align") or "align"
 try:
-    first_seed = max(0, min(9999, int(query_param("seed", "0"))))
+    first_seed = max(0, min(LAST_EXERCISE, int(query_param("seed", "0"))))
 except ValueError:
     first_seed = 0
-seed = int(st.number_input("Exercise number", 0, 9999, first_seed, key="ex_seed",
+seed = int(st.number_input("Exercise number", 0, LAST_EXERCISE, first_seed, key="ex_seed",
                            help="Each number draws another exercise of this kind; the link keeps it."))
 set_query_params(ex=kind, seed=seed)
 ex_id = exercise_id(kind, seed)
@@ -77,7 +78,7 @@ def commit(answer: dict, correct: bool) -> None:
 
 
 def next_exercise() -> None:
-    st.session_state["ex_seed"] = min(9999, int(st.session_state.get("ex_seed", 0)) + 1)
+    st.session_state["ex_seed"] = min(LAST_EXERCISE, int(st.session_state.get("ex_seed", 0)) + 1)
 
 
 def progress_line() -> None:

@@ -47,7 +47,8 @@ def cold_start(checkpoints: Path) -> dict:
     """Seconds from `streamlit run` to a drawn heatmap in Chromium, and the server's RSS then."""
     import subprocess
     import urllib.request
-    from test_browser import find_chromium, free_port, headless_chromium, wait_until
+    from helpers.browser import find_chromium, headless_chromium, wait_until
+    from server.lecture import free_port
 
     chromium = find_chromium(install=False)
     if not chromium:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 from classroom_tab import Tab  # noqa: E402
 from server.lecture import free_port  # noqa: E402
-from test_browser import stop  # noqa: E402 - the browser test's own helper
+from helpers.browser import stop  # noqa: E402 - the browser tests' own helper
 
 
 @dataclass

@@ -44,8 +44,8 @@ def summary(times: list[float]) -> dict:
 
 def main(argv=None) -> int:
     from ui.examples import DEFAULT_SENTENCE
-    from test_browser import find_chromium, headless_chromium, streamlit_app, wait_for, HEATMAP_TICKS
-    from test_lesson import walk_lesson
+    from helpers.browser import find_chromium, headless_chromium, streamlit_app, wait_for, HEATMAP_TICKS
+    from helpers.lesson import walk_lesson
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--checkpoints", default=str(ROOT / "checkpoints"))
     p.add_argument("--text", default=DEFAULT_SENTENCE)

@@ -4,7 +4,7 @@ Why: at decoding time every target step multiplies a handful of rows (1 for gree
 beam search) by every decoder matrix and by the 8k x 256 output matrix. On the CPUs the
 benchmarks run on, the default fp32 path re-packs the weight on every call for a few rows.
 Packing once per loaded model makes decoding, beam search above all, several times faster,
-with the same fp32 arithmetic (results agree to ~1e-6; tests/test_engine.py checks it).
+with the same fp32 arithmetic (results agree to ~1e-6; tests/test_packed.py checks it).
 docs/performance.md gives the measured figures and the commands that produce them.
 
 What: :func:`pack_for_decoding` gives the decoder's ``nn.Linear`` and ``nn.GRUCell``
@@ -251,7 +251,7 @@ class FusedDeepOutputStep:
     once per sentence, for every annotation h_j (:meth:`prepare`), and a step reads it through
     the same weights α_ij that make c_i, one small S-row product in place of a 1,280 x 512
     matrix read from memory (2.6 MB per step). For RNNenc c is fixed, and its product is
-    simply made once. Same arithmetic up to fp32 rounding (tests/test_engine.py compares the
+    simply made once. Same arithmetic up to fp32 rounding (tests/test_packed.py compares the
     records); the fourth product is U_o s_i, and the output layer is the fifth.
     """
 

@@ -132,3 +132,18 @@ def make_tiny_checkpoint(folder: str | Path, decoder: str = "rnnsearch", attenti
     save_checkpoint(folder, model, vocab, {"name": folder.name, "description": f"tiny {decoder}/{attention} on toy task {task}",
                                            "training": {"data": f"toy:{task}", "steps": steps}})
     return folder
+
+
+# The tests' zoo: one tiny checkpoint per kind of the shipped zoo, name -> (decoder, attention).
+# Made once by ``python scripts/make_tiny_zoo.py`` and kept in tests/fixtures/tiny_zoo/, so what a
+# tiny model learned (float32 training differs across CPUs) is the same on every host.
+TINY_ZOO = {
+    "rnnsearch": ("rnnsearch", "additive"),
+    "luong-general": ("luong", "general"),
+    "luong-dot": ("luong", "dot"),
+    "luong-concat": ("luong", "concat"),
+    "luong-local": ("luong", "local-general"),
+    "rnnenc": ("rnnenc", "none"),
+    "transformer": ("transformer", "scaled-dot"),
+}
+TINY_ZOO_STEPS = 120  # training steps of each (the Transformer's: at least 300, make_tiny_checkpoint)

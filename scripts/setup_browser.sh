@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install headless Chromium (Debian's `chromium` package) and its fonts for the browser tests
-# (tests/test_browser.py, the teaching pages' visit in tests/test_teaching.py).
+# (tests/test_browser.py, and the others driving a real browser).
 # Idempotent: does nothing when /usr/bin/chromium and a colour-emoji font are already there.
 # The tests drive it with Playwright (requirements-dev.txt), launched on /usr/bin/chromium:
 # no `playwright install`, no browser downloaded by Playwright.

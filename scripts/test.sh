@@ -5,7 +5,8 @@
 # the real-browser test, haproxy for the lecture setup's test and Debian's postgresql for the
 # class store's tests (tests/conftest.py starts a throwaway cluster and stops it afterwards;
 # ATTN_EXPLORER_REQUIRE_PG=1 makes a missing PostgreSQL a failure, not a skip) and pdflatex with
-# TikZ for the LaTeX export's test (ATTN_EXPLORER_REQUIRE_LATEX=1 likewise), then lints
+# TikZ for the LaTeX export's test (ATTN_EXPLORER_REQUIRE_LATEX=1 likewise) and stress-ng (the
+# background load the suite is also run beside, docs/testing.md), then lints
 # (ruff, pyproject.toml) and runs the whole suite. CI (.ci/run) calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ bash scripts/setup_browser.sh
 bash scripts/setup_haproxy.sh
 bash scripts/setup_postgres.sh
 bash scripts/setup_latex.sh
+bash scripts/setup_stress.sh
 export ATTN_EXPLORER_REQUIRE_PG=1
 export ATTN_EXPLORER_REQUIRE_LATEX=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}

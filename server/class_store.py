@@ -56,6 +56,7 @@ MAX_STUDENT_EXERCISES = 60   # distinct exercises per student and class: one stu
 MAX_STUDENT_ANSWERS = 120    # answers per student and class, retries included
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed from a projector
 CODE_LENGTH = 6
+FOLLOW_CHANNEL = "attn_follow"  # PostgreSQL's NOTIFY channel of follow changes ("CODE:version")
 EXERCISE_ID = re.compile(r"^[a-z0-9][a-z0-9:._-]{0,63}$")
 SESSION_ID = re.compile(r"^[0-9a-f]{8,32}$")
 
@@ -235,6 +236,7 @@ class ClassStore:
             self.engine, self._broken = None, f"ATTN_EXPLORER_CLASS_DB is not usable ({type(e).__name__}: {e})"
         self._schema_ready = False
         self._schema_lock = threading.Lock()
+        self.follow_listeners: list = []  # called with a class code after this object changed its follow state
 
     @property
     def kind(self) -> str:
@@ -356,8 +358,12 @@ class ClassStore:
 
     def close_class(self, key: str | None, code: str) -> None:
         self._check_teacher(key)
-        self._run(lambda conn: conn.execute(classes.update().where(classes.c.code == code).values(closed=True)),
-                  write=True)
+
+        def close(conn):
+            conn.execute(classes.update().where(classes.c.code == code).values(closed=True))
+            self._notify(conn, code, -1)  # followers see "closed" at once
+        self._run(close, write=True)
+        self._changed(normalise_code(code))
 
     def class_info(self, code: str | None) -> ClassInfo | None:
         """The class with this code (open, closed or expired), or None."""
@@ -465,8 +471,38 @@ class ClassStore:
                                 .values(follow_version=classes.c.follow_version + 1, **values))
             if not done.rowcount:
                 raise AnswerRefused(f"there is no class {code}")
-            return conn.execute(sa.select(classes.c.follow_version).where(classes.c.code == code)).scalar_one()
-        return self._run(bump, write=True)
+            version = conn.execute(sa.select(classes.c.follow_version).where(classes.c.code == code)).scalar_one()
+            self._notify(conn, code, version)
+            return version
+        version = self._run(bump, write=True)
+        self._changed(code)
+        return version
+
+    def _changed(self, code: str) -> None:
+        """This process changed the class's follow state: its own listeners (the follow board,
+        server/follow.py) hear it at once, before any notification or read."""
+        for listener in list(self.follow_listeners):
+            listener(code)
+
+    def _notify(self, conn, code: str, version: int) -> None:
+        """Tell every process listening on this database (PostgreSQL's NOTIFY, delivered when the
+        transaction commits; ``server/follow.py`` listens) that the class's follow state changed.
+        SQLite has no such channel: its processes, on one machine, read the versions instead."""
+        if self.kind == "postgresql":
+            conn.execute(sa.select(sa.func.pg_notify(FOLLOW_CHANNEL, f"{code}:{version}")))
+
+    def follow_many(self, codes) -> dict[str, FollowState]:
+        """:meth:`follow` for several classes in one read (a process's follow board, server/follow.py)."""
+        wanted = sorted({c for c in map(normalise_code, codes) if c})
+        if not wanted:
+            return {}
+        rows = self._run(lambda conn: conn.execute(
+            sa.select(classes.c.code, classes.c.follow_version, classes.c.follow_page, classes.c.follow_params,
+                      classes.c.revealed, classes.c.closed, classes.c.expires_at)
+            .where(classes.c.code.in_(wanted))).all())
+        now = time.time()
+        return {r.code: FollowState(r.code, r.follow_version, r.follow_page, json.loads(r.follow_params or "{}"),
+                                    r.revealed, not r.closed and now < r.expires_at) for r in rows}
 
     def follow(self, code: str | None) -> FollowState | None:
         """What a following session shows: one primary-key read, made every poll."""
@@ -510,4 +546,4 @@ def class_store() -> ClassStore:
 
 __all__ = ["ClassStore", "ClassInfo", "FollowState", "StoredAnswer", "StoreUnavailable", "NotTeacher", "AnswerRefused",
            "StoreBusy", "class_store", "normalise_code", "new_session_id", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS",
-           "MAX_STUDENT_EXERCISES", "MAX_STUDENT_ANSWERS"]
+           "MAX_STUDENT_EXERCISES", "MAX_STUDENT_ANSWERS", "FOLLOW_CHANNEL"]

@@ -7,6 +7,10 @@ thirty live trainings would take the server down. So:
 - **decoding** runs in at most ``settings.decoders()`` threads at once (default 2, one per
   core); the other sessions wait their turn for a few milliseconds each
   (:func:`decoding_slot`);
+- **a fair share per session**: a tab decodes at most ``DECODES_PER_S`` a second after a burst
+  of ``DECODE_BURST`` (:class:`DecodeRate`; past it the page says "slow down" and keeps what was
+  typed), waiting tabs get the slots in turn (:class:`FairSlots`), and a decoding still waiting
+  when its tab asks for a newer rerun is dropped (:class:`Superseded`);
 - **live training** (the "Watch attention emerge" page) runs at most
   ``settings.live_trainings()`` at once, server-wide (default 1); the other visitors see
   their place in the queue and can cancel (:class:`TrainingQueue`).
@@ -18,7 +22,11 @@ who is waiting, never a visitor's data.
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from contextlib import contextmanager
+
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from server import settings
 from server.shared import per_process
@@ -66,17 +74,188 @@ def training_queue() -> TrainingQueue:
     return TrainingQueue()
 
 
+DECODES_PER_S = 2.0    # a tab's decodings a second, sustained…
+DECODE_BURST = 12.0    # …after a burst of this many (Compare with every model, twice)
+ABANDON_CHECK_S = 0.05  # how often a waiting decoding looks for a newer rerun of its tab
+
+
+class SlowDown(StopException):
+    """This browser tab asked for more decodings than its share (:class:`DecodeRate`): the page
+    stops where it decodes, with a message (``navigation.py``); its widgets keep what was typed."""
+
+    def __init__(self, wait_s: float):
+        super().__init__()
+        self.wait_s = wait_s
+
+
+class Superseded(StopException):
+    """The tab asked for a newer rerun while this one waited for a decoding slot: the wait is
+    abandoned, the decoding never starts, and Streamlit runs the newer request."""
+
+
+class FairSlots:
+    """At most ``n`` decodings at once; the sessions waiting are served in turn, one decoding
+    each (round robin), so a tab with twenty requests queued waits behind every other tab's one
+    instead of in front of them."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self._changed = threading.Condition()
+        self._held = 0
+        self._queued: dict[str, deque] = {}  # session -> its waiting tickets, oldest first
+        self._turns: deque[str] = deque()    # sessions with a waiting ticket, whose turn is next first
+
+    def acquire(self, who: str, abandon=None) -> None:
+        """Wait for a slot; ``abandon()`` (looked at while waiting) true raises Superseded."""
+        ticket = object()
+        with self._changed:
+            if self._held < self.n and not self._turns:
+                self._held += 1
+                return
+            mine = self._queued.setdefault(who, deque())
+            if not mine:
+                self._turns.append(who)
+            mine.append(ticket)
+            try:
+                while not (self._held < self.n and self._turns[0] == who and mine[0] is ticket):
+                    self._changed.wait(ABANDON_CHECK_S if abandon else None)
+                    if abandon is not None and abandon():
+                        raise Superseded()
+            except BaseException:
+                self._leave(who, ticket)
+                raise
+            mine.popleft()
+            self._turns.popleft()
+            if mine:
+                self._turns.append(who)  # its next decoding waits for every other session's turn
+            else:
+                del self._queued[who]
+            self._held += 1
+
+    def _leave(self, who: str, ticket: object) -> None:
+        mine = self._queued.get(who)
+        if mine is not None and ticket in mine:
+            mine.remove(ticket)
+            if not mine:
+                del self._queued[who]
+                self._turns.remove(who)
+        self._changed.notify_all()
+
+    def release(self) -> None:
+        with self._changed:
+            self._held -= 1
+            self._changed.notify_all()
+
+    def waiting(self) -> int:
+        with self._changed:
+            return sum(len(q) for q in self._queued.values())
+
+
+class DecodeRate:
+    """Each session's share of decodings: a bucket of ``burst`` that refills at ``rate`` a second
+    (a class's click asks for one to four; a page of Compare for one per model). Holds at most
+    ``sessions`` sessions, forgetting the longest quiet, so no visitor can fill memory."""
+
+    def __init__(self, rate: float = DECODES_PER_S, burst: float = DECODE_BURST, sessions: int = 10_000):
+        self.rate, self.burst, self.sessions = rate, burst, sessions
+        self._lock = threading.Lock()
+        self._buckets: dict[str, tuple[float, float]] = {}  # session -> (tokens, when)
+
+    def take(self, who: str, now: float, cost: float = 1.0) -> float:
+        """0 when ``who`` may go on now (``cost`` tokens taken), else the seconds until it may."""
+        cost = min(cost, self.burst)
+        with self._lock:
+            tokens, then = self._buckets.pop(who, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - then) * self.rate)
+            wait = 0.0 if tokens >= cost else (cost - tokens) / self.rate
+            self._buckets[who] = (tokens - cost if not wait else tokens, now)  # last in the dict: the most recent
+            while len(self._buckets) > self.sessions:
+                del self._buckets[next(iter(self._buckets))]
+            return wait
+
+
 @per_process
-def _decoding_slots(n: int) -> threading.BoundedSemaphore:
-    return threading.BoundedSemaphore(n)
+def _decoding_slots(n: int) -> FairSlots:
+    return FairSlots(n)
+
+
+@per_process
+def decode_rate() -> DecodeRate:
+    return DecodeRate()
+
+
+def _session() -> tuple[str, object]:
+    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a session."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return (ctx.session_id, ctx.script_requests) if ctx is not None else ("", None)
+
+
+def superseded(requests) -> bool:
+    """Has the tab asked for another rerun (or a stop) since this one started? Streamlit acts on
+    it at the page's next element; a decoding that has not started need not wait for that."""
+    state = getattr(getattr(requests, "_state", None), "name", "CONTINUE")
+    if state == "RERUN":  # as Streamlit decides: a fragment's rerun waits for the page's run to end
+        data = getattr(requests, "_rerun_data", None)
+        return not (getattr(data, "fragment_id_queue", None) and not getattr(data, "is_fragment_scoped_rerun", False))
+    return state == "STOP"
+
+
+RERUNS_PER_S = 3.0     # a tab's full-page reruns a second, sustained…
+RERUN_BURST = 10.0     # …after a burst of this many (a student's clicks come seconds apart)
+
+
+@per_process
+def rerun_rate() -> DecodeRate:
+    return DecodeRate(RERUNS_PER_S, RERUN_BURST)
+
+
+def rerun_wait() -> float:
+    """Seconds this tab's full-page rerun must wait for its share (0: within it). A tab asking for
+    reruns faster than RERUNS_PER_S (a script on the raw websocket) gets them at that pace: its
+    page first says so, then :func:`pause` waits, and a newer request ends the wait."""
+    who, _ = _session()
+    return rerun_rate().take(who, time.monotonic()) if who else 0.0
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds`` holding nothing (no slot, no GIL); Superseded as soon as the tab asks for a
+    newer rerun (Streamlit then runs that one). Then the tab's share is taken."""
+    who, requests = _session()
+    deadline = time.monotonic() + seconds
+    while True:
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(ABANDON_CHECK_S, left))
+            if requests is not None and superseded(requests):
+                raise Superseded()
+        more = rerun_rate().take(who, time.monotonic()) if who else 0.0
+        if not more:
+            return
+        deadline = time.monotonic() + more
 
 
 @contextmanager
-def decoding_slot():
-    """Hold one of the server's decoding slots while the model computes."""
+def decoding_slot(cost: float = 1.0):
+    """Hold one of the server's decoding slots while the model computes: within the session's
+    share (``cost`` of it; else SlowDown), in turn with the other sessions, abandoned if
+    superseded meanwhile. Yields ``check()``, for the decoder to call between steps: it raises
+    Superseded once the tab has asked for a newer rerun, so the rest of the decoding is not done."""
+    who, requests = _session()
+    if who:
+        wait = decode_rate().take(who, time.monotonic(), cost)
+        if wait:
+            raise SlowDown(wait)
+    newer = (lambda: superseded(requests)) if requests is not None else None
     slots = _decoding_slots(settings.decoders())
-    with slots:
-        yield
+    slots.acquire(who, newer)
+
+    def check() -> None:
+        if newer is not None and newer():
+            raise Superseded()
+    try:
+        yield check
+    finally:
+        slots.release()
 
 
 class SignInAttempts:

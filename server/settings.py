@@ -1,7 +1,9 @@
 """Every setting the server takes from its environment, in one place.
 
 Each is read when asked, not when this module is imported, so a test (or a teacher
-restarting the server) that sets a variable gets it on the next page run.
+restarting the server) that sets a variable gets it on the next page run. The table below is
+docs/settings.md (``python -m server.settings > docs/settings.md``; tests/test_settings.py
+checks the two agree, and that every variable read here is in it).
 
 ATTN_EXPLORER_CHECKPOINTS     checkpoints/                   the model folders the app loads
 ATTN_EXPLORER_RESULTS         results/                       bleu_by_length.csv, benchmarks.jsonl
@@ -22,6 +24,7 @@ ATTN_EXPLORER_CHROMIUM        /usr/bin/chromium  the headless browser that draws
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,3 +151,30 @@ def hf_models() -> tuple[str, ...]:
     """The models made elsewhere to load beside the zoo, in the order given (none by default,
     and then ``transformers`` is never imported)."""
     return tuple(dict.fromkeys(s.strip() for s in os.environ.get("ATTN_EXPLORER_HF_MODELS", "").split(",") if s.strip()))
+
+
+def documented() -> list[tuple[str, str, str]]:
+    """This module's table of settings, as (variable, default, what) rows: a row starts with the
+    variable's name, its columns are two or more spaces apart, an indented line continues it."""
+    rows: list[list[str]] = []
+    for line in __doc__.splitlines():
+        if line.startswith("ATTN_EXPLORER_"):
+            rows.append(re.split(r"\s{2,}", line.strip(), maxsplit=2))
+        elif rows and line.startswith(" ") and line.strip():
+            rows[-1][2] += " " + line.strip()
+    return [(name, default, what) for name, default, what in rows]
+
+
+def markdown() -> str:
+    """docs/settings.md: the table of :func:`documented` for a reader."""
+    lines = ["# Settings", "",
+             "Every setting of the server is an environment variable, read in `server/settings.py` when a page",
+             "asks for it (a server restarted with a new value uses it on the next page run). This page is",
+             "made from that module's own table: `python -m server.settings > docs/settings.md`.", "",
+             "| variable | default | what |", "| --- | --- | --- |"]
+    lines += [f"| `{name}` | {default} | {what} |" for name, default, what in documented()]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

@@ -114,11 +114,6 @@ def score_alignment(marks: set, pair: AlignmentPair, model_links: set) -> Alignm
                           shared / max(1, len(marks)))
 
 
-def differences(marks: set, model_links: set) -> list[int]:
-    """French words whose model link the student did not mark."""
-    return sorted(k for i, k in model_links if (i, k) not in marks)
-
-
 def model_links_against_gold(marks: set, model_links: set, pair: AlignmentPair) -> tuple[list, list]:
     """The model's links the student did not mark, split: (right against the gold, i.e. a sure
     or possible link; wrong against it). Each (English i, French k), by French word."""

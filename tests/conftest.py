@@ -1,12 +1,17 @@
-"""Shared fixtures. The suite trains its own tiny checkpoints (seconds, on a toy task), so
-it never depends on the shipped ones being present, and the app never sees a fake model."""
+"""Shared fixtures. The suite's tiny checkpoints (trained for seconds on a toy task, kept in
+tests/fixtures/tiny_zoo/) are real checkpoint folders, so it never depends on the shipped ones
+being present, the app never sees a fake model, and every host loads the same weights."""
 from __future__ import annotations
 
+import gzip
+import json
 import os
+import random
 import shutil
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -18,27 +23,22 @@ torch.set_num_threads(1)  # small models: one thread is fastest and leaves a cor
 import streamlit as _st  # noqa: E402
 _st.set_option("client.showErrorDetails", "full")
 
-from model.toy import make_tiny_checkpoint  # noqa: E402
+from model.toy import TINY_ZOO  # noqa: E402
+from model.vocabulary import Vocabulary  # noqa: E402
+from helpers.apptest import toy_test_split  # noqa: E402
+from model.checkpoint import load_checkpoint  # noqa: E402
 
-TINY_ZOO = {
-    "rnnsearch": ("rnnsearch", "additive"),
-    "luong-general": ("luong", "general"),
-    "luong-dot": ("luong", "dot"),
-    "luong-concat": ("luong", "concat"),
-    "luong-local": ("luong", "local-general"),
-    "rnnenc": ("rnnenc", "none"),
-    "transformer": ("transformer", "scaled-dot"),
-}
+TINY_CHECKPOINTS = Path(__file__).resolve().parent / "fixtures" / "tiny_zoo"  # scripts/make_tiny_zoo.py made them
 
 
 @pytest.fixture(scope="session")
 def tiny_zoo(tmp_path_factory) -> Path:
-    """A checkpoints/ folder with every zoo model trained tiny on digit reversal
-    (plus one deliberately broken folder, ``broken``), and the app pointed at it (and at a
-    class store in a temporary folder)."""
+    """A checkpoints/ folder with every zoo model trained tiny on digit reversal, copied from the
+    fixtures every host shares (tests write metrics into it), plus one deliberately broken folder,
+    ``broken``; and the app pointed at it (and at a class store in a temporary folder)."""
     root = tmp_path_factory.mktemp("checkpoints")
-    for name, (decoder, attention) in TINY_ZOO.items():
-        make_tiny_checkpoint(root / name, decoder, attention, steps=120)
+    for name in TINY_ZOO:
+        shutil.copytree(TINY_CHECKPOINTS / name, root / name)
     broken = root / "broken"
     shutil.copytree(root / "rnnsearch", broken)
     (broken / "model.safetensors").write_bytes((broken / "model.safetensors").read_bytes()[:1000])
@@ -99,7 +99,7 @@ def postgres_url():
 def tiny_hf(tmp_path_factory) -> Path:
     """A MarianMT made here (``hf_tiny``: random weights, SentencePiece models trained on toy
     sentences, English → French), saved with ``save_pretrained``: a model "made elsewhere"."""
-    from hf_tiny import tiny_marian
+    from helpers.hf_tiny import tiny_marian
     return tiny_marian(tmp_path_factory.mktemp("hf") / "tiny-marian")
 
 
@@ -117,3 +117,91 @@ def store(tmp_path, monkeypatch, tiny_zoo):
     s = ClassStore(url, teacher_key=TEACHER_KEY)
     yield s
     s.engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def vocab():
+    """The toy task's SentencePiece vocabulary (digits): the tiny checkpoints' own, kept with them."""
+    return Vocabulary(TINY_CHECKPOINTS / "rnnsearch" / "spm.model")
+
+
+@pytest.fixture(scope="module")
+def toy_split(tmp_path_factory) -> Path:
+    """A small en/fr/origin TSV in the real format: digit reversal, two 'corpora', repeated
+    English sides for multi-reference scoring."""
+    rng = random.Random(7)
+    rows = []
+    for k in range(120):
+        digits = [str(rng.randint(0, 9)) for _ in range(rng.randint(2, 12))]
+        rows.append((" ".join(digits), " ".join(digits[::-1]), "toy-a" if k % 2 else "toy-b"))
+    rows.append((rows[0][0], "9 9 9", rows[0][2]))  # a second reference for the first source
+    folder = tmp_path_factory.mktemp("data")
+    for split in ("train", "dev", "test"):
+        with gzip.open(folder / f"{split}.tsv.gz", "wt", encoding="utf-8") as f:
+            f.write("en\tfr\torigin\n")
+            for r in rows:
+                f.write("\t".join(r) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
+    """The tiny zoo evaluated for real (``python -m model.evaluate`` on a toy test split:
+    metrics.json and the BLEU-by-length CSV), plus a training log, and the app pointed at them."""
+    from model.evaluate import main as evaluate_main
+    from ui import zoo as zoo_cache
+    tmp = tmp_path_factory.mktemp("product")
+    data = toy_test_split(tmp / "data")
+    results = tmp / "results"
+    for name in ("rnnsearch", "rnnenc"):
+        for stress in ([], ["--stress"]):
+            assert evaluate_main(["--checkpoint", str(tiny_zoo / name), "--data", str(data / "test.tsv"),
+                                  "--bootstrap", "50", "--no-perplexity", "--write-metrics",
+                                  "--length-csv", str(results / "bleu_by_length.csv"), *stress]) == 0
+    pd.DataFrame({"epoch": [0.5, 1.0, 1.5], "steps": [40, 80, 120], "train_loss": [2.1, 1.4, 0.9],
+                  "dev_loss": [2.0, 1.5, 1.1], "dev_bleu": [3.0, 20.0, 41.5], "tokens_per_second": [900, 950, 940],
+                  "lr": [1e-3] * 3, "minutes": [0.01, 0.02, 0.03]}).to_csv(tiny_zoo / "rnnsearch" / "train_log.csv",
+                                                                         index=False)
+    gold = tmp / "gold"  # a toy gold alignment set, scored for real into rnnsearch's metrics.json
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 2 3 ||| 3 2 1 .\n4 5 ||| 5 4\n", encoding="utf-8")
+    (gold / "enfr.gold").write_text("1-3 2-2 3-1\n1-2 2p1\n", encoding="utf-8")
+    from model.align import main as align_main
+    assert align_main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--write-metrics"]) == 0
+    # local-p's position tracking, measured for real (evaluate --positions), for its Models card
+    assert evaluate_main(["--checkpoint", str(tiny_zoo / "luong-local"), "--data", str(data / "test.tsv"),
+                          "--positions", "--min-pieces", "3", "--write-metrics"]) == 0
+    local = tiny_zoo / "luong-local" / "config.json"  # a warm-started model's card says from what
+    config = json.loads(local.read_text())
+    config["training"]["initialised_from"] = {"checkpoint": "checkpoints/luong-general",
+                                              "fresh": ["decoder.attention.W_p.weight", "decoder.attention.v_p.weight"]}
+    local.write_text(json.dumps(config))
+    dot = tiny_zoo / "luong-dot" / "config.json"  # a fine-tuned model's card lists its training stages
+    config = json.loads(dot.read_text())
+    config["training"]["stages"] = [
+        {"steps": 9143, "total_minutes_run": 277.0, "best_dev_bleu": 26.9, "train": {"lr": 0.001}},
+        {"steps": 2400, "total_minutes_run": 95.04, "best_dev_bleu": 28.1, "train": {"lr": 0.00025, "oversample":
+         {"tatoeba": 3, "newstest2012": 2}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []},
+         "averaged": {"snapshots_at_steps": [1800, 2400], "dev_bleu_by_count": {"2": 28.1}}},
+        {"steps": 3638, "total_minutes_run": 7.0, "best_dev_bleu": 30.7, "train": {"lr": 0.0005, "oversample":
+         {"tatoeba": 3}}, "initialised_from": {"checkpoint": "checkpoints/luong-dot", "fresh": []},
+         "machine": "Xeon, 16 cores, 2 torch thread(s), torch 2.11.0+cu130, device cuda:0 (NVIDIA H200), 1 process(es)"}]
+    dot.write_text(json.dumps(config))
+    monkeypatch_module.setenv("ATTN_EXPLORER_RESULTS", str(results))
+    monkeypatch_module.setenv("ATTN_EXPLORER_DATA", str(data))
+    zoo_cache._load_zoo.clear()  # metrics.json is read when the zoo loads
+    from model.zoo import DISPLAY_NAMES
+    yield {"data": data, "results": results / "bleu_by_length.csv", "zoo": tiny_zoo, "display": DISPLAY_NAMES}
+    zoo_cache._load_zoo.clear()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_zoo):
+    """name -> (model, vocab) for every tiny checkpoint, loaded as the app loads them (packed for decoding)."""
+    return {name: load_checkpoint(tiny_zoo / name)[:2] for name in TINY_ZOO}

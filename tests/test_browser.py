@@ -1,6 +1,6 @@
-"""One real-browser test: headless Chromium loads the running app, a sentence is typed into
-the box, and the test waits for the alignment heatmap and saves a screenshot under
-``test-output/browser/``.
+"""The real browser: headless Chromium loads the running app, a sentence is typed into the box,
+and the test waits for the alignment heatmap and saves a screenshot under
+``test-output/browser/``; and every teaching page is visited and clicked through.
 
 Chromium is Debian's ``chromium`` package (``bash scripts/setup_browser.sh`` installs it;
 the test runs that script itself when the browser is missing), driven by Playwright
@@ -15,144 +15,24 @@ The same driver makes the README's screenshot from the shipped checkpoints:
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import time
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import Page, expect, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+import pytest
+from playwright.sync_api import Page, expect
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script (see the top), not only under pytest
     sys.path.insert(0, str(ROOT))
-from server.lecture import free_port  # noqa: E402
-OUTPUT = ROOT / "test-output" / "browser"
-CHROMIUM = "/usr/bin/chromium"
-# headless (Playwright's default), no sandbox (root in a container), nothing fetched from Google;
-# Playwright gives every launch a fresh, temporary profile (user-data dir) of its own
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+from helpers.browser import (APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT,  # noqa: E402
+                             PAGE_BUDGET, streamlit_app, wait_for)
+
 SENTENCE_BOX = 'textarea[aria-label="English sentence"]'
 
 
-def wait_until(check, timeout: float, what: str, interval: float = 0.25):
-    """Poll ``check`` (a Python callable: the server's health, not the page) until it is true."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            value = check()
-        except Exception:  # noqa: BLE001 - not up yet
-            value = None
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def find_chromium(install: bool = True) -> str | None:
-    """Chromium's path, running scripts/setup_browser.sh once if it is missing."""
-    found = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
-    if found or not install:
-        return found
-    subprocess.run(["bash", str(ROOT / "scripts" / "setup_browser.sh")], timeout=900, check=False)
-    return find_chromium(install=False)
-
-
-@contextmanager
-def streamlit_app(checkpoints: Path, log_path: Path):
-    """``streamlit run app.py`` on a free port, serving the given checkpoints; yields its URL."""
-    port = free_port()
-    env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(checkpoints), OMP_NUM_THREADS="1")
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                                 "--server.port", str(port), "--server.address", "127.0.0.1",
-                                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_until(lambda: proc.poll() is None and urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                       .read() == b"ok", 90, "the Streamlit server")
-            yield url
-        except TimeoutError as e:
-            # a page that never came: say what the server was doing (app.py dumps its threads on SIGUSR1)
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGUSR1)
-                time.sleep(2)
-            raise TimeoutError(f"{e}\n--- server log {log_path}, last 6,000 characters ---\n"
-                               f"{log_path.read_text(errors='replace')[-6000:]}") from None
-        finally:
-            stop(proc)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """End a child process: politely, then by force after 15 s."""
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-@contextmanager
-def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
-    """Debian's Chromium launched by Playwright; yields a page (one tab) of ``width`` x ``height``.
-    A timeout inside, Playwright's or :func:`wait_for`'s, leaves as a :class:`TimeoutError`
-    carrying what the page showed (so :func:`streamlit_app` adds the server's side)."""
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
-            try:
-                yield page
-            except (TimeoutError, PlaywrightTimeout) as e:
-                raise TimeoutError(f"{e}\n{describe_page(page)}") from None
-        finally:
-            browser.close()
-
-
-def wait_for(page: Page, expression: str, what: str, timeout: float = 90, arg=None):
-    """Wait until the JavaScript ``expression`` (which may use ``arg``) is truthy on the page,
-    checked every 250 ms, and return its value; an expression that throws (the page is
-    still being drawn) counts as not yet."""
-    predicate = f"arg => {{ try {{ return ({expression}); }} catch (e) {{ return null; }} }}"
-    try:
-        return page.wait_for_function(predicate, arg=arg, polling=250, timeout=timeout * 1000).json_value()
-    except PlaywrightTimeout:
-        raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}") from None
-
-
-def describe_page(page: Page) -> str:
-    """What the browser shows, for a timeout's message: the address, the page's text, and a
-    screenshot saved as test-output/browser/timeout.png."""
-    try:
-        text = page.locator("body").inner_text(timeout=10_000)
-        OUTPUT.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=OUTPUT / "timeout.png", timeout=30_000)
-        return f"--- the page {page.url} (screenshot: {OUTPUT / 'timeout.png'}) ---\n{text[:3000]}"
-    except Exception as e:  # noqa: BLE001 - the browser itself may be what hangs
-        return f"--- the page {page.url} could not be read: {e!r} ---"
-
-
-# the first drawn heatmap's source labels (its x-axis tick text), or null
-HEATMAP_TICKS = """(() => {
-  const plots = [...document.querySelectorAll('.js-plotly-plot')]
-    .filter(p => p.data && p.data[0] && p.data[0].type === 'heatmap' && p.querySelector('.hm'));
-  return plots.length ? plots[0].layout.xaxis.ticktext : null;
-})()"""
-APP_IDLE = "!document.querySelector('[data-testid=\"stStatusWidget\"] button') && document.readyState === 'complete'"
-
-
 def type_sentence_and_capture(page: Page, url: str, sentence: str, expect_token: str | None, screenshot: Path,
-                              timeout: float = 90) -> list[str]:
+                              timeout: float = PAGE_BUDGET) -> list[str]:
     """Open Translate, replace the sentence, press Ctrl+Enter, wait for a heatmap whose source
     tokens include ``expect_token`` (or, if None, differ from the first heatmap's), then save
     a PNG. Returns the heatmap's source labels."""
@@ -168,7 +48,7 @@ def type_sentence_and_capture(page: Page, url: str, sentence: str, expect_token:
     else:
         ticks = wait_for(page, f"(t => t && JSON.stringify(t) !== JSON.stringify(arg) && t)({HEATMAP_TICKS})",
                          "a heatmap of the new sentence", timeout, arg=first)
-    wait_for(page, APP_IDLE, "the app to finish running", 30)
+    wait_for(page, APP_IDLE, "the app to finish running", PAGE_BUDGET)
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.wait_for_timeout(1000)  # let Plotly finish drawing
     screenshot.parent.mkdir(parents=True, exist_ok=True)
@@ -219,3 +99,60 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+NO_ERROR = "document.querySelectorAll('[data-testid=\"stException\"]').length === 0"
+PLOTS = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.data && p.querySelector('.main-svg'))"
+
+
+FRAMED_ROW = f"""(() => {{ const p = {PLOTS}.find(p => (p.layout.shapes || []).some(s => s.name === 'highlighted row'));
+  return p ? p.layout.shapes.find(s => s.name === 'highlighted row').y0 : null; }})()"""
+
+
+TRACE = PLOTS + ".some(p => p.data.some(t => t.name === '{}'))"
+
+
+def click(page, label: str) -> None:
+    """Click the visible button whose text ends with ``label`` (an icon's name may come first;
+    Streamlit keeps a hidden copy of a button that has a tooltip). Playwright waits (up to 30 s)
+    until it is drawn, enabled and not covered: a page is drawn progressively, so a figure can be
+    on screen before the buttons above it have their labels."""
+    import re
+    button = page.locator("button").filter(has_text=re.compile(re.escape(label) + r"\s*$"), visible=True)
+    button.click(timeout=PAGE_BUDGET * 1000)
+
+
+def test_browser_visits_every_teaching_page(tiny_zoo):
+    """Headless Chromium (Playwright) opens each teaching page on the tiny zoo and sees it drawn;
+    on Step through, ▶ moves the framed row of the drawn heatmap; on Watch attention emerge,
+    training runs and the animation appears. Screenshots go to test-output/browser/."""
+    from playwright.sync_api import expect
+    from helpers.browser import OUTPUT, find_chromium, headless_chromium, streamlit_app, wait_for
+    chromium = find_chromium(install=False)
+    if not chromium:
+        pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
+    digits = "text=1+2+3+4+5+6&model=rnnsearch"
+    pages = {  # path -> what shows the page is drawn
+        f"step-through?{digits}": f"{FRAMED_ROW} === -0.5",
+        "worked-example": "document.querySelectorAll('.katex').length > 10",
+        f"beam-tree?{digits}&beam=3": TRACE.format("chosen path"),
+        f"what-if?{digits}": PLOTS + ".some(p => (p.layout.shapes || []).some(s => s.name === 'forced prefix'))",
+        "forced-alignment?text=1+2+3&fr=3+2+1&model=rnnsearch": TRACE.format("link"),
+        "emerge?steps=20": "[...document.querySelectorAll('button')].some(b => b.innerText.includes('Train both'))",
+        "exercises?ex=step&seed=2": "document.querySelectorAll('.katex').length >= 2",
+        "luong-to-transformer?text=1+2+3+4+5+6": PLOTS + ".some(p => (p.layout.shapes || []).some(s => s.name === "
+                                                 "'marked head'))",
+    }
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with streamlit_app(tiny_zoo, OUTPUT / "streamlit-teaching.log") as url, headless_chromium(chromium) as page:
+        for path, drawn in pages.items():
+            page.goto(f"{url}/{path}", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
+            wait_for(page, f"({drawn}) && {NO_ERROR}", f"the page {path}", PAGE_BUDGET)
+            if path.startswith("step-through"):
+                click(page, "▶")
+                wait_for(page, f"{FRAMED_ROW} === 0.5", "the framed row to move down", PAGE_BUDGET)
+            if path.startswith("emerge"):
+                click(page, "Train both models")
+                wait_for(page, PLOTS + ".some(p => (p.layout.updatemenus || []).length)", "the training animation", PAGE_BUDGET)
+            expect(page.locator('[data-testid="stException"]'), f"an exception on {path}").to_have_count(0)
+            page.screenshot(path=OUTPUT / f"teaching-{path.split('?')[0]}.png")

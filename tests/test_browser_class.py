@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from test_browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, streamlit_app, wait_for
+from helpers.browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, PAGE_BUDGET, streamlit_app, wait_for
 
 KEY = "browser-teachers-key"
 
@@ -38,7 +38,7 @@ def class_server(tiny_zoo, tmp_path_factory):
 
 def is_teacher(page, code: str, timeout: float = 20) -> bool:
     """Whether the page comes to show the teacher's panel for class ``code`` within ``timeout``."""
-    wait_for(page, APP_IDLE + " && document.body.innerText.includes('Predict first')", "the exercise page", 60)
+    wait_for(page, APP_IDLE + " && document.body.innerText.includes('Predict first')", "the exercise page", PAGE_BUDGET)
     try:
         wait_for(page, "document.body.innerText.includes(arg) && document.body.innerText.includes('Close the class')",
                  "the teacher's panel", timeout, arg=f"Class {code} is open.")
@@ -87,7 +87,7 @@ def test_the_teacher_survives_a_reload_and_the_cookie_binds_one_class(class_serv
             break
         page.wait_for_timeout(250)
     page.reload(wait_until="domcontentloaded")
-    wait_for(page, APP_IDLE, "the app to finish running", 60)
+    wait_for(page, APP_IDLE, "the app to finish running", PAGE_BUDGET)
     page.wait_for_timeout(500)
     assert "Close the class" not in page.locator("body").inner_text()
 
@@ -98,13 +98,13 @@ def test_a_student_is_one_id_through_three_sends_and_a_reload(class_server):
     context = browser.new_context(viewport={"width": 1280, "height": 1200})
     page = context.new_page()
     page.goto(f"{url}/exercises?class={code}", wait_until="domcontentloaded")
-    wait_for(page, "document.body.innerText.includes('Following class')", "following the class", 60)
+    wait_for(page, "document.body.innerText.includes('Following class')", "following the class", PAGE_BUDGET)
     sends = [("exercises", {"ex": "step", "seed": "4"}), ("worked-example", {}), ("exercises", {"ex": "which",
                                                                                                  "seed": "3"})]
     for n, (where, params) in enumerate(sends):
         store.send(KEY, code, where, params)
         wait_for(page, f"location.pathname.endsWith('/{where}') && location.search.includes('sent=1') && "
-                       f"document.body.innerText.includes('Following class') && {n} >= 0", f"send {n + 1}", 90)
+                       f"document.body.innerText.includes('Following class') && {APP_IDLE}", f"send {n + 1}")
         page.wait_for_timeout(1500)
     answer(page)
     page.reload(wait_until="domcontentloaded")
@@ -116,14 +116,14 @@ def test_a_student_is_one_id_through_three_sends_and_a_reload(class_server):
 def answer(page) -> None:
     """Pick the Luong global family and check it."""
     family = "Luong global (dot, general or concat)"  # which:3 asks the family
-    wait_for(page, APP_IDLE + " && document.body.innerText.includes(arg)", "the exercise's options", 90, arg=family)
+    wait_for(page, APP_IDLE + " && document.body.innerText.includes(arg)", "the exercise's options", PAGE_BUDGET, arg=family)
     page.get_by_text(family, exact=True).click()
-    wait_for(page, "document.querySelector('[data-testid=\"stRadio\"] input:checked')", "the choice", 30)
-    wait_for(page, APP_IDLE, "the app to finish running", 60)
+    wait_for(page, "document.querySelector('[data-testid=\"stRadio\"] input:checked')", "the choice", PAGE_BUDGET)
+    wait_for(page, APP_IDLE, "the app to finish running", PAGE_BUDGET)
     page.wait_for_timeout(500)
     page.get_by_role("button", name="Check my answer").click()
     try:
-        wait_for(page, "document.body.innerText.match(/Counted in class|Kept as a retry/)", "the answer counted", 60)
+        wait_for(page, "document.body.innerText.match(/Counted in class|Kept as a retry/)", "the answer counted", PAGE_BUDGET)
     except TimeoutError as e:
         raise TimeoutError(f"{e}: {page.locator('body').inner_text()[-1500:]}") from None
 
@@ -143,7 +143,7 @@ def test_the_alignment_grid_reads_in_order_on_a_phone(class_server):
     phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
     page = phone.new_page()
     page.goto(f"{url}/exercises?ex=align&seed=2", wait_until="domcontentloaded")  # level 3: CURATED[0]
-    rows = wait_for(page, f"(r => r.length === {len(pair.french)} && r)({ROW_LABELS})", "the grid's rows", 60)
+    rows = wait_for(page, f"(r => r.length === {len(pair.french)} && r)({ROW_LABELS})", "the grid's rows", PAGE_BUDGET)
     assert [t for t, _, _ in rows] == [f"{k + 1}. {w}" for k, w in enumerate(pair.french)]
     tops = [top for _, top, _ in rows]
     assert all(b > a for a, b in zip(tops, tops[1:])), tops
@@ -151,9 +151,9 @@ def test_the_alignment_grid_reads_in_order_on_a_phone(class_server):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1  # nothing wider than the phone
     second = page.locator('[data-testid="stButtonGroup"]').nth(2)  # 0: the kind of exercise; 1, 2: the rows
     second.get_by_text("Parliament", exact=True).click()  # Parlement → Parliament, a sure gold link
-    wait_for(page, APP_IDLE, "the app to finish running", 60)
+    wait_for(page, APP_IDLE, "the app to finish running", PAGE_BUDGET)
     page.get_by_role("button", name="Check my answer").click()
     text = wait_for(page, "document.body.innerText.includes('Your AER against the gold') && document.body.innerText",
-                    "the score", 60)
+                    "the score", PAGE_BUDGET)
     assert re.search(r"Precision\s*(help)?\s*1\.000", text), text[-800:]
     page.screenshot(path=OUTPUT / "align-390.png", full_page=True)

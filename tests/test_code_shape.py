@@ -1,10 +1,13 @@
 """The code's shape: no function longer than a screen in the app's packages, no import circle
 anywhere in them (subpackages included), and the floors of the house: no package imports one
-above it, ``app_pages/`` holds pages only. Each reads the source with ``ast``; nothing is
-imported or run."""
+above it, ``app_pages/`` holds pages only, pages and ``ui/`` hold no torch and no process-wide
+settings, ``viz/`` no torch or Streamlit. All but one read the source with ``ast``; that one
+imports ``viz/`` in a child process."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,3 +179,74 @@ def test_the_cycle_search_finds_a_circle_through_a_lazy_import(tmp_path):
                      "pkg.sub.d": {"pkg.c"}}
     assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.a"]]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+def test_viz_imports_no_torch():
+    code = ("import sys, viz.heatmap, viz.bleu, viz.curves, viz.export, viz.latex, viz.paper_figures; "
+            "assert 'torch' not in sys.modules, 'viz imported torch'")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+def _imports(path) -> set[str]:
+    import ast
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+PAGE_FILES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
+UI_FILES = sorted(f"../ui/{p.name}" for p in (ROOT / "ui").glob("*.py") if p.name != "__init__.py")
+VIZ_FILES = sorted(p.name for p in (ROOT / "viz").glob("*.py"))
+SERVER_FILES = sorted(f"../server/{p.name}" for p in (ROOT / "server").glob("*.py") if p.name != "__init__.py")
+
+
+SHARED_RESOURCES = {"../ui/zoo.py", "../server/limits.py", "emerge.py",  # the zoo, the server's limits, the toy vocabulary
+                    "../server/class_store.py"}  # the class store's engine and connection pool
+
+
+@pytest.mark.parametrize("page_file", PAGE_FILES + UI_FILES + SERVER_FILES + ["../navigation.py", "../app.py"])
+def test_pages_only_wire(page_file):
+    """Pages wire model/ to viz/: no torch of their own, no process-wide settings, and
+    shared resources only where the server owns them."""
+    path = ROOT / "app_pages" / page_file
+    source = path.read_text(encoding="utf-8")
+    assert "torch" not in _imports(path) and "torch." not in source
+    assert "set_num_threads" not in source and "os.environ[" not in source and "os.putenv" not in source
+    if page_file not in SHARED_RESOURCES:
+        assert "st.cache_resource" not in source, "models are loaded once, in ui/zoo.py"
+
+
+@pytest.mark.parametrize("viz_file", VIZ_FILES)
+def test_viz_knows_no_torch_and_no_streamlit(viz_file):
+    imports = _imports(ROOT / "viz" / viz_file)
+    assert not imports & {"torch", "streamlit", "model", "app_pages", "ui"}, imports
+
+
+def readme_layout(root: Path = ROOT) -> str:
+    """The code block under README's "How the code is laid out"."""
+    text = (root / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## How the code is laid out"):]
+    return section.split("```")[1]
+
+
+def test_the_readme_layout_names_every_package_and_module():
+    """A newcomer's map: every folder of the repository and every module of the app's packages
+    (bench/ and scripts/ by group) appear in README's layout."""
+    layout = readme_layout()
+    made_here = {"test-output", "runs", "logs"}  # written by tests and training, ignored by git
+    folders = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))} - made_here
+    assert {f for f in folders if f"{f}/" not in layout} == set()
+    modules = {p for package in ("model", "viz", "server", "ui", "teaching") for p in (ROOT / package).glob("*.py")
+               if p.name != "__init__.py"}
+    assert {str(p.relative_to(ROOT)) for p in modules if p.name not in layout} == set()
+    assert all(f"{f}.py" in layout for f in ("app", "navigation"))
+
+
+def test_viz_names_every_module_it_holds():
+    doc = ast.get_docstring(ast.parse((ROOT / "viz" / "__init__.py").read_text(encoding="utf-8")))
+    assert {p.stem for p in (ROOT / "viz").glob("*.py") if f":mod:`viz.{p.stem}`" not in doc} == {"__init__"}

@@ -10,7 +10,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from test_browser import find_chromium, headless_chromium, stop, wait_for, wait_until
+from helpers.browser import find_chromium, headless_chromium, PAGE_BUDGET, stop, wait_for, wait_until
 from server.lecture import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ def test_a_failing_page_shows_no_stack_trace(tmp_path):
         wait_until(lambda: urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok", 60, "the server")
         with headless_chromium(chromium, 1000, 800) as page:
             page.goto(url)
-            wait_for(page, "document.body.innerText.includes('This app has encountered an error')", "the notice", 60)
+            wait_for(page, "document.body.innerText.includes('This app has encountered an error')", "the notice", PAGE_BUDGET)
             shown = page.locator("body").inner_text()
     finally:
         stop(proc)

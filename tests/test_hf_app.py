@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from test_app import APP, TIMEOUT, array, heatmaps, page, run, texts, toy_test_split, translate_app
+from helpers.apptest import APP, TIMEOUT, array, heatmaps, page, run, texts, toy_test_split, translate_app
 
 TEXT = "the cat sat on the mat"
 MISSING = "no-such-org/opus-mt-en-xx"
@@ -132,7 +132,7 @@ def test_another_language_pair_is_not_called_french(hf_app, tiny_hf, tmp_path, m
     """An English → German model: Translate says German and shows no French reference; Forced
     alignment (the Hansards gold is English–French) does not offer it."""
     from ui import zoo as zoo_cache
-    from hf_tiny import save_marian
+    from helpers.hf_tiny import save_marian
     spm_dir = tiny_hf.parent / f"{tiny_hf.name}_spm"
     de = save_marian(tmp_path / "tiny-en-de", spm_dir / "source.model", spm_dir / "target.model", target_lang="de")
     monkeypatch.setenv("ATTN_EXPLORER_HF_MODELS", str(de))

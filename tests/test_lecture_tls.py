@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from test_lecture import bench, Hall, serve, SENTENCE
+from helpers.lecture import bench, Hall, serve, SENTENCE
 from server.class_store import ClassStore
 from server.lecture import COOKIE, haproxy_binary
 from server.limits import client_address, SignInAttempts
@@ -132,7 +132,7 @@ def test_the_visitors_address_is_the_one_the_proxy_saw():
 
 def test_https_from_one_process(tiny_zoo, tmp_path):
     """The one-machine command with Streamlit's own TLS: a Translate rerun over wss."""
-    from test_browser import stop, wait_until
+    from helpers.browser import stop, wait_until
     cert, key = self_signed(tmp_path)
     port = bench.free_port()
     env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(tiny_zoo), OMP_NUM_THREADS="1")

@@ -20,12 +20,13 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT, TEACHER_KEY
 from model.checkpoint import load_checkpoint
 from model.search import greedy, prepare_source
+from helpers.lesson import N, walk_lesson
+from helpers.browser import PAGE_BUDGET
 
 APP = str(ROOT / "navigation.py")
 DIGITS = "1 2 3 4 5"
 OTHER = "3 1 4 1 5 9 2 6 5 3"
 KEY = TEACHER_KEY
-N = 11
 WRONG_NUMBER = 12345.0
 
 
@@ -193,7 +194,6 @@ def test_a_zoo_without_the_other_models_still_walks_every_stop(tiny_zoo, tmp_pat
     assert any("RNNsearch is not loaded" in e.value for e in open_lesson().error)
 
 
-
 def test_a_class_counts_each_stops_first_answer_and_followers_get_the_stop(store):
     code = store.open_class(KEY).code
     student = open_lesson(stop="2", text=DIGITS, **{"class": code})
@@ -230,64 +230,25 @@ def test_every_lesson_function_is_short():
 
 
 # -- the real browser ------------------------------------------------------------------------------
-# The stop's heading drawn, the app idle, no element left from the stop before (stale), every chart of the
-# page drawn, no widget still a placeholder
-SETTLED = """(() => {
-  const heading = [...document.querySelectorAll('h3')].some(h => h.innerText.trim().startsWith(arg));
-  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
-  return heading && !document.querySelector('[data-testid="stStatusWidget"] button')
-    && charts.every(c => c.querySelector('.main-svg'))
-    && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stSkeletonElement"]');
-})()"""
-# page-level horizontal overflow: the document, or Streamlit's scrolling main area, wider than the window
-LAYOUT = """(() => {
-  const main = document.querySelector('[data-testid="stMain"]') || document.documentElement;
-  return {document: document.documentElement.scrollWidth, main: main.scrollWidth, main_visible: main.clientWidth,
-          viewport: window.innerWidth, exceptions: document.querySelectorAll('[data-testid="stException"]').length};
-})()"""
-
-
-def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: float = 90) -> list[dict]:
-    """Open the lesson on ``text`` and press Next (by keyboard: focus, Enter) through every stop.
-    Per stop: seconds from the key press until the stop settled, and the page's layout."""
-    import time
-    from urllib.parse import quote
-    from test_browser import wait_for
-    page.goto(f"{url}/lesson?text={quote(text)}", wait_until="domcontentloaded", timeout=timeout * 1000)
-    walked = []
-    for k in range(1, stops + 1):
-        start = time.perf_counter()
-        if k > 1:
-            button = page.locator(".st-key-lesson_next button")
-            button.focus()
-            page.keyboard.press("Enter")
-        wait_for(page, SETTLED, f"stop {k} to settle", timeout, arg=f"{k}. ")
-        settle = time.perf_counter() - start
-        layout = page.evaluate(LAYOUT)
-        if shots is not None:
-            shots.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=shots / f"stop-{k:02d}.png", full_page=True)
-        walked.append({"stop": k, "settle_s": round(settle, 3), **layout})
-    return walked
 
 
 def progress_survives_a_new_session(page, url: str) -> None:
     """Stop 2 answered right, then a link without ``done`` (as the teacher's send opens, a new
     session): the browser's cookie brings the stop done back."""
-    from test_browser import wait_for
-    page.goto(f"{url}/lesson?stop=2&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
+    from helpers.browser import wait_for
+    page.goto(f"{url}/lesson?stop=2&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
     box = page.locator('[class*="st-key-lesson_answer_encoder"] input')
     box.fill(str(len(DIGITS.split()) + 1))
     box.press("Enter")
     page.locator(".st-key-lesson_check_encoder button").click()
-    wait_for(page, "document.body.innerText.includes('Right: your answer')", "the answer checked", 30)
-    wait_for(page, "document.cookie.includes('attn_lesson_done=2')", "the progress cookie", 30)
-    page.goto(f"{url}/lesson?stop=3&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=90_000)
-    wait_for(page, "document.body.innerText.includes('Stop 3 of 11 · 1 done')", "the progress kept", 30)
+    wait_for(page, "document.body.innerText.includes('Right: your answer')", "the answer checked", PAGE_BUDGET)
+    wait_for(page, "document.cookie.includes('attn_lesson_done=2')", "the progress cookie", PAGE_BUDGET)
+    page.goto(f"{url}/lesson?stop=3&text=1+2+3+4+5", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
+    wait_for(page, "document.body.innerText.includes('Stop 3 of 11 · 1 done')", "the progress kept", PAGE_BUDGET)
 
 
 def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
-    from test_browser import find_chromium, headless_chromium, streamlit_app
+    from helpers.browser import find_chromium, headless_chromium, streamlit_app
     chromium = find_chromium(install=False)
     if not chromium:
         pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from html import escape
 import time
 from urllib.parse import urlencode, urlsplit
 
@@ -24,6 +25,7 @@ from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
                                 StoreUnavailable)
 from server.class_store import StoreBusy
+from server.follow import FOLLOW_PATH, follow_board
 from server.limits import client_address, sign_in_attempts
 
 CLASS = "class_code"          # the joined class's code
@@ -33,7 +35,10 @@ SESSION = "class_session"     # this browser session's anonymous id
 APPLIED = "class_applied"     # the last [page, params] taken from the teacher
 SENT = "sent"                 # in a link the follow opened: this page is the teacher's last send
 REVEALED = "class_revealed"   # the exercise the teacher revealed
-FOLLOW_EVERY = 1.0            # seconds between two looks at the teacher's state
+FOLLOW_SAFETY_S = 30.0        # the follow fragment's own timer: the page's listener does the following
+LOOK = "class_follow_look"    # the follow fragment's "Look again" button, which the listener clicks
+PENDING = "class_pending_send"  # the teacher's page, found by the follow fragment, for the page's run to open
+OPENED = "class_opened_sent"   # the follow fragment opened the teacher's page: the panel is set as its link sets it
 KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
 SIGN_IN_TRIES = 5             # wrong teacher keys one session may type…
@@ -79,12 +84,15 @@ def joined_class() -> str:
             st.session_state[PANEL] = True  # the panel says which class, and offers to stop following
         if code and st.query_params.get(SENT):  # opened by following: this is the teacher's page already
             try:
-                state = class_store().follow(code)
+                state = follow_board().state(code)
                 if state is not None:
                     st.session_state[APPLIED] = [state.page, state.params]
                     st.session_state[REVEALED] = state.revealed
             except StoreUnavailable:
                 pass
+    if st.session_state.pop(OPENED, False) and st.session_state[CLASS]:  # as a fresh load of the sent link sets it
+        st.session_state[FOLLOW] = st.session_state[PANEL] = True
+        st.session_state["class_code_box"] = st.session_state[CLASS]
     return st.session_state[CLASS]
 
 
@@ -290,6 +298,9 @@ def _refollow() -> None:
 
 def class_sidebar(pages: dict, current: str) -> None:
     """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
+    sent = st.session_state.pop(PENDING, None)
+    if sent is not None and sent.page in pages and st.session_state.get(CLASS) == sent.code:
+        _open_sent(pages[sent.page], sent.code, sent)  # the follow fragment found a page the teacher sent
     code = joined_class()
     st.session_state.setdefault(PANEL, bool(teacher_key()))  # a class link opens it (joined_class)
     # drawn only while open (opening it reruns the page): most visitors never join a class, and
@@ -359,32 +370,103 @@ def _teacher_panel(code: str, current: str) -> None:
 
 
 def _follow(pages: dict, code: str, current: str) -> None:
-    """Every FOLLOW_EVERY seconds: one read of the teacher's state. A page the teacher sent is
-    opened as its link (``sent_link``), exactly as if the student had clicked it: a fresh page,
-    every widget as the link sets it (a page switch inside the session would keep the widgets'
-    values in the browser); a reveal reruns the page."""
-    @st.fragment(run_every=FOLLOW_EVERY)
+    """The teacher's state, as this process's follow board holds it (``server/follow.py``: no
+    store read per tab). A page the teacher sent opens inside this browser session
+    (``_open_sent``); a reveal reruns the page. The page's listener (``_listener``) waits on the
+    server for the class's next change and then reruns this fragment by its *Look again* button,
+    so a tab costs nothing while nothing changes; the fragment's own timer (FOLLOW_SAFETY_S) only
+    covers a listener that could not run."""
+    @st.fragment(run_every=FOLLOW_SAFETY_S)
     def follow():
         try:
-            state = class_store().follow(code)
+            state = follow_board().state(code)
         except StoreUnavailable as e:
             st.caption(f"Cannot reach the class ({e}).")
             return
         if state is None or not state.open:
             st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
             return
-        sent = [state.page, state.params]
-        if state.page is not None and st.session_state.get(APPLIED) != sent and state.page in pages:
-            st.session_state[APPLIED] = sent
-            link = sent_link(st.context.url or "", current, state.page, {**state.params, "class": code, SENT: "1"})
-            st.caption("Opening the teacher's page…")
-            st.html(f"<script>window.location.replace({_js_string(link)});</script>", unsafe_allow_javascript=True)
-            return
+        if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] \
+                and state.page in pages:
+            # opened by the page's own run, not this fragment's: a page switched from a fragment
+            # keeps the old address in the browser's bar (and a reload would show the old page)
+            st.session_state[PENDING] = state
+            st.rerun(scope="app")
         st.caption(f"Following class **{code}**: the teacher's pages open here.")
+        st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
+                  help="The teacher's page opens by itself; this looks at once.")
+        shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
+        _listener(code, pages, state.version, (state.page, {**state.params, "class": code, SENT: "1"}) if shown else None)
         if st.session_state.get(REVEALED) != state.revealed:
             st.session_state[REVEALED] = state.revealed
             st.rerun(scope="app")
     follow()
+
+
+def _open_sent(page, code: str, state) -> None:
+    """Open the teacher's page as its link would, inside this session (no page load: the browser
+    keeps its scripts, the server its session): every widget as the link sets it, because the
+    previous page's values are dropped first (only the class's own ``class_*`` keys stay)."""
+    st.session_state[APPLIED] = [state.page, state.params]
+    for name in [n for n in st.session_state.keys() if not str(n).startswith(KEPT)]:
+        del st.session_state[name]
+    st.session_state[OPENED] = True  # the class panel too is set as the link sets it, on the page's run (joined_class)
+    st.switch_page(page, query_params={**state.params, "class": code, SENT: "1"})
+
+
+def _listener(code: str, pages: dict, version: int, sent: tuple[str, dict] | None) -> None:
+    """The page's wait for the class's next change: an HTTP request the server answers when the
+    version is no longer ``version`` (``server/follow.py``), then a click on *Look again*. The
+    browser runs the script once per page load (Streamlit updates an ``st.html`` element's
+    contents in place, without running its script again), so the script reads what to wait for
+    from the element's ``data-`` attributes, which each rerun updates. With ``sent`` (the
+    teacher's page and its link's parameters, shown now) it also puts that link in the address
+    bar: Streamlit's front end keeps the old address after a page switch the server made, and a
+    reload must show the teacher's page."""
+    base = _base_path(pages)
+    url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': version})}"
+    here = f"{base}/{sent[0]}?{urlencode(sent[1])}" if sent else ""
+    st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(version)}"
+ data-here="{escape(here)}"></div><script>(() => {{
+  if (window.attnFollowing) return;
+  window.attnFollowing = true;
+  const sleep = ms => new Promise(done => setTimeout(done, ms));
+  const data = () => document.getElementById('attn-follow');
+  (async () => {{
+    let pause = 1000;
+    for (;;) {{
+      const d = data();
+      if (!d) {{ await sleep(500); continue; }}
+      const url = d.dataset.url, here = d.dataset.here;
+      if (here && location.pathname + location.search !== here) history.replaceState(history.state, '', here);
+      try {{
+        const r = await fetch(url, {{credentials: 'same-origin', cache: 'no-store'}});
+        if (r.ok) {{
+          const s = await r.json();
+          if (s.version !== Number(d.dataset.version) || !s.open) {{
+            const look = document.querySelector('.st-key-{LOOK} button');
+            if (look) look.click();
+            for (let i = 0; i < 200 && data() && data().dataset.url === url; i++) await sleep(50);
+          }}
+          pause = 1000;
+          continue;
+        }}
+      }} catch (e) {{}}
+      await sleep(pause);
+      pause = Math.min(2 * pause, 15000);
+    }}
+  }})();
+}})();</script>""", unsafe_allow_javascript=True)
+
+
+def _base_path(pages: dict) -> str:
+    """The app's path in the browser's address ("" at the root; a proxy's prefix otherwise): the
+    address without the page it names, whichever of ``pages`` (url path -> st.Page) that is."""
+    path = urlsplit(st.context.url or "").path.rstrip("/")
+    for url_path in sorted((p for p in pages if p), key=len, reverse=True):
+        if path.endswith("/" + url_path):
+            return path[: -len(url_path) - 1]
+    return path
 
 
 def sent_link(here: str, current: str, page: str, params: dict) -> str:

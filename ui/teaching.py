@@ -12,7 +12,7 @@ from server.limits import decoding_slot
 from model.search import beam_search, DecodingRecord, forced, greedy, InputError, prepare_source, PreparedSource
 from ui.url_state import query_param, set_query_params
 from ui.widgets import sentence_input
-from ui.zoo import cached_translate, checkpoints_root, pick_model, shared_result, zoo
+from ui.zoo import cached_translate, checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, zoo
 from model.align import forced_alignment, ForcedAlignment, read_gold
 from model.internals import annotation_values, local_p_steps, LocalPSteps, recomputed_energies
 from model.zoo import ZooEntry
@@ -114,28 +114,28 @@ def cached_forced(model_name: str, text: str, target_text: str) -> DecodingRecor
     return _forced(checkpoints_root(), model_name, text, target_text)
 
 
-@shared_result(max_entries=64)
+@shared_result(max_entries=COSTLY_KEPT)
 def _forced(root: str, model_name: str, text: str, target_text: str) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():
         return forced(entry.model, entry.vocab, prepare_source(entry.vocab, text), entry.vocab.encode_target(target_text))
 
 
-@shared_result(max_entries=128)
+@shared_result(max_entries=STEPS_KEPT)
 def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():
         return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix))
 
 
-@shared_result(max_entries=128)
+@shared_result(max_entries=STEPS_KEPT)
 def _values(root: str, model_name: str, text: str):
     entry = zoo(root)[model_name]
     with decoding_slot():
         return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
 
 
-@shared_result(max_entries=128)
+@shared_result(max_entries=STEPS_KEPT)
 def _energies(root: str, model_name: str, text: str):
     entry = zoo(root)[model_name]
     record = cached_translate(model_name, text, 1)
@@ -143,7 +143,7 @@ def _energies(root: str, model_name: str, text: str):
         return recomputed_energies(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
 
 
-@shared_result(max_entries=128)
+@shared_result(max_entries=STEPS_KEPT)
 def _local_p(root: str, model_name: str, text: str) -> LocalPSteps | None:
     entry = zoo(root)[model_name]
     record = cached_translate(model_name, text, 1)
@@ -151,14 +151,14 @@ def _local_p(root: str, model_name: str, text: str) -> LocalPSteps | None:
         return local_p_steps(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
 
 
-@shared_result(max_entries=64)
+@shared_result(max_entries=COSTLY_KEPT)
 def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
     with decoding_slot():
         return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam)
 
 
-@shared_result(max_entries=128)
+@shared_result(max_entries=STEPS_KEPT)
 def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...],
                       hansards: bool) -> ForcedAlignment:
     entry = zoo(root)[model_name]

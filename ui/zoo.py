@@ -146,6 +146,15 @@ def read_only(value):
     return value
 
 
+# How many results a shared cache keeps for every browser tab of the process (the least recently
+# used go first). One result is one sentence's work for one model: the landing sentence's record
+# is 45 KiB on the shipped RNNsearch (10 pieces; it grows with the sentence). The caps bound what
+# visitors typing sentences of their own make a process hold, and keep what a lesson reuses.
+TRANSLATIONS_KEPT = 256  # Translate and Compare: the room's sentences, each on any of the zoo's models
+STEPS_KEPT = 128         # a teaching page's per-sentence results: our models only, the sentences a lesson visits
+COSTLY_KEPT = 64         # beam trees, forced decodings, attributions: asked for on fewer sentences, larger each
+
+
 def shared_result(max_entries: int | None = None):
     """Cache a function's results once per process for every session, as ``st.cache_data``
     does, but hand out the one stored object: ``st.cache_data`` unpickles a fresh copy on
@@ -165,8 +174,9 @@ def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
     return _cached_translate(checkpoints_root(), model_name, text, beam)
 
 
-@shared_result(max_entries=256)
+@shared_result(max_entries=TRANSLATIONS_KEPT)
 def _cached_translate(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    with decoding_slot():
-        return translate(entry.model, entry.vocab, text, beam=beam)
+    # a long sentence costs more of the tab's share (server/limits.py): a text box's 1,000 characters, 4
+    with decoding_slot(cost=max(1.0, len(text) / 250)) as check:
+        return translate(entry.model, entry.vocab, text, beam=beam, check=check)

@@ -7,5 +7,15 @@ notebook from a decoding record's arrays or a results CSV.
   per-token probabilities and per-step attention entropy.
 - :mod:`viz.bleu`: BLEU by source length with bootstrap bands (Bahdanau et al. 2014, Fig. 2).
 - :mod:`viz.curves`: training curves (loss and dev BLEU per epoch) from ``train_log.csv``.
-- :mod:`viz.export`: the attention matrix as CSV and any figure as standalone HTML.
+- :mod:`viz.teaching`: the teaching pages' figures: one decoder step taken apart, the
+  beam-search tree, forced alignment against gold links, attention emerging in training.
+- :mod:`viz.transformer`: every layer × head at once, one head's rows, self-attention.
+- :mod:`viz.attribution`: attention beside attribution on one scale, and what an edit changes.
+- :mod:`viz.classroom`: the classroom load curve (latency against concurrent students).
+- :mod:`viz.fast_figure`: building a figure from a plain spec without Plotly's per-property
+  validation (what every module above returns).
+- :mod:`viz.export`: any figure as SVG, PDF or PNG (Kaleido in Debian's Chromium), the
+  attention matrix as CSV, a figure as standalone HTML.
+- :mod:`viz.latex`: an alignment matrix as a TikZ file ``pdflatex`` compiles on its own.
+- :mod:`viz.paper_figures`: the paper's figures for our models, ``python -m viz.paper_figures``.
 """

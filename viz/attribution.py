@@ -74,3 +74,24 @@ def logprob_change(old_tokens: list[str], delta: np.ndarray, step: int) -> go.Fi
                   xaxis=dict(tickmode="array", tickvals=x, ticktext=[escape(t) for t in old_tokens], tickangle=-90),
                   yaxis=dict(title=dict(text="Δ log p(y_i)"), zeroline=True), plot_bgcolor="white")
     return figure([bar], layout)
+
+
+def change_curve(curves: dict[str, list[dict]]) -> go.Figure:
+    """The word-change rate against the α removed (``model.faithfulness.pooled_curve`` rows per
+    level): one line per level and kind of piece, the most-attended pieces solid, the others dotted,
+    so removals of equal weight compare at a glance. A point with no removals is left out."""
+    lines = []
+    for k, (level, rows) in enumerate(curves.items()):
+        labels = [f"{r['alpha_from']:g}–{r['alpha_to']:g}" for r in rows]
+        for kind, dash in (("most", "solid"), ("others", "dot")):
+            y = [None if r[f"changed_{kind}"] is None else 100 * r[f"changed_{kind}"] for r in rows]
+            name = f"{escape(level)}: {'most-attended piece' if kind == 'most' else 'other pieces'}"
+            lines.append(dict(type="scatter", mode="lines+markers", x=labels, y=y, name=name,
+                              line=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)], dash=dash),
+                              customdata=[r[f"pairs_{kind}"] for r in rows],
+                              hovertemplate=name + "<br>α %{x}: %{y:.1f} % of %{customdata} removals<extra></extra>"))
+    layout = dict(height=BAR_HEIGHT + 60, font=dict(size=FONT_SIZE - 2), margin=dict(l=10, r=10, t=10, b=10),
+                  xaxis=dict(title=dict(text="α of the piece removed")),
+                  yaxis=dict(title=dict(text="word changes (%)"), range=[0, 100]),
+                  legend=dict(orientation="h", y=1.15), plot_bgcolor="white")
+    return figure(lines, layout)

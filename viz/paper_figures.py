@@ -14,7 +14,7 @@ writes into DIR (a new folder, or an empty one):
 
 The decoding records come from the shipped checkpoints through ``python -m
 model.figure_records``, run as a child process: ``viz/`` imports neither torch nor ``model/``,
-even here (``tests/test_app.py`` checks it); the child's output is plain JSON (tokens and α).
+even here (``tests/test_code_shape.py`` checks it); the child's output is plain JSON (tokens and α).
 All figures are drawn in one headless Chromium (``viz.export.render``); decoding is greedy and
 deterministic and the SVGs carry no random ids, so the same command writes the same SVGs.
 """

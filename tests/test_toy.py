@@ -1,4 +1,4 @@
-"""Learning tests: real models trained for seconds on digit reversal learn the task, and
+"""The toy task (model/toy.py): real models trained for seconds on digit reversal learn the task, and
 their attention becomes anti-diagonal (target step i looks at source position S−1−i)."""
 from __future__ import annotations
 
@@ -10,13 +10,8 @@ import torch
 
 from model.data import Batch
 from model.search import forced, PreparedSource
-from model.toy import tiny_config, toy_accuracy, toy_pair, toy_vocabulary, train_toy
+from model.toy import tiny_config, toy_accuracy, toy_pair, train_toy
 from model.vocabulary import PAD_ID
-
-
-@pytest.fixture(scope="module")
-def vocab(tmp_path_factory):
-    return toy_vocabulary(tmp_path_factory.mktemp("vocab"))
 
 
 def token_accuracy(model, vocab, n=200, seed=5) -> float:
@@ -57,3 +52,18 @@ def test_transformer_learns_to_reverse_and_its_shown_layer_aligns(vocab):
     assert token_accuracy(model, vocab) > 0.9
     assert anti_diagonal_share(model, vocab) >= 6 / 7
     assert toy_accuracy(model, vocab, "reverse") > 0.6  # whole sentences (0.78 at this seed)
+
+
+def test_the_kept_tiny_zoo_is_one_checkpoint_of_each_kind():
+    """tests/fixtures/tiny_zoo/ (``python scripts/make_tiny_zoo.py``) holds a checkpoint folder per
+    kind of model.toy.TINY_ZOO, each the kind it is named for, sharing one vocabulary file."""
+    import json
+    from conftest import TINY_CHECKPOINTS
+    from model.toy import TINY_ZOO
+    assert sorted(p.name for p in TINY_CHECKPOINTS.iterdir()) == sorted(TINY_ZOO)
+    for name, (decoder, attention) in TINY_ZOO.items():
+        folder = TINY_CHECKPOINTS / name
+        assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors", "spm.model"]
+        model = json.loads((folder / "config.json").read_text())["model"]
+        assert (model["decoder"], model["attention"]) == (decoder, attention)
+    assert len({(TINY_CHECKPOINTS / n / "spm.model").read_bytes() for n in TINY_ZOO}) == 1

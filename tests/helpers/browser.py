@@ -1,0 +1,149 @@
+"""A served app and headless Chromium for the real-browser tests: Debian's chromium driven by
+Playwright (no Playwright browser is downloaded), waits on the page's own signals."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright, TimeoutError as PlaywrightTimeout
+
+from server.lecture import free_port
+
+from helpers import ROOT
+
+OUTPUT = ROOT / "test-output" / "browser"
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+# headless (Playwright's default), no sandbox (root in a container), nothing fetched from Google;
+# Playwright gives every launch a fresh, temporary profile (user-data dir) of its own
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+# How long the tests give a page (a run, a rerun, a send reaching a follower) before calling it
+# lost. A budget, not a measurement: a rerun of a second alone takes many on a busy 2-core host
+# (the suite beside other work, or beside `stress-ng --cpu 1`), and a wait ends as soon as the
+# page's own signal (APP_IDLE, the text it draws) says it is done, so a large budget costs a
+# passing run nothing.
+PAGE_BUDGET = 180
+
+
+def wait_until(check, timeout: float, what: str, interval: float = 0.25):
+    """Poll ``check`` (a Python callable: the server's health, not the page) until it is true."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            value = check()
+        except Exception:  # noqa: BLE001 - not up yet
+            value = None
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def find_chromium(install: bool = True) -> str | None:
+    """Chromium's path, running scripts/setup_browser.sh once if it is missing."""
+    found = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
+    if found or not install:
+        return found
+    subprocess.run(["bash", str(ROOT / "scripts" / "setup_browser.sh")], timeout=900, check=False)
+    return find_chromium(install=False)
+
+
+@contextmanager
+def streamlit_app(checkpoints: Path, log_path: Path):
+    """``streamlit run app.py`` on a free port, serving the given checkpoints; yields its URL."""
+    port = free_port()
+    env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(checkpoints), OMP_NUM_THREADS="1")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until(lambda: proc.poll() is None and urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                       .read() == b"ok", PAGE_BUDGET, "the Streamlit server")
+            yield url
+        except TimeoutError as e:
+            # a page that never came: say what the server was doing (app.py dumps its threads on SIGUSR1)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGUSR1)
+                time.sleep(2)
+            raise TimeoutError(f"{e}\n--- server log {log_path}, last 6,000 characters ---\n"
+                               f"{log_path.read_text(errors='replace')[-6000:]}") from None
+        finally:
+            stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a child process: politely, then by force after 15 s."""
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextmanager
+def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
+    """Debian's Chromium launched by Playwright; yields a page (one tab) of ``width`` x ``height``.
+    A timeout inside, Playwright's or :func:`wait_for`'s, leaves as a :class:`TimeoutError`
+    carrying what the page showed (so :func:`streamlit_app` adds the server's side)."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
+            try:
+                yield page
+            except (TimeoutError, PlaywrightTimeout) as e:
+                raise TimeoutError(f"{e}\n{describe_page(page)}") from None
+        finally:
+            browser.close()
+
+
+def wait_for(page: Page, expression: str, what: str, timeout: float = PAGE_BUDGET, arg=None):
+    """Wait until the JavaScript ``expression`` (which may use ``arg``) is truthy on the page,
+    checked every 250 ms, and return its value; an expression that throws (the page is
+    still being drawn) counts as not yet."""
+    predicate = f"arg => {{ try {{ return ({expression}); }} catch (e) {{ return null; }} }}"
+    try:
+        return page.wait_for_function(predicate, arg=arg, polling=250, timeout=timeout * 1000).json_value()
+    except PlaywrightTimeout:
+        raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}") from None
+
+
+def describe_page(page: Page) -> str:
+    """What the browser shows, for a timeout's message: the address, the page's text, and a
+    screenshot saved as test-output/browser/timeout.png."""
+    try:
+        text = page.locator("body").inner_text(timeout=10_000)
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=OUTPUT / "timeout.png", timeout=30_000)
+        return f"--- the page {page.url} (screenshot: {OUTPUT / 'timeout.png'}) ---\n{text[:3000]}"
+    except Exception as e:  # noqa: BLE001 - the browser itself may be what hangs
+        return f"--- the page {page.url} could not be read: {e!r} ---"
+
+
+# the first drawn heatmap's source labels (its x-axis tick text), or null
+HEATMAP_TICKS = """(() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')]
+    .filter(p => p.data && p.data[0] && p.data[0].type === 'heatmap' && p.querySelector('.hm'));
+  return plots.length ? plots[0].layout.xaxis.ticktext : null;
+})()"""
+
+
+APP_IDLE = "!document.querySelector('[data-testid=\"stStatusWidget\"] button') && document.readyState === 'complete'"

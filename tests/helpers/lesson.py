@@ -1,0 +1,45 @@
+"""The guided lesson walked in a real browser (tests/test_lesson.py, bench/lesson_speed.py): what
+a settled stop and the page's layout are, read in the page."""
+from __future__ import annotations
+from helpers.browser import PAGE_BUDGET
+
+N = 11  # the lesson's stops
+# The stop's heading drawn, the app idle, no element left from the stop before (stale), every chart of the
+# page drawn, no widget still a placeholder
+SETTLED = """(() => {
+  const heading = [...document.querySelectorAll('h3')].some(h => h.innerText.trim().startsWith(arg));
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+  return heading && !document.querySelector('[data-testid="stStatusWidget"] button')
+    && charts.every(c => c.querySelector('.main-svg'))
+    && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"], [data-testid="stSkeletonElement"]');
+})()"""
+# page-level horizontal overflow: the document, or Streamlit's scrolling main area, wider than the window
+LAYOUT = """(() => {
+  const main = document.querySelector('[data-testid="stMain"]') || document.documentElement;
+  return {document: document.documentElement.scrollWidth, main: main.scrollWidth, main_visible: main.clientWidth,
+          viewport: window.innerWidth, exceptions: document.querySelectorAll('[data-testid="stException"]').length};
+})()"""
+
+
+def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: float = PAGE_BUDGET) -> list[dict]:
+    """Open the lesson on ``text`` and press Next (by keyboard: focus, Enter) through every stop.
+    Per stop: seconds from the key press until the stop settled, and the page's layout."""
+    import time
+    from urllib.parse import quote
+    from helpers.browser import wait_for
+    page.goto(f"{url}/lesson?text={quote(text)}", wait_until="domcontentloaded", timeout=timeout * 1000)
+    walked = []
+    for k in range(1, stops + 1):
+        start = time.perf_counter()
+        if k > 1:
+            button = page.locator(".st-key-lesson_next button")
+            button.focus()
+            page.keyboard.press("Enter")
+        wait_for(page, SETTLED, f"stop {k} to settle", timeout, arg=f"{k}. ")
+        settle = time.perf_counter() - start
+        layout = page.evaluate(LAYOUT)
+        if shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=shots / f"stop-{k:02d}.png", full_page=True)
+        walked.append({"stop": k, "settle_s": round(settle, 3), **layout})
+    return walked
