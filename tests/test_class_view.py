@@ -61,7 +61,7 @@ def test_right_and_wrong_coloured_apart():
 
 def test_the_class_alignment_beside_the_model_and_the_gold():
     links = np.array([[2, 0], [1, 1]])
-    fig = class_alignment(links, 2, np.eye(2), {(0, 0), (1, 1)}, np.eye(2), ["a", "b"], ["x", "y"]).to_dict()
-    heatmaps = [t for t in fig["data"] if t["type"] == "heatmap"]
-    assert len(heatmaps) == 3 and heatmaps[0]["text"] == [["2", "0"], ["1", "1"]]
-    assert np.allclose(heatmaps[0]["z"], [[1, 0], [0.5, 0.5]])  # coloured by share of the class
+    fig = class_alignment(links, 2, np.eye(2), {(0, 0), (1, 1)}, np.eye(2), ["a", "b"], ["x", "y"])
+    heatmaps = [t for t in fig.data if t.type == "heatmap"]
+    assert len(heatmaps) == 3 and [list(r) for r in heatmaps[0].text] == [["2", "0"], ["1", "1"]]
+    assert np.allclose(heatmaps[0].z, [[1, 0], [0.5, 0.5]])  # coloured by share of the class
