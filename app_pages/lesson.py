@@ -18,8 +18,8 @@ from ui.figures import chart
 from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain, sentence_input, small
 from ui.zoo import available_models
-from ui.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
-                                    TAG)
+from teaching.lesson_questions import Question
+from ui.lesson_stops import Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS, TAG
 from ui.teaching import source_or_stop
 from server.answers import answer_record
 
