@@ -19,8 +19,7 @@ from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain, sentence_input, small
 from ui.zoo import available_models
 from teaching.lesson_questions import Question
-from ui.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS,
-                                    TAG)
+from ui.lesson_stops import Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS, TAG
 from ui.teaching import source_or_stop
 from server.answers import answer_record
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from conftest import BROWSER_CLASS_KEY as KEY
-from helpers.browser import APP_IDLE, OUTPUT, PAGE_BUDGET, wait_for
+from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 
 
 def is_teacher(page, code: str, timeout: float = 20) -> bool:
@@ -26,14 +26,7 @@ def test_the_teacher_survives_a_reload_and_the_cookie_binds_one_class(class_serv
     teacher = browser.new_context(viewport={"width": 1280, "height": 1200})
     page = teacher.new_page()
     page.goto(f"{url}/exercises?ex=which&seed=3", wait_until="domcontentloaded")
-    page.get_by_text("Class", exact=True).first.click()
-    page.get_by_role("button", name="I am the teacher").click()
-    box = page.locator('input[type="password"][aria-label="Teacher key"]')
-    box.fill(KEY)
-    box.press("Enter")
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("button", name="Open a class").click()
-    code = wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+    code = open_a_class(page, KEY)
     assert "key=" not in page.url and KEY not in page.url
     for _ in range(40):
         jar = {c["name"]: c for c in teacher.cookies()}

@@ -9,7 +9,7 @@ import os
 import time
 
 from conftest import BROWSER_CLASS_KEY as KEY
-from helpers.browser import APP_IDLE, OUTPUT, PAGE_BUDGET, wait_for
+from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 
 SENDS = [("exercises", "ex=step&seed=4"), ("worked-example", ""), ("exercises", "ex=which&seed=3")]
 SETTLE_S = 2.0  # from the teacher's click to every student's page drawn, on a host that is not overloaded
@@ -26,14 +26,7 @@ WATCH = f"""arg => {{ window.attnSettled = window.attnSettled || {{}};
 
 def sign_in_and_open_class(page, url: str) -> str:
     page.goto(f"{url}/exercises?ex=which&seed=3", wait_until="domcontentloaded")
-    page.get_by_text("Class", exact=True).first.click()
-    page.get_by_role("button", name="I am the teacher").click()
-    box = page.locator('input[type="password"][aria-label="Teacher key"]')
-    box.fill(KEY)
-    box.press("Enter")
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("button", name="Open a class").click()
-    return wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+    return open_a_class(page, KEY)
 
 
 def test_three_students_follow_three_sends_each_settled_within_the_budget(class_server):
