@@ -29,7 +29,8 @@ def set_up() -> None:
       by side instead (ATTN_EXPLORER_DECODERS, server/limits.py). Pages never change it;
     - glibc's malloc arenas capped, before the server starts its threads (:func:`limit_malloc_arenas`);
     - a chosen teacher key too short to guard a class refused, with the reason, at start;
-    - a browser's "clear cache" clearing its own session, not every visitor's shared caches."""
+    - a browser's "clear cache" clearing its own session, not every visitor's shared caches;
+    - each page compiled once per process, and no config file polled (server/serving.py)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     limit_malloc_arenas()
     from server.settings import teacher_key_problem
@@ -37,6 +38,9 @@ def set_up() -> None:
         sys.exit(f"Attention Explorer: {teacher_key_problem()}")
     from server.shared import guard_clear_cache
     guard_clear_cache()
+    from server.serving import compile_pages_once, stop_config_polling
+    compile_pages_once()
+    stop_config_polling()
 
 
 def limit_malloc_arenas() -> None:
@@ -139,15 +143,17 @@ async def ready(_request):
 
 def _routes():
     from starlette.routing import Route
+    from server.follow import routes as follow_routes  # /_attn/follow: a followed class's changes, pushed
     from server.identity import routes as identity_routes  # the teacher's cookie: /_attn/teacher, /_attn/sign-out
     from server.loading import READY_PATH
-    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes()]
+    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes(), *follow_routes()]
 
 
 def _middleware():
     from starlette.middleware import Middleware
     from server.identity import StudentCookie  # one anonymous, signed student id per browser
-    return [Middleware(StudentCookie)]
+    from server.limits import BelieveProxiesOnly  # X-Forwarded-For from ATTN_EXPLORER_PROXIES only
+    return [Middleware(BelieveProxiesOnly), Middleware(StudentCookie)]
 
 
 # `streamlit run app.py` finds the server by reading this file: an `app = st.App(...)` at the top level

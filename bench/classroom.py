@@ -72,6 +72,7 @@ import subprocess
 import sys
 import tempfile
 from contextlib import nullcontext
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -112,6 +113,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="seconds a tab of a killed replica tries to be served again")
     p.add_argument("--soak", type=float, default=0.0, metavar="MINUTES",
                    help="waves of --sessions sessions on fresh news sentences for this long: RSS and p95 per wave")
+    p.add_argument("--follow-only", action="store_true",
+                   help="only the class following the teacher (--followers tabs, default --sessions): "
+                        "no reference run, no lesson")
+    p.add_argument("--idle", type=float, default=0.0, metavar="S",
+                   help="with the followers in, measure the servers' CPU over S seconds of nobody clicking")
+    p.add_argument("--flood", action="store_true",
+                   help="play the class twice on fresh servers, the second time beside one tab flooding the server "
+                        "(20 reruns/s, new 1,000-character sentences, raw websocket): the students' p95 both times")
     p.add_argument("--json", action="store_true", help="print only the JSON line")
     p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
     args = p.parse_args(argv)
@@ -131,6 +140,10 @@ def open_class(args) -> tuple[ClassStore | None, str | None, str | None, str]:
         if not args.url:
             os.environ.update(ATTN_EXPLORER_CLASS_DIR=class_dir, ATTN_EXPLORER_TEACHER_KEY=key,
                               ATTN_EXPLORER_CLASS_DB=args.class_db or "")
+            # every student and follower joins from this machine, one address (a class behind one NAT):
+            # the bench's own servers take them all, as a teacher sets it for a hall that large
+            joins = max(300, 2 * args.sessions + (args.followers or args.sessions) + 10)
+            os.environ.setdefault("ATTN_EXPLORER_JOINS_PER_MINUTE", str(joins))
         store = ClassStore(args.class_db or f"sqlite:///{Path(class_dir) / 'classes.sqlite3'}", teacher_key=key)
         key = store.teacher_key()
         code = store.open_class(key).code
@@ -148,6 +161,12 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     """The reference run (each distinct lesson alone, on a fresh server), then the class, the
     answers it stored and the teacher's followers: the JSON line's figures."""
     n, result = len(lessons), {}
+    if args.follow_only:
+        followers = args.followers if args.followers is not None else n
+        say(f"follow the teacher: {followers} session(s), {setup}")
+        with class_target(args) as target:
+            result.update(asyncio.run(follow_the_teacher(target, args, store, key, code, followers)))
+        return result
     distinct = list(dict.fromkeys(lessons))
     say(f"reference: {len(distinct)} distinct lesson(s), one at a time, "
         + ("at the URL (its caches stay warm)" if args.url else "on a fresh server"))
@@ -174,7 +193,32 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
             result.update(asyncio.run(follow_the_teacher(target, args, store, key, code, followers)))
     killed = (measures["killed_replica"] or {}).get("name")
     result.update(summary(out, lessons, ref, say, killed), **measures)
+    if args.flood:
+        result.update(flooded_class(args, lessons, store, key, say, result))
     return result
+
+
+def flooded_class(args, lessons: list[Lesson], store, key: str, say, calm: dict) -> dict:
+    """The same lesson again on a fresh server, in a class of its own (the first run's answers
+    would make these retries), with the teacher's sends, beside the flooding tab: its figures, and
+    the students' p95 against the run without it (no reference: its pages name another class)."""
+    say("the same class beside a flooding tab (20 reruns/s, new 1,000-character sentences)")
+    code = store.open_class(key).code if store else ""
+    lessons = [replace(lesson, class_code=code) if lesson.class_code else lesson for lesson in lessons]
+    args.flooding = True
+    try:
+        with class_target(args) as target:
+            teacher = TeacherSends(store, key, code, len(lessons)) if store else None
+            out, measures = asyncio.run(classroom(lessons, target, args, teacher))
+    finally:
+        args.flooding = False
+    flooded = summary(out, lessons, None, say)
+    answered = sum(1 for row in out if row[2] == "answer" and not row[5])
+    stored = len(store.summary(key, code)) if store else 0
+    return {"flood": {**{k: flooded[k] for k in ("interactions", "p50_ms", "p95_ms", "max_ms", "errors")},
+                      "lost_answers": max(0, answered - stored) if store else None,
+                      **{k: v for k, v in measures.items() if k.startswith("flood_") or k.endswith("_per_click")}},
+            "flood_p95_ratio": round(flooded["p95_ms"] / calm["p95_ms"], 2) if calm.get("p95_ms") else None}
 
 
 def main(argv=None) -> int:
@@ -187,7 +231,9 @@ def main(argv=None) -> int:
     lessons = make_lessons(n, args.seed, SENTENCES, args.faulty, class_code=code or "")
     started = datetime.now().astimezone().isoformat(timespec="seconds")
     setup = f"{args.replicas} replicas behind HAProxy" if args.replicas else (args.url or "one process")
-    result = {"bench": "classroom-soak" if args.soak else "classroom", "sessions": n,
+    load_start = [round(x, 2) for x in os.getloadavg()]  # the host's load: figures on a busy host are noisy
+    result = {"bench": "classroom-soak" if args.soak else "classroom-follow" if args.follow_only else "classroom",
+              "sessions": n,
               "replicas": args.replicas or (None if args.url else 1), "url": args.url}
     try:
         if args.soak:
@@ -207,13 +253,18 @@ def main(argv=None) -> int:
             store.engine.dispose()
         shutil.rmtree(class_dir, ignore_errors=True)
 
+    result.update(load_average_start=load_start, load_average=[round(x, 2) for x in os.getloadavg()])
     result.update(faulty_sessions=sum(bool(x.fault) for x in lessons), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, host=host(), started=started,
                   commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                         text=True).stdout.strip(), date=date.today().isoformat(),
                   machine=f"{platform.machine()} {os.cpu_count()} cores")  # as scripts/run_benchmarks.sh stamps
-    if not args.json and not args.soak:
+    if not args.json and not args.soak and "per_kind" in result:
         print_table(result, lessons)
+    elif not args.json and args.follow_only:
+        print(f"follow the teacher: {result['followers']} followers, p50 {result['follow_p50_ms']} ms, p95 "
+              f"{result['follow_p95_ms']} ms, max {result['follow_max_ms']} ms, {result['follow_errors']} errors; idle: "
+              f"{result.get('idle_cpu_pct_of_core')} % of a core")
     line = json.dumps(result, ensure_ascii=False)
     if args.append:
         with open(args.append, "a") as f:

@@ -18,7 +18,8 @@ from urllib.parse import urlencode
 from classroom_lesson import Lesson, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
 from classroom_servers import Meter, Target, cpu_seconds
-from classroom_tab import Tab
+from classroom_tab import LOOK, Tab
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 
 class TeacherSends:
@@ -49,28 +50,47 @@ class TeacherSends:
 
 async def follow(tab: Tab, k: int, link: tuple[str, str], teacher: TeacherSends | None,
                  timeout: float) -> tuple[float, str | None, str | None]:
-    """Follow the teacher's k-th send: wait for it, poll the follow fragment as the browser's timer
-    does until it names the sent page, then open that page (a fresh load, as window.location.replace
-    is). Without a teacher (the reference run) the sent page's link is opened at once. The
-    milliseconds are those of opening the page, as for any click."""
+    """Follow the teacher's k-th send: wait for it, then do what the page does until it shows the
+    sent page (``until_sent``). Without a teacher (the reference run) the sent page's link is
+    opened at once, a fresh page load: the page followed inside the session must equal it. The
+    milliseconds are those of the rerun that drew the sent page, as for any click."""
     if teacher is None:
         return await tab.do(("open", *link))
     teacher.arrived[k] += 1
     await teacher.sent[k].wait()
-    deadline = time.perf_counter() + timeout
-    while not tab.link:
-        if tab.timer is None:
-            return 0.0, None, "no follow timer on the page"
-        interval, fragment = tab.timer
-        await asyncio.sleep(interval)
-        await tab.send(fragment_id=fragment)
-        _, error = await asyncio.wait_for(tab.rerun_end(fragment), timeout)
-        if error or time.perf_counter() > deadline:
-            return 0.0, None, error or "the teacher's page never came"
-    path, _, query = tab.link.lstrip("/").partition("?")
-    ms, digest, error = await tab.do(("open", path, query))
+    ms, digest, error = await until_sent(tab, link[0], time.perf_counter() + timeout)
     teacher.from_send_ms.append(1000 * (time.perf_counter() - teacher.sent_at[k]))
     return ms, digest, error
+
+
+async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str | None, str | None]:
+    """What a following browser tab does until it shows ``page`` (its url path): the page's listener
+    holds ``/_attn/follow`` open and, when the class changes, clicks *Look again*, whose rerun opens
+    the sent page inside the session. A server whose page polls instead (a timer, then a full page
+    load of the link it is sent to) is followed that way."""
+    while time.perf_counter() < deadline:
+        left = deadline - time.perf_counter()
+        if tab.listen:
+            answer = await tab.wait_for_change(timeout=left)
+            if answer is None:
+                await asyncio.sleep(1.0)  # as the page's script: a failed request is tried again
+                continue
+            ms, digest, error = await tab.do(("click", LOOK, True))
+            if error or tab.path == page:
+                return ms, digest, error
+        elif tab.timer is not None:
+            interval, fragment = tab.timer
+            await asyncio.sleep(interval)
+            await tab.send(fragment_id=fragment)
+            _, error = await asyncio.wait_for(tab.rerun_end(fragment), left)
+            if error:
+                return 0.0, None, error
+            if tab.link:
+                path, _, query = tab.link.lstrip("/").partition("?")
+                return await tab.do(("open", path, query))
+        else:
+            return 0.0, None, "no follow listener or timer on the page"
+    return 0.0, None, "the teacher's page never came"
 
 
 async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
@@ -147,6 +167,9 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
         killed["at_s"] = round(time.perf_counter() - wall, 1)
 
     tasks = [asyncio.create_task(sample())] + ([asyncio.create_task(teacher.run())] if teacher else [])
+    flooding, flooded = asyncio.Event(), None
+    if getattr(args, "flooding", False):
+        flooded = asyncio.create_task(flood(target, args, flooding))
     if args.kill_replica_after:
         tasks.append(asyncio.create_task(kill()))
     try:
@@ -155,6 +178,8 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
     finally:
         for task in tasks:
             task.cancel()
+        flooding.set()
+    flood_counts = await flooded if flooded else {}
     meter.sample()
     wall = time.perf_counter() - wall
     measured = bool(target.pids())
@@ -163,7 +188,7 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
            "client_cpu_s": round(time.process_time() - client_cpu, 1),
            "server_cpu_ms_per_click": round(1000 * meter.cpu_s / max(1, clicks), 1) if measured else None,
            "rss_mb": round(meter.peak_kb / 1024, 1) if measured else None}
-    return out, {**cpu, "killed_replica": killed or None}
+    return out, {**cpu, "killed_replica": killed or None, **flood_counts}
 
 
 async def reference(lessons: list[Lesson], target: Target, args, cpu: dict | None = None) -> dict[Lesson, list]:
@@ -181,46 +206,50 @@ FOLLOWED = ("step-through", SENTENCES[0], "rnnsearch", 3)  # what the teacher se
 
 
 async def follow_the_teacher(target: Target, args, store, key: str, code: str, n: int) -> dict:
-    """``n`` sessions open the class link and follow; the teacher, whose own screen shows the
-    page (so its decoding is in the shared cache, as in a lesson), sends FOLLOWED; per follower,
-    the milliseconds from the send until the teacher's page has drawn, showing that sentence at
-    that step. Each follower polls as the browser does: its fragment's rerun every interval."""
+    """``n`` sessions open the class link and follow; once all of them are in (or after two
+    minutes), the server's CPU over ``--idle`` seconds of nobody clicking is measured
+    (``idle_cpu_pct_of_core``: CPU seconds of every server process per wall second, in % of one
+    core); then the teacher, whose own screen shows the page (so its decoding is in the shared
+    cache, as in a lesson), sends FOLLOWED. Per follower, the milliseconds from the send until
+    the teacher's page has drawn, showing that sentence at that step; each follower does what its
+    page does (``until_sent``)."""
     page, sentence, model, step = FOLLOWED
+    if n <= 0:  # nobody follows: nothing to time (asyncio.wait refuses an empty set)
+        return {"followers": 0, "follow_p50_ms": None, "follow_p95_ms": None, "follow_max_ms": None,
+                "follow_errors": 0, "follow_error_kinds": []}
     tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
     sent_at: list[float | None] = [None]
     got: dict[int, tuple[float, str | None]] = {}
+    ready = asyncio.Semaphore(0)
 
     async def follow(i: int, tab: Tab) -> None:
         await asyncio.sleep(2.0 * i / n)  # the room opens the link over two seconds
         _, _, error = await tab.do(("open", "exercises", urlencode({"class": code})))
-        if error or tab.timer is None:
-            got[i] = (float("nan"), error or "no follow timer on the page")
+        ready.release()
+        if error or (tab.listen is None and tab.timer is None):
+            got[i] = (float("nan"), error or "no follow listener or timer on the page")
             return
-        while True:
-            interval, fragment = tab.timer
-            await asyncio.sleep(interval)
-            await tab.send(fragment_id=fragment)
-            _, error = await asyncio.wait_for(tab.rerun_end(fragment), args.timeout)
-            if error:
-                got[i] = (float("nan"), error)
-                return
-            if tab.link and sent_at[0] is not None:  # the follow fragment sends the browser to the teacher's page
-                path, _, query = tab.link.lstrip("/").partition("?")
-                _, _, error = await tab.do(("open", path, query))
-                ms = 1000 * (time.perf_counter() - sent_at[0])
-                shown = sentence.encode() in tab.drawn and f"Step {step} of".encode() in tab.drawn
-                got[i] = (ms, error or (None if shown else "the page is not the teacher's sentence and step"))
-                return
+        while sent_at[0] is None:  # the tab waits: its listener's request is open, answered at the send
+            answer = await tab.wait_for_change(timeout=60.0) if tab.listen else None
+            if sent_at[0] is None:
+                await asyncio.sleep(0.2 if answer is None else 0.0)
+        _, _, error = await until_sent(tab, page, sent_at[0] + 10.0)
+        ms = 1000 * (time.perf_counter() - sent_at[0])
+        shown = sentence.encode() in tab.drawn and f"Step {step} of".encode() in tab.drawn
+        got[i] = (ms, error or (None if shown else "the page is not the teacher's sentence and step"))
 
     tasks = [asyncio.create_task(follow(i, tab)) for i, tab in enumerate(tabs)]
     teacher = Tab(target.base, args.timeout, target.sticky)  # the teacher's screen shows the page before sending it
+    idle: dict = {}
     try:
-        await asyncio.sleep(2.0 + 1.0)  # everyone in, and polling
+        await asyncio.wait_for(asyncio.gather(*(ready.acquire() for _ in range(n))), 120.0)
         await teacher.do(("open", page, urlencode({"text": sentence, "model": model, "step": step})))
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(2.0)  # every follower's listener open again
+        if getattr(args, "idle", 0):
+            idle = await idle_cost(target, args.idle)
         sent_at[0] = time.perf_counter()
-        store.send(key, code, page, {"text": sentence, "model": model, "step": str(step)})
-        await asyncio.wait(tasks, timeout=10.0)
+        await asyncio.to_thread(store.send, key, code, page, {"text": sentence, "model": model, "step": str(step)})
+        await asyncio.wait(tasks, timeout=15.0)
     finally:
         for t in tasks:
             t.cancel()
@@ -231,7 +260,18 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
     return {"followers": n, "follow_p50_ms": pct(times, 0.5), "follow_p95_ms": pct(times, 0.95),
             "follow_max_ms": round(max(times), 1) if times else None, "follow_errors": errors,
             "follow_error_kinds": sorted({str(e) for _, e in got.values() if e}) + (
-                [f"{n - len(got)} never saw the teacher's page within 10 s"] if len(got) < n else [])}
+                [f"{n - len(got)} never saw the teacher's page within 15 s"] if len(got) < n else []), **idle}
+
+
+async def idle_cost(target: Target, seconds: float) -> dict:
+    """The server processes' CPU while ``seconds`` pass with nobody clicking (/proc's ticks)."""
+    pids = target.pids()
+    if not pids:
+        return {}
+    before, start = sum(cpu_seconds(p) for p in pids), time.perf_counter()
+    await asyncio.sleep(seconds)
+    cpu, wall = sum(cpu_seconds(p) for p in pids) - before, time.perf_counter() - start
+    return {"idle_s": round(wall, 1), "idle_cpu_s": round(cpu, 2), "idle_cpu_pct_of_core": round(100 * cpu / wall, 1)}
 
 
 def soak(target: Target, args, say) -> dict:
@@ -270,3 +310,50 @@ def soak(target: Target, args, say) -> dict:
             "rss_last10_minus_min5_10_mb": round(max(late_rss) - max(early_rss), 1) if late_rss and early_rss else None,
             "p95_min2_10_ms": p95_early, "p95_last10_ms": p95_late,
             "p95_drift": round(p95_late / p95_early - 1, 3) if p95_early and p95_late else None}
+
+
+FLOOD_RATE = 20.0  # the flooding tab's reruns a second
+FLOOD_CHARS = 1000  # each with a new sentence this long (the text box's limit)
+
+
+async def flood(target: Target, args, stop: asyncio.Event) -> dict:
+    """One unfriendly tab beside the class: over a raw websocket it asks for FLOOD_RATE reruns a
+    second of the Translate page, each with a new FLOOD_CHARS-character sentence, never waiting for
+    one to finish; it reads what the server sends back and counts the "slow down" messages. Until
+    ``stop`` is set."""
+    from classroom_tab import draw
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    pool, used = news_sentences(args.seed + 7), 0
+    tab = Tab(target.base, args.timeout, target.sticky, load_page=True)
+    _, _, error = await tab.do(("open", "", ""))
+    counts = {"flood_reruns": 0, "flood_slow_down": 0, "flood_finished": 0, "flood_open_error": error}
+
+    async def read():
+        while True:
+            msg = ForwardMsg.FromString(await tab.ws.recv())
+            kind = msg.WhichOneof("type")
+            if kind == "delta":
+                shown: dict = {}
+                draw(msg, shown, {}, {})
+                if any(b"Slow down" in body for body in shown.values()):
+                    counts["flood_slow_down"] += 1
+            elif kind == "script_finished":
+                counts["flood_finished"] += 1
+
+    reader = asyncio.create_task(read())
+    try:
+        while not stop.is_set() and "translate_text" in tab.keys:
+            text = ""
+            while len(text) < FLOOD_CHARS:
+                text, used = text + pool[used % len(pool)] + " ", used + 1
+            state = WidgetState(id=tab.keys["translate_text"], string_value=text[:FLOOD_CHARS])
+            tab.widgets[state.id] = state
+            await tab.send()
+            counts["flood_reruns"] += 1
+            await asyncio.sleep(1.0 / FLOOD_RATE)
+    except Exception as e:  # noqa: BLE001 - the flood's own failure (its socket closed) is reported, not raised
+        counts["flood_error"] = f"{type(e).__name__}: {e}"[:200]
+    finally:
+        reader.cancel()
+        await tab.close()
+    return counts

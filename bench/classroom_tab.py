@@ -32,6 +32,8 @@ from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
+LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
+LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
 
 
 class Tab:
@@ -60,7 +62,10 @@ class Tab:
         self.fragment_of: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
         self.timer: tuple[float, str] | None = None  # (seconds, fragment id) of an st.fragment(run_every=...)
         self.link: str | None = None  # where the page's script sends the browser (following the teacher)
+        self.listen: str | None = None  # the follow listener's request (path and query), as the page's script holds it
         self.drawn = b""  # the page as last drawn, every element's bytes
+        self.headers: dict[str, str] = {}  # more request headers (a test's X-Forwarded-For, a teacher cookie)
+        self.ssl = None  # an ssl.SSLContext for an https:// base (wss://)
 
     async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
         """Perform one action; (milliseconds, page digest, error or None)."""
@@ -73,10 +78,12 @@ class Tab:
                 await self.close()
                 if self.sticky or self.load_page:  # a browser loads the page first; the answer names the
                     await asyncio.to_thread(self.fetch_cookie, target)  # replica and sets the student cookie
-                jar = "; ".join(c for c in (self.cookie, self.student) if c)
-                headers = {"Cookie": jar} if jar else None
-                self.ws = await connect(f"ws://{self.host}/_stcore/stream", subprotocols=["streamlit"],
+                jar = "; ".join(c for c in (self.cookie, self.student, self.headers.get("Cookie")) if c)
+                headers = {**self.headers, **({"Cookie": jar} if jar else {})} or None
+                scheme = "wss" if self.base.startswith("https") else "ws"
+                self.ws = await connect(f"{scheme}://{self.host}/_stcore/stream", subprotocols=["streamlit"],
                                         origin=self.base, proxy=None, max_size=None, additional_headers=headers,
+                                        **({"ssl": self.ssl} if self.ssl else {}),
                                         ping_interval=None, open_timeout=self.timeout)  # as browsers: deflate, no pings
                 self.page, self.query, self.widgets, self.path = "", value, {}, target
                 await self.send(page_name=target)  # a first load names its page by URL path
@@ -141,6 +148,8 @@ class Tab:
                 self.page = msg.new_session.page_script_hash
                 shown.clear()
                 ids.clear()
+                fragment = ""  # a fragment that switched page (following the teacher): the whole page is new
+                self.path = next((path for path, h in self.pages.items() if h == self.page), self.path)
             elif kind == "navigation":
                 self.pages = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
             elif kind == "page_info_changed":  # the app rewrote the URL (st.query_params)
@@ -164,19 +173,25 @@ class Tab:
             self.widgets = {wid: s for wid, s in self.widgets.items() if wid in ids}  # the front end drops stale widgets
         page = hashlib.sha256()
         for path, body in sorted(shown.items()):
+            if LISTENER.search(body):  # a follower's listener (the version it waits past, the address it
+                body = b"follow listener"  # keeps) is the same page, fresh or followed
             page.update(repr(path).encode() + body)
         self.drawn = b"".join(body for _, body in sorted(shown.items()))
+        self._shown = shown
         found = FOLLOW_LINK.search(self.drawn)
         self.link = json.loads(found.group(1)) if found else None
+        listening = LISTENER.findall(self.drawn)
+        self.listen = listening[-1].decode().replace("&amp;", "&") if listening else None
         return page.hexdigest()[:16], error
 
     def fetch_cookie(self, path: str) -> None:
         """GET the page's HTML through the proxy, keeping the replica cookie it sets (or the one
         it sets anew when the replica named by the old cookie is gone)."""
-        jar = "; ".join(c for c in (self.cookie, self.student) if c)
-        request = urllib.request.Request(f"{self.base}/{path}", headers={"Accept": "text/html", **({"Cookie": jar}
-                                                                                                    if jar else {})})
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        jar = "; ".join(c for c in (self.cookie, self.student, self.headers.get("Cookie")) if c)
+        request = urllib.request.Request(f"{self.base}/{path}", headers={**self.headers, "Accept": "text/html",
+                                                                         **({"Cookie": jar} if jar else {})})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
+                                             *([urllib.request.HTTPSHandler(context=self.ssl)] if self.ssl else []))
         with opener.open(request, timeout=self.timeout) as response:
             for header in response.headers.get_all("Set-Cookie") or []:
                 pair = header.split(";", 1)[0].strip()
@@ -184,6 +199,31 @@ class Tab:
                     self.cookie = pair
                 elif pair.startswith(STUDENT_COOKIE + "="):
                     self.student = pair
+
+    async def wait_for_change(self, timeout: float = 60.0) -> dict | None:
+        """What the page's follow listener does: hold ``/_attn/follow`` open until the server answers
+        (the class changed, or its wait ran out); the JSON answer, or None on a failure. Plain
+        HTTP/1.1 on the event loop, so hundreds of tabs wait without a thread each."""
+        if not self.listen:
+            return None
+        host, _, port = self.host.partition(":")
+        jar = "; ".join(c for c in (self.cookie, self.student) if c)
+        request = (f"GET {self.listen} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n"
+                   + (f"Cookie: {jar}\r\n" if jar else "") + "Connection: close\r\n\r\n")
+        writer = None
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port or 80)), timeout)
+            writer.write(request.encode())
+            answer = await asyncio.wait_for(reader.read(), timeout)
+            head, _, body = answer.partition(b"\r\n\r\n")
+            if b" 200 " not in head.split(b"\r\n", 1)[0] + b" ":
+                return None
+            return json.loads(body)
+        except (OSError, TimeoutError, ValueError):
+            return None
+        finally:
+            if writer is not None:
+                writer.close()
 
     @property
     def replica(self) -> str:

@@ -152,11 +152,13 @@ class DecodingRecord:
 # ----------------------------------------------------------------------------------------------
 @torch.no_grad()
 def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: int, prefix: list[int] = (),
-               edit=None):
+               edit=None, check=None):
     """Drive the decoder for one sentence, recording every step.
 
     ``choose(i, logprobs) -> token id or None`` (logprobs: 1 x V); None stops. A ``prefix`` is
     forced first. ``edit(i)``: the edit of step i's attention, or None (model/intervention.py).
+    ``check()``, if given, is called before every step and raises to abandon the decoding (the
+    server's: the rerun that asked for it was superseded).
     """
     device = model_device(model)
     batch = Batch([src_ids]).to(device)
@@ -164,6 +166,8 @@ def _run_steps(model: Seq2Seq, src_ids: list[int], choose, max_len: int, topk: i
     prev = torch.tensor([BOS_ID], device=device)
     steps, tokens, rows = [], [], []
     for i in range(max_len):
+        if check is not None:
+            check()
         logprobs, state, step = (model.step(prev, state, memory) if edit is None  # 1 x V: one sentence
                                  else model.step(prev, state, memory, edit(i)))
         tok = prefix[i] if i < len(prefix) else choose(i, logprobs)
@@ -219,14 +223,14 @@ def _record(vocab, src: PreparedSource, method, steps, tokens, logps, tops, enco
 
 
 def greedy(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, topk: int = 5,
-           prefix: list[int] = (), max_len: int | None = None, edit=None) -> DecodingRecord:
+           prefix: list[int] = (), max_len: int | None = None, edit=None, check=None) -> DecodingRecord:
     """Greedy decoding: y_i = argmax p(y | y_<i, x). A ``prefix`` of target ids is forced
     first and the model continues from there ("what if"); ``edit(i)`` edits step i's attention
     (model/intervention.py)."""
     model.eval()
     max_len = max_len or max_output_length(len(src.ids) + 1)
     out = _run_steps(model, src.ids, lambda i, lp: int(lp.argmax()), max(max_len, len(prefix) + 1), topk, prefix,
-                     edit)
+                     edit, check)
     return _record(vocab, src, "greedy" if not prefix else "prefix", *out)
 
 
@@ -243,17 +247,18 @@ def forced(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, target_ids: l
 
 
 def translate(model: Seq2Seq, vocab: Vocabulary, text: str, beam: int = 1, topk: int = 5,
-              length_penalty: float = 1.0) -> DecodingRecord:
-    """Text in, record out: greedy for beam ≤ 1, else beam search (with its tree)."""
+              length_penalty: float = 1.0, check=None) -> DecodingRecord:
+    """Text in, record out: greedy for beam ≤ 1, else beam search (with its tree). ``check()``:
+    called before every step, raises to abandon (see ``_run_steps``)."""
     src = prepare_source(vocab, text)
     if beam <= 1:
-        return greedy(model, vocab, src, topk)
-    return beam_search(model, vocab, src, beam, topk, length_penalty)
+        return greedy(model, vocab, src, topk, check=check)
+    return beam_search(model, vocab, src, beam, topk, length_penalty, check=check)
 
 
 @torch.no_grad()
 def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: int = 5, topk: int = 5,
-                length_penalty: float = 1.0) -> DecodingRecord:
+                length_penalty: float = 1.0, check=None) -> DecodingRecord:
     """Beam search for one sentence, keeping the whole hypothesis tree.
 
     Hypotheses are ranked at the end by log p(y|x) / |y|^length_penalty (length
@@ -261,7 +266,7 @@ def beam_search(model: Seq2Seq, vocab: Vocabulary, src: PreparedSource, beam: in
     hypothesis' own steps: the numbers the beam computed along the chosen path.
     """
     model.eval()
-    best, tree, trace = _beam(model, [src.ids], beam, length_penalty, keep_tree=True, topk=topk)
+    best, tree, trace = _beam(model, [src.ids], beam, length_penalty, keep_tree=True, topk=topk, check=check)
     path = sorted((n for n in tree if n.on_best_path and n.parent is not None), key=lambda n: n.step)
     if path:
         # the record of the chosen hypothesis, read off the beam's own steps (no second decoding)
@@ -418,7 +423,7 @@ def _tree_node(tree: list[BeamNode], trace: BeamTrace, parent: int, t: int, row:
     return node
 
 
-def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool, topk: int = 5):
+def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree: bool, topk: int = 5, check=None):
     """Batched beam search over B sentences × k hypotheses, flattened to B·k rows.
 
     At each step every live hypothesis proposes its top 2k continuations; those ending in
@@ -439,6 +444,8 @@ def _beam(model: Seq2Seq, src: list[list[int]], k: int, alpha: float, keep_tree:
     K = max(topk, 2 * k) if keep_tree else 2 * k  # each row's best tokens: the record's top-k and the candidates
     dead = (float("-inf"), 0, EOS_ID, [], 0)  # (score, origin, token, hypothesis, tree node) of an empty row
     for t in range(max(max_lens)):
+        if check is not None:  # abandon between steps (see _run_steps)
+            check()
         logprobs, state, step = model.step(prev, state, memory)  # B·k x V
         # A hypothesis' score is the same for all its continuations, so the sentence's 2k best
         # (score + log p) are among its rows' own 2k best tokens: one top-K per row serves the

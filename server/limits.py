@@ -7,6 +7,10 @@ thirty live trainings would take the server down. So:
 - **decoding** runs in at most ``settings.decoders()`` threads at once (default 2, one per
   core); the other sessions wait their turn for a few milliseconds each
   (:func:`decoding_slot`);
+- **a fair share per session**: a tab decodes at most ``DECODES_PER_S`` a second after a burst
+  of ``DECODE_BURST`` (:class:`DecodeRate`; past it the page says "slow down" and keeps what was
+  typed), waiting tabs get the slots in turn (:class:`FairSlots`), and a decoding still waiting
+  when its tab asks for a newer rerun is dropped (:class:`Superseded`);
 - **live training** (the "Watch attention emerge" page) runs at most
   ``settings.live_trainings()`` at once, server-wide (default 1); the other visitors see
   their place in the queue and can cancel (:class:`TrainingQueue`).
@@ -18,7 +22,11 @@ who is waiting, never a visitor's data.
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from contextlib import contextmanager
+
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from server import settings
 from server.shared import per_process
@@ -66,42 +74,231 @@ def training_queue() -> TrainingQueue:
     return TrainingQueue()
 
 
+DECODES_PER_S = 2.0    # a tab's decodings a second, sustained…
+DECODE_BURST = 12.0    # …after a burst of this many (Compare with every model, twice)
+ABANDON_CHECK_S = 0.05  # how often a waiting decoding looks for a newer rerun of its tab
+
+
+class SlowDown(StopException):
+    """This browser tab asked for more decodings than its share (:class:`DecodeRate`): the page
+    stops where it decodes, with a message (``navigation.py``); its widgets keep what was typed."""
+
+    def __init__(self, wait_s: float):
+        super().__init__()
+        self.wait_s = wait_s
+
+
+class Superseded(StopException):
+    """The tab asked for a newer rerun while this one waited for a decoding slot: the wait is
+    abandoned, the decoding never starts, and Streamlit runs the newer request."""
+
+
+class FairSlots:
+    """At most ``n`` decodings at once; the sessions waiting are served in turn, one decoding
+    each (round robin), so a tab with twenty requests queued waits behind every other tab's one
+    instead of in front of them."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self._changed = threading.Condition()
+        self._held = 0
+        self._queued: dict[str, deque] = {}  # session -> its waiting tickets, oldest first
+        self._turns: deque[str] = deque()    # sessions with a waiting ticket, whose turn is next first
+
+    def acquire(self, who: str, abandon=None) -> None:
+        """Wait for a slot; ``abandon()`` (looked at while waiting) true raises Superseded."""
+        ticket = object()
+        with self._changed:
+            if self._held < self.n and not self._turns:
+                self._held += 1
+                return
+            mine = self._queued.setdefault(who, deque())
+            if not mine:
+                self._turns.append(who)
+            mine.append(ticket)
+            try:
+                while not (self._held < self.n and self._turns[0] == who and mine[0] is ticket):
+                    self._changed.wait(ABANDON_CHECK_S if abandon else None)
+                    if abandon is not None and abandon():
+                        raise Superseded()
+            except BaseException:
+                self._leave(who, ticket)
+                raise
+            mine.popleft()
+            self._turns.popleft()
+            if mine:
+                self._turns.append(who)  # its next decoding waits for every other session's turn
+            else:
+                del self._queued[who]
+            self._held += 1
+
+    def _leave(self, who: str, ticket: object) -> None:
+        mine = self._queued.get(who)
+        if mine is not None and ticket in mine:
+            mine.remove(ticket)
+            if not mine:
+                del self._queued[who]
+                self._turns.remove(who)
+        self._changed.notify_all()
+
+    def release(self) -> None:
+        with self._changed:
+            self._held -= 1
+            self._changed.notify_all()
+
+    def waiting(self) -> int:
+        with self._changed:
+            return sum(len(q) for q in self._queued.values())
+
+
+class DecodeRate:
+    """Each session's share of decodings: a bucket of ``burst`` that refills at ``rate`` a second
+    (a class's click asks for one to four; a page of Compare for one per model). Holds at most
+    ``sessions`` sessions, forgetting the longest quiet, so no visitor can fill memory."""
+
+    def __init__(self, rate: float = DECODES_PER_S, burst: float = DECODE_BURST, sessions: int = 10_000):
+        self.rate, self.burst, self.sessions = rate, burst, sessions
+        self._lock = threading.Lock()
+        self._buckets: dict[str, tuple[float, float]] = {}  # session -> (tokens, when)
+
+    def take(self, who: str, now: float, cost: float = 1.0) -> float:
+        """0 when ``who`` may go on now (``cost`` tokens taken), else the seconds until it may."""
+        cost = min(cost, self.burst)
+        with self._lock:
+            tokens, then = self._buckets.pop(who, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - then) * self.rate)
+            wait = 0.0 if tokens >= cost else (cost - tokens) / self.rate
+            self._buckets[who] = (tokens - cost if not wait else tokens, now)  # last in the dict: the most recent
+            while len(self._buckets) > self.sessions:
+                del self._buckets[next(iter(self._buckets))]
+            return wait
+
+
 @per_process
-def _decoding_slots(n: int) -> threading.BoundedSemaphore:
-    return threading.BoundedSemaphore(n)
+def _decoding_slots(n: int) -> FairSlots:
+    return FairSlots(n)
+
+
+@per_process
+def decode_rate() -> DecodeRate:
+    return DecodeRate()
+
+
+def _session() -> tuple[str, object]:
+    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a session."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return (ctx.session_id, ctx.script_requests) if ctx is not None else ("", None)
+
+
+def superseded(requests) -> bool:
+    """Has the tab asked for another rerun (or a stop) since this one started? Streamlit acts on
+    it at the page's next element; a decoding that has not started need not wait for that."""
+    state = getattr(getattr(requests, "_state", None), "name", "CONTINUE")
+    if state == "RERUN":  # as Streamlit decides: a fragment's rerun waits for the page's run to end
+        data = getattr(requests, "_rerun_data", None)
+        return not (getattr(data, "fragment_id_queue", None) and not getattr(data, "is_fragment_scoped_rerun", False))
+    return state == "STOP"
+
+
+RERUNS_PER_S = 3.0     # a tab's full-page reruns a second, sustained…
+RERUN_BURST = 10.0     # …after a burst of this many (a student's clicks come seconds apart)
+
+
+@per_process
+def rerun_rate() -> DecodeRate:
+    return DecodeRate(RERUNS_PER_S, RERUN_BURST)
+
+
+def rerun_wait() -> float:
+    """Seconds this tab's full-page rerun must wait for its share (0: within it). A tab asking for
+    reruns faster than RERUNS_PER_S (a script on the raw websocket) gets them at that pace: its
+    page first says so, then :func:`pause` waits, and a newer request ends the wait."""
+    who, _ = _session()
+    return rerun_rate().take(who, time.monotonic()) if who else 0.0
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds`` holding nothing (no slot, no GIL); Superseded as soon as the tab asks for a
+    newer rerun (Streamlit then runs that one). Then the tab's share is taken."""
+    who, requests = _session()
+    deadline = time.monotonic() + seconds
+    while True:
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(ABANDON_CHECK_S, left))
+            if requests is not None and superseded(requests):
+                raise Superseded()
+        more = rerun_rate().take(who, time.monotonic()) if who else 0.0
+        if not more:
+            return
+        deadline = time.monotonic() + more
 
 
 @contextmanager
-def decoding_slot():
-    """Hold one of the server's decoding slots while the model computes."""
+def decoding_slot(cost: float = 1.0):
+    """Hold one of the server's decoding slots while the model computes: within the session's
+    share (``cost`` of it; else SlowDown), in turn with the other sessions, abandoned if
+    superseded meanwhile. Yields ``check()``, for the decoder to call between steps: it raises
+    Superseded once the tab has asked for a newer rerun, so the rest of the decoding is not done."""
+    who, requests = _session()
+    if who:
+        wait = decode_rate().take(who, time.monotonic(), cost)
+        if wait:
+            raise SlowDown(wait)
+    newer = (lambda: superseded(requests)) if requests is not None else None
     slots = _decoding_slots(settings.decoders())
-    with slots:
-        yield
+    slots.acquire(who, newer)
+
+    def check() -> None:
+        if newer is not None and newer():
+            raise Superseded()
+    try:
+        yield check
+    finally:
+        slots.release()
 
 
 class SignInAttempts:
-    """Wrong teacher keys, counted per address: an address that gets ``most`` wrong within
-    ``window`` seconds is refused until its oldest counted attempt is older than that (a
-    key of 16 random characters is never guessed; this keeps a script from trying). The
-    address is the student's as the proxy saw it (``client_address``). Holds at most
-    ``addresses`` addresses, forgetting the longest quiet, so no visitor can fill memory."""
+    """Wrong teacher keys, counted per browser session and per address, so that a script cannot
+    try many keys and a student cannot lock the teacher out:
 
-    def __init__(self, most: int = 30, window: float = 600.0, addresses: int = 10_000):
-        self.most, self.window, self.addresses = most, window, addresses
+    - a **session** (a browser tab's connection) that typed ``per_session`` wrong keys within
+      ``session_window`` seconds waits until the oldest is that old; its key is not even checked;
+    - an **address** that sent ``per_address`` wrong keys within ``address_window`` seconds (a
+      script, or a room behind one NAT) does not lock anyone out: each session from it gets one
+      try per ``session_window`` instead, so a new session's first key is always checked (the
+      teacher's right key goes in), and a script trying keys needs a new connection per try.
+
+    Kept per process (``sign_in_attempts``), keyed by Streamlit's session id, never in the
+    session's state, which the visitor's ``clear_cache`` empties. At most ``entries`` sessions and
+    addresses are remembered, the longest quiet forgotten first, so no visitor can fill memory."""
+
+    def __init__(self, per_session: int = 5, session_window: float = 60.0, per_address: int = 30,
+                 address_window: float = 600.0, entries: int = 20_000):
+        self.per_session, self.session_window = per_session, session_window
+        self.per_address, self.address_window, self.entries = per_address, address_window, entries
         self._lock = threading.Lock()
-        self._failures: dict[str, list[float]] = {}
+        self._failures: dict[tuple[str, str], list[float]] = {}  # ("session"|"address", id) -> times
 
-    def wait(self, address: str, now: float) -> float:
-        """Seconds this address must wait before its next try (0: it may try now)."""
-        with self._lock:
-            recent = [t for t in self._failures.get(address, []) if now - t < self.window]
-            return self.window - (now - recent[-self.most]) if len(recent) >= self.most else 0.0
+    def _recent(self, who: tuple[str, str], now: float, window: float) -> list[float]:
+        return [t for t in self._failures.get(who, []) if now - t < window]
 
-    def failed(self, address: str, now: float) -> None:
+    def wait(self, session: str, address: str, now: float) -> float:
+        """Seconds this session must wait before its next key is checked (0: it may try now)."""
         with self._lock:
-            recent = [t for t in self._failures.pop(address, []) if now - t < self.window][-self.most:]
-            self._failures[address] = recent + [now]  # last in the dict: the most recent
-            while len(self._failures) > self.addresses:
+            mine = self._recent(("session", session), now, self.session_window)
+            most = self.per_session
+            if len(self._recent(("address", address), now, self.address_window)) >= self.per_address:
+                most = 1  # a busy address: one try per session and window, never a lock-out
+            return self.session_window - (now - mine[-most]) if len(mine) >= most else 0.0
+
+    def failed(self, session: str, address: str, now: float) -> None:
+        with self._lock:
+            for who, window, keep in ((("session", session), self.session_window, self.per_session),
+                                      (("address", address), self.address_window, self.per_address)):
+                recent = [t for t in self._failures.pop(who, []) if now - t < window][-keep:]
+                self._failures[who] = recent + [now]  # last in the dict: the most recent
+            while len(self._failures) > self.entries:
                 del self._failures[next(iter(self._failures))]
 
 
@@ -110,11 +307,65 @@ def sign_in_attempts() -> SignInAttempts:
     return SignInAttempts()
 
 
+def from_proxy(peer: str | None) -> bool:
+    """Is ``peer`` one of the proxies in front of this server (``settings.proxies``)?"""
+    return bool(peer) and peer in settings.proxies()
+
+
 def client_address(peer: str | None, forwarded_for: str | None) -> str:
-    """The visitor's address: the websocket's peer, or, when that is this machine (a proxy in
-    front: HAProxy's ``option forwardfor``), the last address in X-Forwarded-For, the one the
-    proxy itself appended (anything before it, the visitor could have written)."""
-    if peer and peer not in ("127.0.0.1", "::1"):
+    """The visitor's address: the connection's peer, or, when the peer is a proxy named in
+    ``ATTN_EXPLORER_PROXIES`` (HAProxy's ``option forwardfor``), the last address in
+    X-Forwarded-For, the one that proxy appended (anything before it, the visitor could have
+    written). A header from anyone else, this machine included, is ignored. Streamlit gives no
+    peer (None) for a loopback connection: that is 127.0.0.1."""
+    peer = peer or "127.0.0.1"
+    if not from_proxy(peer):
         return peer
     hops = [h.strip() for h in (forwarded_for or "").split(",") if h.strip()]
-    return hops[-1] if hops else "local"
+    return hops[-1] if hops else peer
+
+
+LOOPBACK = ("127.0.0.1", "::1")
+
+
+class BelieveProxiesOnly:
+    """ASGI middleware, outermost of the app's own: undoes what the server in front believed.
+
+    uvicorn, which serves ``st.App``, rewrites a request's client address and scheme from its
+    X-Forwarded-For and X-Forwarded-Proto when the connection comes from FORWARDED_ALLOW_IPS,
+    read when it starts, before ``app.py`` runs: by default this machine, so that any local
+    client could claim any address. Unless this machine is a proxy named in
+    ``ATTN_EXPLORER_PROXIES``, a request carrying X-Forwarded-For whose client is one of the
+    addresses in it is taken for what it was, a connection from this machine (a remote visitor
+    who names their own address there only ends up counted as this machine), and its scheme for
+    the one the server itself serves."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] in ("http", "websocket") and not any(a in settings.proxies() for a in LOOPBACK):
+            headers = dict(scope.get("headers") or [])
+            hosts = _named_hosts(headers.get(b"x-forwarded-for", b"").decode("latin-1"))
+            client = scope.get("client")
+            if client and client[0] in hosts:
+                scope = {**scope, "client": ("127.0.0.1", client[1])}
+            if b"x-forwarded-proto" in headers:  # the scheme this server itself serves
+                from streamlit import config
+                tls = bool(config.get_option("server.sslCertFile"))
+                scope = {**scope, "scheme": ("wss" if tls else "ws") if scope["type"] == "websocket"
+                         else ("https" if tls else "http")}
+        await self.app(scope, receive, send)
+
+
+def _named_hosts(forwarded_for: str) -> set[str]:
+    """The hosts an X-Forwarded-For names, each as written and without a port ("1.2.3.4:80", "[::1]:80")."""
+    found = set()
+    for entry in (e.strip() for e in forwarded_for.split(",")):
+        if entry:
+            found.add(entry)
+            if entry.startswith("[") and "]" in entry:
+                found.add(entry[1:entry.index("]")])
+            elif entry.count(":") == 1:
+                found.add(entry.split(":")[0])
+    return found

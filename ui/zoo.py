@@ -177,5 +177,6 @@ def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
 @shared_result(max_entries=TRANSLATIONS_KEPT)
 def _cached_translate(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    with decoding_slot():
-        return translate(entry.model, entry.vocab, text, beam=beam)
+    # a long sentence costs more of the tab's share (server/limits.py): a text box's 1,000 characters, 4
+    with decoding_slot(cost=max(1.0, len(text) / 250)) as check:
+        return translate(entry.model, entry.vocab, text, beam=beam, check=check)

@@ -1,0 +1,111 @@
+"""Following the teacher (server/follow.py): one read per process shared by its tabs, a wait
+that a send in another process ends, on SQLite (the followed classes read together) and on
+PostgreSQL (NOTIFY/LISTEN)."""
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from server import follow
+from server.class_store import ClassStore
+from server.follow import FollowBoard
+
+KEY = "follow-teachers-key"
+
+
+def two_processes(url: str) -> tuple[ClassStore, ClassStore]:
+    """Two store objects on one database, as two server processes hold them."""
+    return ClassStore(url, teacher_key=KEY), ClassStore(url, teacher_key=KEY)
+
+
+def test_tabs_asking_at_once_share_one_read(tmp_path):
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+    seen = []
+
+    def tab():
+        for _ in range(50):
+            seen.append(board.state(code).version)
+
+    tabs = [threading.Thread(target=tab) for _ in range(8)]
+    for t in tabs:
+        t.start()
+    for t in tabs:
+        t.join()
+    assert seen == [0] * 400
+    # 400 looks; the store was read by the first tab and the board's thread (every POLL_S), not per look
+    assert board.reads < 40, board.reads
+    assert board.state("nonsense") is None and board.state("ABCDEF") is None  # not a class: None, as follow() says
+
+
+def test_a_send_elsewhere_ends_the_wait_and_a_quiet_class_times_out(tmp_path):
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+
+    async def scenario():
+        quiet = await board.wait(code, 0, timeout=0.3)  # nothing sent: the same version after the wait
+        waiting = asyncio.create_task(board.wait(code, 0, timeout=30))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()
+        await asyncio.to_thread(teacher.send, KEY, code, "worked-example", {})
+        sent = await asyncio.wait_for(waiting, 30)
+        stale = await board.wait(code, 0, timeout=30)  # a tab still showing version 0: answered at once
+        return quiet, sent, stale
+
+    quiet, sent, stale = asyncio.run(scenario())
+    assert quiet.version == 0 and (sent.version, sent.page) == (1, "worked-example") and stale.version == 1
+
+
+def test_a_send_in_this_process_is_seen_before_the_next_read(tmp_path, monkeypatch):
+    """The store object tells its own board (the in-process version): no wait for a read."""
+    monkeypatch.setattr(follow, "POLL_S", 60.0)  # the board's thread reads only when nudged
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=KEY)
+    code = store.open_class(KEY).code
+    board = FollowBoard(store)
+    assert board.state(code).version == 0
+    store.send(KEY, code, "exercises", {"ex": "step"})
+    assert board.state(code).version == 1 and board.state(code).params == {"ex": "step"}
+
+
+def test_too_many_waiting_tabs_are_told_busy(tmp_path, monkeypatch):
+    monkeypatch.setattr(follow, "MAX_WAITERS", 3)
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+
+    async def scenario():
+        waiting = [asyncio.create_task(board.wait(code, 0, timeout=5)) for _ in range(3)]
+        await asyncio.sleep(0.2)
+        with pytest.raises(follow.Busy):
+            await board.wait(code, 0, timeout=5)
+        teacher.close_class(KEY, code)  # closing ends every wait: the tabs say "closed"
+        return await asyncio.gather(*waiting)
+
+    assert [s.open for s in asyncio.run(scenario())] == [False] * 3
+
+
+def test_postgresql_notifies_the_other_process(postgres_url, monkeypatch):
+    """On PostgreSQL the send's NOTIFY wakes the other process's board: with its periodic read
+    set to a minute, only the notification can end the wait within it."""
+    monkeypatch.setattr(follow, "PG_POLL_S", 60.0)
+    teacher, here = two_processes(postgres_url)
+    try:
+        code = teacher.open_class(KEY).code
+        board = FollowBoard(here)
+        assert board.state(code).version == 0
+
+        async def scenario():
+            waiting = asyncio.create_task(board.wait(code, 0, timeout=45))
+            await asyncio.sleep(1.0)  # the board's thread is LISTENing
+            await asyncio.to_thread(teacher.send, KEY, code, "exercises", {"ex": "which", "seed": "3"})
+            return await asyncio.wait_for(waiting, 50)
+
+        state = asyncio.run(scenario())
+        assert (state.version, state.page, state.params["seed"]) == (1, "exercises", "3")
+    finally:
+        teacher.engine.dispose()
+        here.engine.dispose()

@@ -1,0 +1,81 @@
+"""Each session's fair share of the server (server/limits.py): decodings served in turn, a
+per-session rate with a clear refusal, a superseded wait abandoned."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from server.limits import DecodeRate, FairSlots, Superseded
+
+
+def test_waiting_sessions_are_served_in_turn():
+    """One slot; session "flood" queues five decodings, then three others one each: the others
+    get the slot before flood's second."""
+    slots = FairSlots(1)
+    slots.acquire("holder")
+    served, threads = [], []
+
+    def decode(who: str) -> None:
+        slots.acquire(who)
+        served.append(who)
+        slots.release()
+
+    def queue(who: str) -> None:
+        before = slots.waiting()
+        threads.append(threading.Thread(target=decode, args=(who,)))
+        threads[-1].start()
+        while slots.waiting() == before:  # in the queue, in this order
+            time.sleep(0.005)
+
+    for _ in range(5):
+        queue("flood")
+    for who in ("a", "b", "c"):
+        queue(who)
+    slots.release()
+    for t in threads:
+        t.join(10)
+    assert served == ["flood", "a", "b", "c", "flood", "flood", "flood", "flood"]
+
+
+def test_a_superseded_wait_is_abandoned_and_gives_its_place_back():
+    slots = FairSlots(1)
+    slots.acquire("other")
+    newer = threading.Event()
+    outcome = []
+
+    def decode():
+        try:
+            slots.acquire("tab", newer.is_set)
+            outcome.append("decoded")
+            slots.release()
+        except Superseded:
+            outcome.append("abandoned")
+
+    t = threading.Thread(target=decode)
+    t.start()
+    while not slots.waiting():
+        time.sleep(0.005)
+    newer.set()  # the tab asked for a newer rerun
+    t.join(10)
+    assert outcome == ["abandoned"] and slots.waiting() == 0
+    slots.release()
+    slots.acquire("next")  # the slot is free: nothing was left holding it
+    slots.release()
+
+
+def test_a_session_past_its_share_is_told_how_long_to_wait_and_others_are_not():
+    rate = DecodeRate(rate=2.0, burst=4.0)
+    assert [rate.take("flood", 0.0) for _ in range(4)] == [0.0] * 4
+    wait = rate.take("flood", 0.0)
+    assert wait == pytest.approx(0.5)  # one token at 2 a second
+    assert rate.take("student", 0.0) == 0.0  # another session's share is its own
+    assert rate.take("flood", 0.5) == 0.0 and rate.take("flood", 0.5) > 0  # refilled: one more, not two
+
+
+def test_the_rate_forgets_the_longest_quiet_sessions():
+    rate = DecodeRate(sessions=3)
+    for i in range(10):
+        rate.take(f"s{i}", float(i))
+    assert list(rate._buckets) == ["s7", "s8", "s9"]

@@ -1,0 +1,84 @@
+"""The runtime set-up of a class server (server/serving.py): pages compiled once per process,
+Streamlit's magic off because no page uses it, no config file polled."""
+from __future__ import annotations
+
+import ast
+import re
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+from streamlit import config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def page_scripts() -> list[Path]:
+    """The scripts Streamlit compiles: the pages script and every page it lists."""
+    main = next(p for p in (ROOT / "navigation.py", ROOT / "explorer.py") if p.exists())
+    pages = re.findall(r'st\.Page\("([^"]+)"', main.read_text())
+    assert len(pages) >= 10, pages
+    return [main] + [ROOT / p for p in pages]
+
+
+def test_no_page_relies_on_magic_and_magic_is_off():
+    """Magic rewrites a lone expression statement into st.write; with it off such a statement would
+    silently show nothing. No page has one (Streamlit's own rewrite adds no call), so the setting
+    changes nothing a visitor sees."""
+    from streamlit.runtime.scriptrunner import magic
+    for script in page_scripts():
+        source = script.read_text()
+        rewritten = magic.add_magic(source, str(script))
+        writes = [n for n in ast.walk(rewritten) if isinstance(n, ast.Name) and n.id == "__streamlitmagic__"]
+        assert not writes, f"{script.name} writes a lone expression at line {writes[0].lineno}"
+    settings = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert settings["runner"]["magicEnabled"] is False
+    assert settings["server"]["fileWatcherType"] == "none"
+
+
+@pytest.fixture
+def watcher_type():
+    before = config.get_option("server.fileWatcherType")
+    yield lambda kind: config.set_option("server.fileWatcherType", kind)
+    config.set_option("server.fileWatcherType", before)
+
+
+def test_the_script_cache_keeps_its_bytecode_when_no_file_is_watched(watcher_type, tmp_path):
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from server.serving import compile_pages_once
+    script = tmp_path / "page.py"
+    script.write_text("x = 1\n")
+    assert compile_pages_once() and compile_pages_once()  # idempotent
+    cache = ScriptCache()
+    first = cache.get_bytecode(str(script))
+    watcher_type("none")
+    cache.clear()  # what Streamlit does when the last session disconnects
+    assert cache.get_bytecode(str(script)) is first
+    watcher_type("auto")  # a developer's server, watching its files: Streamlit's behaviour
+    cache.clear()
+    assert cache.get_bytecode(str(script)) is not first
+
+
+def test_the_config_files_are_not_polled_when_no_file_is_watched(watcher_type):
+    from streamlit.watcher.polling_path_watcher import PollingPathWatcher
+    from streamlit.web import bootstrap
+    from server.serving import stop_config_polling
+    calls = []
+    checked = PollingPathWatcher._check_if_path_changed
+
+    def counting(self):
+        calls.append(self._path)
+        return checked(self)
+
+    PollingPathWatcher._check_if_path_changed = counting
+    try:
+        bootstrap._install_config_watchers({})  # what `streamlit run` does for an st.App
+        watcher_type("none")
+        assert stop_config_polling() >= 1
+        time.sleep(0.5)  # every poller's last check (0.2 s after the one before) finds it stopped
+        seen = len(calls)
+        time.sleep(0.6)
+        assert len(calls) == seen
+    finally:
+        PollingPathWatcher._check_if_path_changed = checked
