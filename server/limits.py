@@ -201,7 +201,7 @@ def superseded(requests) -> bool:
     return state == "STOP"
 
 
-RERUNS_PER_S = 3.0     # a tab's full-page reruns a second, sustained…
+RERUNS_PER_S = 2.0     # a tab's full-page reruns a second, sustained…
 RERUN_BURST = 10.0     # …after a burst of this many (a student's clicks come seconds apart)
 
 
@@ -210,28 +210,27 @@ def rerun_rate() -> DecodeRate:
     return DecodeRate(RERUNS_PER_S, RERUN_BURST)
 
 
-def rerun_wait() -> float:
-    """Seconds this tab's full-page rerun must wait for its share (0: within it). A tab asking for
-    reruns faster than RERUNS_PER_S (a script on the raw websocket) gets them at that pace: its
-    page first says so, then :func:`pause` waits, and a newer request ends the wait."""
+_paced: dict[str, float] = {}  # session id -> when its last rerun request was held (server/serving.py)
+_paced_lock = threading.Lock()
+PACED_SHOWN_S = 5.0  # a page says "slow down" this long after the tab's last held request
+
+
+def paced(who: str) -> None:
+    """A rerun request of this tab was held for its share (``server.serving.pace_reruns``). Holds
+    at most 10,000 sessions, forgetting the longest quiet."""
+    with _paced_lock:
+        _paced.pop(who, None)
+        _paced[who] = time.monotonic()
+        while len(_paced) > 10_000:
+            del _paced[next(iter(_paced))]
+
+
+def recently_paced() -> bool:
+    """Was one of this tab's rerun requests held a moment ago (its page then says "slow down")?"""
     who, _ = _session()
-    return rerun_rate().take(who, time.monotonic()) if who else 0.0
-
-
-def pause(seconds: float) -> None:
-    """Wait ``seconds`` holding nothing (no slot, no GIL); Superseded as soon as the tab asks for a
-    newer rerun (Streamlit then runs that one). Then the tab's share is taken."""
-    who, requests = _session()
-    deadline = time.monotonic() + seconds
-    while True:
-        while (left := deadline - time.monotonic()) > 0:
-            time.sleep(min(ABANDON_CHECK_S, left))
-            if requests is not None and superseded(requests):
-                raise Superseded()
-        more = rerun_rate().take(who, time.monotonic()) if who else 0.0
-        if not more:
-            return
-        deadline = time.monotonic() + more
+    with _paced_lock:
+        when = _paced.get(who)
+    return when is not None and time.monotonic() - when < PACED_SHOWN_S
 
 
 @contextmanager
