@@ -76,7 +76,7 @@ def training_queue() -> TrainingQueue:
 
 DECODES_PER_S = 2.0    # a tab's decodings a second, sustained…
 DECODE_BURST = 12.0    # …after a burst of this many (Compare with every model, twice)
-ABANDON_CHECK_S = 0.05  # how often a waiting decoding looks for a newer rerun of its tab
+ABANDON_CHECK_S = 0.25  # how often a waiting decoding looks for a newer rerun of its tab
 
 
 class SlowDown(StopException):
@@ -96,58 +96,59 @@ class Superseded(StopException):
 class FairSlots:
     """At most ``n`` decodings at once; the sessions waiting are served in turn, one decoding
     each (round robin), so a tab with twenty requests queued waits behind every other tab's one
-    instead of in front of them."""
+    instead of in front of them. A slot freed is handed to the next ticket directly, waking that
+    thread alone: thirty tabs waiting must not all wake at every release, since each wake takes
+    the GIL from the decodings under way."""
 
     def __init__(self, n: int):
         self.n = n
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
         self._held = 0
-        self._queued: dict[str, deque] = {}  # session -> its waiting tickets, oldest first
-        self._turns: deque[str] = deque()    # sessions with a waiting ticket, whose turn is next first
+        self._queued: dict[str, deque[threading.Event]] = {}  # session -> its waiting tickets, oldest first
+        self._turns: deque[str] = deque()  # sessions with a waiting ticket, whose turn is next first
 
     def acquire(self, who: str, abandon=None) -> None:
-        """Wait for a slot; ``abandon()`` (looked at while waiting) true raises Superseded."""
-        ticket = object()
-        with self._changed:
+        """Wait for a slot; ``abandon()`` (looked at every ABANDON_CHECK_S while waiting) true
+        raises Superseded."""
+        with self._lock:
             if self._held < self.n and not self._turns:
                 self._held += 1
                 return
+            ticket = threading.Event()
             mine = self._queued.setdefault(who, deque())
             if not mine:
                 self._turns.append(who)
             mine.append(ticket)
-            try:
-                while not (self._held < self.n and self._turns[0] == who and mine[0] is ticket):
-                    self._changed.wait(ABANDON_CHECK_S if abandon else None)
-                    if abandon is not None and abandon():
+        while not ticket.wait(ABANDON_CHECK_S if abandon is not None else None):
+            if abandon():
+                with self._lock:
+                    if not ticket.is_set():  # still waiting: leave the queue
+                        mine.remove(ticket)
+                        if not mine:
+                            del self._queued[who]
+                            self._turns.remove(who)
                         raise Superseded()
-            except BaseException:
-                self._leave(who, ticket)
-                raise
-            mine.popleft()
-            self._turns.popleft()
+                self.release()  # handed a slot meanwhile: pass it on
+                raise Superseded()
+
+    def release(self) -> None:
+        """Give the slot to the next session's oldest ticket (then that session goes to the back
+        of the turns), or free it."""
+        with self._lock:
+            if not self._turns:
+                self._held -= 1
+                return
+            who = self._turns.popleft()
+            mine = self._queued[who]
+            ticket = mine.popleft()
             if mine:
                 self._turns.append(who)  # its next decoding waits for every other session's turn
             else:
                 del self._queued[who]
-            self._held += 1
-
-    def _leave(self, who: str, ticket: object) -> None:
-        mine = self._queued.get(who)
-        if mine is not None and ticket in mine:
-            mine.remove(ticket)
-            if not mine:
-                del self._queued[who]
-                self._turns.remove(who)
-        self._changed.notify_all()
-
-    def release(self) -> None:
-        with self._changed:
-            self._held -= 1
-            self._changed.notify_all()
+            ticket.set()  # the slot passes to that ticket: held stays the same
 
     def waiting(self) -> int:
-        with self._changed:
+        with self._lock:
             return sum(len(q) for q in self._queued.values())
 
 
