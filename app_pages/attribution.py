@@ -6,13 +6,15 @@ Only what is shown is computed: each method when it is picked, once per (model, 
 the whole server; integrated gradients only for sentences short enough to stay within seconds.
 """
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from ui.figures import show_figure
 from ui.widgets import plain, sentence_input
 from ui.zoo import checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, target_language, zoo
 from ui.teaching import cached_greedy, keep_in_url, source_or_stop
-from model.attribution import attribute_record, BASELINE, BUDGET, IG_STEPS, LABELS, rank_correlation
+from model.attribution import (attribute_record, BASELINE, BUDGET, IG_STEP_SCHEDULE, IG_TARGET_GAP, IG_WORK,
+                               INPUT_BASELINE, LABELS, rank_correlation)
 from model.intervention import Edit, redecode
 from model.search import prepare_source
 from server.limits import decoding_slot
@@ -20,19 +22,28 @@ from viz.attribution import logprob_change, row_correlations, side_by_side
 from viz.heatmap import alignment_heatmap
 
 METHOD_HELP = {
-    "occlusion": "knock source piece j out of step i's attention (α_ij = 0, the row renormalised) and measure the "
-                 "drop in log p(y_i)",
+    "knock-out": "remove source position j from step i's attention (α_ij = 0, the row renormalised) and measure the "
+                 "drop in log p(y_i): how much the step uses what its attention reads at j (the encoder still saw "
+                 "the word; the score follows α by construction)",
+    "input-occlusion": f"zero the word's input and measure the drop in log p(y_i); baseline: {INPUT_BASELINE}",
     "gxi": "gradient × input: Σ_d x_jd ∂log p(y_i)/∂x_jd over piece j's embedding",
-    "ig": f"integrated gradients, {IG_STEPS} steps from the baseline x' = {BASELINE}",
+    "ig": f"integrated gradients from the baseline x' = {BASELINE}, with {', then '.join(map(str, IG_STEP_SCHEDULE))} "
+          f"points until the completeness gap is at most {IG_TARGET_GAP:.0%}",
 }
+
+
+def size_factor(entry) -> float:
+    """A model over the zoo's size (~15 M parameters) costs more per copy of the sentence."""
+    return max(1.0, entry.model.num_parameters() / 15e6)
 
 
 @shared_result(max_entries=COSTLY_KEPT)
 def _attribution(root: str, model_name: str, text: str, method: str):
     entry = zoo(root)[model_name]
     record = cached_greedy(model_name, text)
-    with decoding_slot():
-        return attribute_record(entry.model, entry.vocab, record, method)
+    with decoding_slot():  # integrated gradients: as many points as completeness needs, within the work budget
+        return attribute_record(entry.model, entry.vocab, record, method, steps=None,
+                                work=int(IG_WORK / size_factor(entry)))
 
 
 @shared_result(max_entries=STEPS_KEPT)
@@ -48,9 +59,9 @@ def pick_methods(record, entry) -> list[str]:
     """The attribution methods to compute and show; the gradient methods only within their budget,
     counted in T x (T + S) for a model of the zoo's size (~15 M parameters) and more for a larger one."""
     T, S = len(record.target_tokens), len(record.source_tokens)
-    cost = int(T * (T + S) * max(1.0, entry.model.num_parameters() / 15e6))
-    options = ["occlusion", "gxi", "ig"]
-    chosen = st.pills("Attribution methods", options, selection_mode="multi", default=["occlusion", "gxi"],
+    cost = int(T * (T + S) * size_factor(entry))
+    options = ["knock-out", "input-occlusion", "gxi", "ig"]
+    chosen = st.pills("Attribution methods", options, selection_mode="multi", default=["knock-out", "gxi"],
                       format_func=LABELS.get, key="attribution_methods",
                       help="Each is computed when picked. " + "; ".join(f"**{LABELS[m]}**: {METHOD_HELP[m]}"
                                                                         for m in options))
@@ -80,8 +91,10 @@ def disagreement_text(record, name: str, relevance: np.ndarray, scores: np.ndarr
         line = (f"**{plain(trg[i])}** (step {i + 1}): the attention is mostly on *{plain(src[j])}* "
                 f"(α = {alpha[i, j]:.2f}), but by {name} *{plain(src[k])}* mattered most ({relevance[i, k]:.0%} of "
                 f"the step's attribution, against {relevance[i, j]:.0%} for *{plain(src[j])}*")
-        if name == "occlusion":
-            line += f"; knocking *{plain(src[j])}* out moves log p by {-scores[i, j]:+.2f}"
+        if name == LABELS["knock-out"]:
+            line += f"; knocking *{plain(src[j])}* out of the attention moves log p by {-scores[i, j]:+.2f}"
+        elif name == LABELS["input-occlusion"]:
+            line += f"; zeroing *{plain(src[j])}*'s input moves log p by {-scores[i, j]:+.2f}"
         if share is not None:
             line += f"; the step draws {share[i]:.0%} of its attribution from the source, the rest from the " \
                     "French written so far"
@@ -111,10 +124,26 @@ def compare_section(name: str, entry, text: str, record) -> None:
         st.markdown(f"**Where attention and {LABELS[m]} disagree most**")
         st.markdown("\n".join(f"- {line}" for line in lines) if lines else
                     "- Nowhere by much: on every step the most-attended piece also holds most of the attribution.")
-        if m == "ig" and a.delta is not None:
-            gap = np.abs(a.delta).sum() / max(np.abs(a.logprobs).sum(), 1e-9)
-            st.caption(f"Integrated gradients' completeness gap, Σ_i |f(x) − f(x') − Σ_j a_ij| over Σ_i |log p(y_i)|: "
-                       f"{gap:.1%}.")
+        if m == "ig" and a.completeness_gap is not None:
+            completeness(a, record)
+
+
+def completeness(a, record) -> None:
+    """Integrated gradients' completeness, total and per step: Σ a_ij against f(x) − f(x'), the gap
+    relative to |f(x) − f(x')| (what is attributed), not to log p."""
+    gap, steps = a.completeness_gap, a.step_gaps
+    worst = int(np.argmax(steps))
+    line = (f"Integrated gradients' completeness gap ({a.steps} points): Σ_i |Σ_j a_ij − (f(x) − f(x'))| over "
+            f"Σ_i |f(x) − f(x')| = {gap:.2%} (the largest step: {steps[worst]:.2%}, step {worst + 1}).")
+    if gap > IG_TARGET_GAP:
+        line += (f" Above the {IG_TARGET_GAP:.0%} aimed at: more points would cost more than a click may spend "
+                 f"here; `python -m model.align --method ig` takes any sentence.")
+    st.caption(line)
+    with st.expander("Completeness per step"):
+        fx_gap = a.logprobs - a.at_baseline
+        st.dataframe(pd.DataFrame({"step": np.arange(1, len(steps) + 1), "token": record.target_tokens,
+                                   "f(x) − f(x')": fx_gap.round(4), "Σ a (source + prefix)": (fx_gap + a.delta).round(4),
+                                   "gap": [f"{g:.2%}" for g in steps]}), hide_index=True, width="stretch")
 
 
 def edit_controls(record) -> tuple[int, int, float | None]:
@@ -136,10 +165,6 @@ def edit_controls(record) -> tuple[int, int, float | None]:
         # starts at the record's own α (not rounded): left as it is, the edit reproduces the record exactly
         weight = st.slider("New weight α", 0.0, 1.0, float(record.weights[step, position]), 0.01,
                            key=f"attribution_edit_weight_{step}_{position}")
-        if weight > 0 and record.weights[step, position] == 0:
-            st.info("This piece has weight 0 here (outside local-p's window): there is nothing to scale. "
-                    "Knock it out, or pick a step where it has weight.", icon=":material/block:")
-            st.stop()
     return step, position, weight
 
 
@@ -148,10 +173,16 @@ def edit_section(name: str, entry, text: str, record) -> None:
     st.caption("Does the model use what the attention shows? Change α_i at one step and let the model decode again "
                "from there with the edited weights. RNNsearch and Luong: the edited context c_i feeds the step. "
                "Transformer and Hugging Face models: the cross-attention probabilities are edited (a knock-out in "
-               "every layer and head; a set weight in the layer shown, every head scaled alike).")
+               "every layer and head; a set weight in the layer shown, every head moved by one affine map solved "
+               "so that the head average shown becomes the value set).")
     step, position, weight = edit_controls(record)
     result = _redecoded(checkpoints_root(), name, text, step, position, weight)
-    st.markdown(f"*{plain(result.edit.describe(record))}*")
+    said = result.edit.describe(record)
+    if weight is not None:
+        said += f"; reached {result.reached:.3f}"
+        if abs(result.reached - weight) > 0.005:
+            said += f", not the {weight:.3f} asked"
+    st.markdown(f"*{plain(said)}*")
     c_old, c_new = st.columns(2, gap="large")
     with c_old:
         st.markdown("**As decoded**")
@@ -180,9 +211,10 @@ def edit_section(name: str, entry, text: str, record) -> None:
 
 
 st.title("Attention or attribution?")
-st.caption("Every page shows attention as if it were the reason for each word. Here it stands beside three measures of "
-           "what each source piece actually did to the probability of each French word, and you can edit the "
-           "attention and watch the model decode again.")
+st.caption("Every page shows attention as if it were the reason for each word. Here it stands beside measures of how "
+           "much each source piece mattered to the probability of each French word (two gradient methods, removing "
+           "the piece from the attention, zeroing the word's input), and you can edit the attention and watch the "
+           "model decode again.")
 text = sentence_input("attribution")
 c_model, _ = st.columns([2, 3])
 with c_model:

@@ -1,7 +1,7 @@
 """Score attention as word alignment against gold links (Hansards, HLT-NAACL 2003).
 
     python -m model.align --checkpoint checkpoints/NAME --gold ../shared/data/hansards-align [--json]
-        [--method attention|gxi|ig|occlusion]
+        [--method attention|gxi|ig|knock-out|input-occlusion]
 
 For each sentence pair the French side is force-decoded through the model; the subword
 attention matrix is merged to words (rows averaged over a French word's pieces, columns
@@ -10,7 +10,8 @@ word links to its most-attended English word; the links are scored with AER, pre
 and recall against the sure (S) and possible (P) gold links. ``--method`` scores an
 attribution instead of the attention (``model/attribution.py``: each row's share of |a_ij|
 over the source pieces, merged and linked by the same rule): gradient × input, integrated
-gradients or occlusion.
+gradients, attention knock-out (position j removed from step i's attention) or input occlusion
+(x_j's token embedding zeroed, the encoder run again).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .analysis import links_from_attention, merge_by_owner
+from .attribution import METHODS
 from .checkpoint import write_metrics
 from .hansards import Written, as_typed, written_english, written_french
 from .model import Seq2Seq
@@ -211,7 +213,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--gold", required=True, help="folder with enfr.src-tgt and enfr.gold")
     p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--method", default="attention", choices=("attention", "gxi", "ig", "occlusion"),
+    p.add_argument("--method", default="attention", choices=METHODS,
                    help="the matrix read as alignment: the attention, or an attribution (model/attribution.py)")
     p.add_argument("--as-given", action="store_true",
                    help="force-decode the gold tokens as given (de le, Speaker ,) instead of written back as "

@@ -312,35 +312,42 @@ def attend_block(energies: torch.Tensor, values: torch.Tensor, reweigh=None) -> 
 
 class Reweigh:
     """An intervention on the alignment weights: for batch row b, source position j_b's weight is
-    multiplied by r_b (capped at 1) and the rest of the row rescaled so that it still sums to 1:
+    changed and the rest of the row rescaled so that it still sums to 1. Lowering (or knocking out)
+    multiplies it by a factor r_b ≤ 1; raising moves it a share λ_b of the way to 1:
 
-        α'_ij = min(1, r α_ij),   α'_ik = α_ik (1 − α'_ij) / (1 − α_ij)   (k ≠ j)
+        α'_ij = min(1, r α_ij)   or   α'_ij = α_ij + λ (1 − α_ij),    α'_ik = α_ik (1 − α'_ij) / (1 − α_ij)   (k ≠ j)
 
     r = 0 knocks the position out (the softmax over the other positions: as if it were masked);
-    r = w / α_ij sets it to w. Applied to every head of a Transformer's layer, the same r gives
-    that layer's head average exactly w. A row with r = 1 comes back bit for bit, so an unchanged
-    edit reproduces the record. A row that was all on j (nothing left to rescale) gets 1 − α'_ij
-    spread evenly over its other positions.
+    r = w / ᾱ_ij lowers it to w; λ = (w − ᾱ_ij) / (1 − ᾱ_ij) raises it to w. Both maps are affine in
+    α_ij, so applied to every head of a Transformer's layer they bring the heads' average ᾱ_ij to
+    exactly w, and no head leaves [0, 1] (a factor r > 1 would be capped at 1 on a head and leave
+    the average short). A row with r = 1 and λ = 0 comes back bit for bit, so an unchanged edit
+    reproduces the record. A row that was all on j (nothing left to rescale) gets 1 − α'_ij spread
+    evenly over its other positions.
 
-    columns: (B,) source positions; ratios: (B,) factors. Weights of any shape (B, …, S).
+    columns: (B,) source positions; ratios: (B,) factors r; lifts: (B,) shares λ (None: all 0; a
+    row with λ > 0 is raised and its r is not used). Weights of any shape (B, …, S).
     every_layer: a Transformer applies it to every cross-attention layer (a knock-out: the
     position's keys and values gone), else only to the layer it shows (a weight set to w there).
     """
 
-    def __init__(self, columns: torch.Tensor, ratios: torch.Tensor, every_layer: bool = True):
+    def __init__(self, columns: torch.Tensor, ratios: torch.Tensor, every_layer: bool = True,
+                 lifts: torch.Tensor | None = None):
         self.columns, self.ratios, self.every_layer = columns, ratios, every_layer
+        self.lifts = torch.zeros_like(ratios) if lifts is None else lifts
 
     def __call__(self, weights: torch.Tensor) -> torch.Tensor:
         B, S = weights.size(0), weights.size(-1)
         shape = (B,) + (1,) * (weights.dim() - 2)
         chosen = F.one_hot(self.columns.to(weights.device), S).bool().view(*shape, S)  # B x … x S
         ratio = self.ratios.to(weights).view(*shape, 1)
+        lift = self.lifts.to(weights).view(*shape, 1)
         old = (weights * chosen).sum(-1, keepdim=True)  # α_ij: B x … x 1 (one term: exact)
-        new = (old * ratio).clamp(max=1.0)
+        new = torch.where(lift > 0, old + lift * (1.0 - old), (old * ratio).clamp(max=1.0))
         rest = weights.masked_fill(chosen, 0.0).sum(-1, keepdim=True)  # Σ_k≠j α_ik (not 1 − α_ij: rounding)
         spread = (1.0 - new) / max(S - 1, 1)  # only where the row was all on j
         others = torch.where(rest > 0, weights * ((1.0 - new) / rest.clamp(min=1e-30)), spread)
-        return torch.where(ratio == 1.0, weights, torch.where(chosen, new, others))
+        return torch.where((ratio == 1.0) & (lift == 0.0), weights, torch.where(chosen, new, others))
 
 
 def build_attention(kind: str, query_size: int, key_size: int, attention_size: int,

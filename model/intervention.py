@@ -12,7 +12,11 @@ greedy. Where the edit acts is the attention's one seam, :func:`model.attention.
 - our Transformer and a Hugging Face model: the cross-attention weights are edited before they
   multiply the values (``model/hf.py``, :func:`~model.hf.eager_attention`): a knock-out in every
   layer and head (the position's keys and values gone); a weight set to w in the shown layer,
-  each head's α^(k)_ij scaled by the same factor w / α_ij, so the shown head average becomes w.
+  every head's α^(k)_ij changed by the same affine map, solved from the shown average ᾱ_ij so
+  that the average becomes exactly w: lowered, α^(k)_ij · w / ᾱ_ij; raised,
+  α^(k)_ij + λ (1 − α^(k)_ij) with λ = (w − ᾱ_ij) / (1 − ᾱ_ij) (:class:`~model.attention.Reweigh`).
+  A head's own weight is not w; the average the page shows is, and the edited record says the
+  value reached.
 
 An edit to the value the record already has changes nothing, bit for bit (the factor is 1):
 the re-decoded record is the original one. RNNenc has no α to edit.
@@ -47,25 +51,28 @@ class Edit:
             raise ValueError(f"step {step} or source position {position} is outside the record")
         if weight is not None and not 0.0 <= weight <= 1.0:
             raise ValueError(f"a weight is between 0 and 1, not {weight}")
-        if weight and record.weights[step, position] == 0:
-            raise ValueError(f"«{record.source_tokens[position]}» has weight 0 at step {step + 1} (outside local-p's "
-                             "window): there is nothing to scale up in the heads; knock it out or pick another step")
         return cls(step, position, None if weight is None else float(weight), float(record.weights[step, position]))
 
     def reweigh(self, i: int) -> Reweigh | None:
-        """The edit of step i's weights, or None where the edit does not act."""
+        """The edit of step i's weights, or None where the edit does not act: a factor w / ᾱ_ij to
+        lower (0 to knock out), a share λ = (w − ᾱ_ij) / (1 − ᾱ_ij) of the way to 1 to raise."""
         if i < self.step or (self.weight is not None and i > self.step):
             return None
         wanted = 0.0 if self.weight is None else self.weight
-        ratio = wanted / self.shown if self.shown > 0 else 0.0  # float64: exactly 1.0 for an unchanged weight
+        ratio, lift = 1.0, 0.0  # float64: exactly 1.0 and 0.0 for an unchanged weight
+        if wanted > self.shown:
+            lift = (wanted - self.shown) / (1.0 - self.shown)
+        elif wanted < self.shown:
+            ratio = wanted / self.shown
         return Reweigh(torch.tensor([self.position]), torch.tensor([ratio], dtype=torch.float64),
-                       every_layer=self.weight is None)
+                       every_layer=self.weight is None, lifts=torch.tensor([lift], dtype=torch.float64))
+
 
     def describe(self, record: DecodingRecord) -> str:
         word, token = record.source_tokens[self.position], record.target_tokens[self.step]
         if self.weight is None:
             return f"«{word}» knocked out from step {self.step + 1} («{token}») on"
-        return f"α of «{word}» at step {self.step + 1} («{token}») set from {self.shown:.3f} to {self.weight:.3f}"
+        return f"α of «{word}» at step {self.step + 1} («{token}») asked to go from {self.shown:.3f} to {self.weight:.3f}"
 
 
 @dataclass
@@ -81,6 +88,12 @@ class Redecoded:
     @property
     def delta(self) -> np.ndarray:
         return self.rescored.token_logprobs - self.original.token_logprobs
+
+    @property
+    def reached(self) -> float:
+        """The shown α_ij at the edited step after the edit (a Transformer's head average): what the
+        edit did, to be printed instead of the value asked."""
+        return float(self.edited.weights[self.edit.step, self.edit.position])
 
     @property
     def changed(self) -> bool:

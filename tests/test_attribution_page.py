@@ -37,7 +37,7 @@ def test_attention_beside_attribution_and_knocking_out_the_most_attended_word(ti
     record = cached_translate("rnnsearch", DEFAULT_SENTENCE, 1)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     side = charts[0]
-    assert [t["type"] for t in side["data"]] == ["heatmap"] * 3  # attention, occlusion, gradient × input
+    assert [t["type"] for t in side["data"]] == ["heatmap"] * 3  # attention, attention knock-out, gradient × input
     attention = side["data"][0]["z"]
     z = np.asarray(attention) if not isinstance(attention, dict) else None
     if z is not None:
@@ -80,7 +80,6 @@ def test_the_page_lists_only_models_with_attention(tiny_zoo):
 
 def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_path, monkeypatch):
     """The Models page's table is what the two CLIs wrote (here on the tiny zoo and toy data)."""
-    import pandas as pd
     from model.align import main as align_main
     from model.faithfulness import main as knock_main
     folder = tmp_path / "results" / "attribution"
@@ -89,23 +88,42 @@ def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_pa
     data.write_text("en\tfr\torigin\n3 1 4 1 5\t5 1 4 1 3\tnewstest2014\n8 9 7 9\t9 7 9 8\tnewstest2014\n",
                     encoding="utf-8")
     assert knock_main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--data", str(data), "--origin",
-                       "newstest2014", "--csv", str(folder / "faithfulness.csv")]) == 0
+                       "newstest2014", "--out", str(folder / "faithfulness.json")]) == 0
     gold = tmp_path / "gold"
     gold.mkdir()
     (gold / "enfr.src-tgt").write_text("1 2 3 ||| 3 2 1\n", encoding="utf-8")
     (gold / "enfr.gold").write_text("1-3 2-2 3-1\n", encoding="utf-8")
-    for method in ("attention", "occlusion"):
+    for method in ("attention", "knock-out", "input-occlusion"):
         assert align_main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--method", method,
                            "--csv", str(folder / "aer.csv")]) == 0
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path / "results"))
     at = run(AppTest.from_file(APP, default_timeout=120))
     at.switch_page("app_pages/models.py")
     at = run(at)
-    knock = pd.read_csv(folder / "faithfulness.csv").iloc[0]
+    knock = json.loads((folder / "faithfulness.json").read_text(encoding="utf-8"))["models"][0]
     tables = [t.value for t in at.dataframe]
-    shown = next(t for t in tables if "word changes, random piece out" in t.columns)
-    assert shown.iloc[0]["model"] == "rnnsearch" and shown.iloc[0]["steps"] == knock["steps"]
-    assert shown.iloc[0]["word changes, most-attended piece out"] == f"{100 * knock['changed_most']:.1f} %"
-    aer = next(t for t in tables if "occlusion (1 pairs)" in t.columns)
-    assert set(aer.columns) == {"model", "attention (1 pairs)", "occlusion (1 pairs)"}
+    shown = [t for t in tables if "second-most attended" in t.columns]
+    assert len(shown) == 2  # attention knock-out, input occlusion
+    for table, level in zip(shown, ("knock_out", "input_occlusion")):
+        assert table.iloc[0]["model"] == "rnnsearch" and table.iloc[0]["steps"] == knock["steps"]
+        assert table.iloc[0]["most-attended"] == f"{100 * knock[level]['controls']['most']['changed']:.1f} %"
+    aer = next(t for t in tables if "attention knock-out (1 pairs)" in t.columns)
+    assert set(aer.columns) == {"model", "attention (1 pairs)", "attention knock-out (1 pairs)",
+                                "input occlusion (1 pairs)"}
     assert "Attention against attribution" in [s.value for s in at.subheader]
+
+
+def test_a_raised_weight_prints_the_value_it_reached(tiny_zoo):
+    """The page says the value the edit reached (the Transformer's head average), beside the value asked."""
+    from ui.zoo import cached_translate
+    at = page(model="transformer", text="3 1 4 1 5")
+    record = cached_translate("transformer", "3 1 4 1 5", 1)
+    j = int(record.weights[0].argmin())  # the least-attended piece, raised to 0.9
+    at.selectbox(key="attribution_edit_word_0").set_value(j)
+    at.radio(key="attribution_edit_action").set_value("set its weight")
+    at = run(at)
+    at.slider(key=f"attribution_edit_weight_0_{j}").set_value(0.9)
+    at = run(at)
+    said = texts(at).replace("\\", "")  # markdown escapes in plain()
+    assert f"from {record.weights[0, j]:.3f} to 0.900; reached 0.900" in said
+    assert "not the" not in said

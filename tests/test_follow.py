@@ -116,7 +116,7 @@ def test_tabs_on_the_websocket_follow_a_send_inside_their_session(tiny_zoo, tmp_
     answered at the send, clicks *Look again* and draws the sent Step through page (its sentence
     at its step) without a new socket."""
     import argparse
-    from test_shared_state import load_bench
+    from helpers.lecture import load_bench
     bench = load_bench()
     store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=KEY)
     code = store.open_class(KEY).code
