@@ -186,10 +186,15 @@ def decode_rate() -> DecodeRate:
 
 
 def _session() -> tuple[str, object]:
-    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a session."""
+    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a browser's
+    session: a server thread, or Streamlit's AppTest, whose every page shares one made-up id
+    and no server (the shares are for visitors of a running server)."""
+    from streamlit.runtime import Runtime
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
     ctx = get_script_run_ctx(suppress_warning=True)
-    return (ctx.session_id, ctx.script_requests) if ctx is not None else ("", None)
+    if ctx is None or not Runtime.exists():
+        return "", None
+    return ctx.session_id, ctx.script_requests
 
 
 def superseded(requests) -> bool:
