@@ -33,7 +33,8 @@ from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
-NICKNAME = re.compile(r"(You are )\*\*[^*]{1,60}\*\*( in class)")  # the roster's random name of a student
+# the roster's random name of a student, as the class panel and an answer's caption show it
+NICKNAME = re.compile(r"(You are \*\*|\*\* as \*)[^*]{1,60}(\*\* in class|\*: your first)")
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
 
 
@@ -253,7 +254,7 @@ def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict) -> str | None
         if name in part.DESCRIPTOR.fields_by_name:
             part.ClearField(name)
     if element == "markdown" and NICKNAME.search(part.body):  # drawn at random when a student joins
-        part.body = NICKNAME.sub(r"\1**\2", part.body)
+        part.body = NICKNAME.sub(r"\1\2", part.body)
     shown[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)
     if element == "exception":
         return f"exception: {part.type}: {part.message[:120]}"
