@@ -27,10 +27,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from server.class_store import ADJECTIVES, ANIMALS  # noqa: E402
 from server.identity import STUDENT_COOKIE  # noqa: E402
 from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
+# a student's nickname in a class (server/class_store.py, drawn at random on joining) says who, not what
+# the page shows: two runs of one lesson draw different ones
+NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS) + r")(?: [0-9]+)?").encode())
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
@@ -175,7 +179,7 @@ class Tab:
         for path, body in sorted(shown.items()):
             if LISTENER.search(body):  # a follower's listener (the version it waits past, the address it
                 body = b"follow listener"  # keeps) is the same page, fresh or followed
-            page.update(repr(path).encode() + body)
+            page.update(repr(path).encode() + NICKNAME.sub(b"(nickname)", body))
         self.drawn = b"".join(body for _, body in sorted(shown.items()))
         self._shown = shown
         found = FOLLOW_LINK.search(self.drawn)
