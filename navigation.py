@@ -9,33 +9,38 @@ import streamlit as st
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
 from server.limits import pause, rerun_wait, SlowDown  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
+from ui.figures import narrow_screen_css
 
-st.set_page_config(page_title="Attention Explorer", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="Attention Explorer", page_icon=":material/search:", layout="wide")
 
+# Material Symbols (Streamlit's front end bundles the font): drawn the same in every browser,
+# with no emoji font installed (Debian's chromium has none by default)
 PAGES = {
     "Explore": [
-        st.Page("app_pages/translate.py", title="Translate", icon="🔤", default=True),
-        st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
-        st.Page("app_pages/bleu_length.py", title="BLEU vs length", icon="📉", url_path="bleu-vs-length"),
-        st.Page("app_pages/models.py", title="Models", icon="🗂️", url_path="models"),
-        st.Page("app_pages/attribution.py", title="Attention or attribution?", icon="🔬", url_path="attribution"),
+        st.Page("app_pages/translate.py", title="Translate", icon=":material/translate:", default=True),
+        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
+        st.Page("app_pages/bleu_length.py", title="BLEU vs length", icon=":material/trending_down:", url_path="bleu-vs-length"),
+        st.Page("app_pages/models.py", title="Models", icon=":material/folder_open:", url_path="models"),
+        st.Page("app_pages/attribution.py", title="Attention or attribution?", icon=":material/science:", url_path="attribution"),
     ],
     "Teach": [
-        st.Page("app_pages/lesson.py", title="Lesson", icon="🎓", url_path="lesson"),
-        st.Page("app_pages/step_through.py", title="Step through", icon="👣", url_path="step-through"),
-        st.Page("app_pages/worked_example.py", title="Worked example", icon="🧮", url_path="worked-example"),
-        st.Page("app_pages/beam_tree.py", title="Beam search tree", icon="🌳", url_path="beam-tree"),
-        st.Page("app_pages/what_if.py", title="What if", icon="🔀", url_path="what-if"),
-        st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon="📐", url_path="forced-alignment"),
-        st.Page("app_pages/emerge.py", title="Watch attention emerge", icon="🌱", url_path="emerge"),
-        st.Page("app_pages/luong_to_transformer.py", title="From Luong to the Transformer", icon="🧱",
+        st.Page("app_pages/lesson.py", title="Lesson", icon=":material/school:", url_path="lesson"),
+        st.Page("app_pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step-through"),
+        st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", url_path="worked-example"),
+        st.Page("app_pages/beam_tree.py", title="Beam search tree", icon=":material/account_tree:", url_path="beam-tree"),
+        st.Page("app_pages/what_if.py", title="What if", icon=":material/alt_route:", url_path="what-if"),
+        st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon=":material/straighten:",
+                url_path="forced-alignment"),
+        st.Page("app_pages/emerge.py", title="Watch attention emerge", icon=":material/eco:", url_path="emerge"),
+        st.Page("app_pages/luong_to_transformer.py", title="From Luong to the Transformer", icon=":material/layers:",
                 url_path="luong-to-transformer"),
-        st.Page("app_pages/exercises.py", title="Exercises", icon="✍️", url_path="exercises"),
-        st.Page("app_pages/classroom.py", title="Run it for a class", icon="🧑‍🏫", url_path="classroom"),
+        st.Page("app_pages/exercises.py", title="Exercises", icon=":material/edit_note:", url_path="exercises"),
+        st.Page("app_pages/classroom.py", title="Run it for a class", icon=":material/co_present:", url_path="classroom"),
     ],
 }
 
 page = st.navigation(PAGES)
+st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
 wait = rerun_wait()
 if wait:  # this tab reruns faster than its share (server/limits.py): it is told, then waits its turn
     st.warning("Slow down: this tab asks the server for new pages faster than one tab may, so each waits its "

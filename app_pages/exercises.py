@@ -9,6 +9,7 @@ class's answers live below the exercise and can reveal the answer on every scree
 """
 import math
 
+import numpy as np
 import streamlit as st
 
 from ui.class_session import (class_answers, counts_line, joined_class, record_answer, revealed_to_class,
@@ -19,18 +20,20 @@ from ui.figures import chart, chart_with_export
 from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain
 from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, usable_models
+from ui.class_view import exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given, numbers_table
 from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
 from model.analysis import merge_to_words
 from server.answers import answer_record, class_summary, gave_up_record
 from teaching.exercises import (alignment_exercise, check_step, exercise_id,
                                 model_links_against_gold,
                                 level, step_hints, step_workings,
-                                KINDS, marks_matrix, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
+                                KINDS, MECHANISMS, SCORES, score_alignment, step_exercise, TELLS, TOLERANCE,
                                 which_exercise, attention_cues, FAMILIES, FAMILY_OF)
 from model.zoo import DISPLAY_NAMES
 from server.class_store import AnswerRefused, class_store, NotTeacher, StoreUnavailable
 from viz.heatmap import alignment_heatmap
-from viz.teaching import alignment_links, answer_counts, latex_matrix, shaped
+from viz.teaching import alignment_links, answer_counts, class_alignment, latex_matrix, shaped
+from viz.teaching import given_numbers as given_numbers_figure
 
 st.title("Exercises")
 st.caption("Predict first, then see: commit to an answer, check it, and compare it with the model and the gold. "
@@ -203,13 +206,15 @@ def step_page():
     check = check_step(ex, e, alpha, c)
     if clicked:
         commit(answer_record("right" if check.right else "wrong: " + " ".join(check.wrong_parts()), check.right,
-                             [f"{p} wrong" for p in check.wrong_parts()] + list(check.slips)), check.right)
+                             [f"{p} wrong" for p in check.wrong_parts()] + list(check.slips),
+                             numbers={"e": e, "α": alpha, "c": c}), check.right)
     hints(ex)
     solution_button()
     if st.session_state.get(checked_key) and entered:
         step_feedback(check)
     if revealed():
         solution(ex, words)
+    return ex
 
 
 def hints(ex) -> None:
@@ -328,6 +333,34 @@ if teacher:
 shown = {"align": alignment_page, "step": step_page, "which": which_page}[kind]()
 progress_line()
 
+def room_numbers(ex, firsts) -> None:
+    """The numbers the class gave in this hand computation, per quantity, against the right ones."""
+    steps = ex.solution()
+    truth = {"e": steps.energies.reshape(-1), "α": steps.weights.reshape(-1), "c": steps.context.reshape(-1)}
+    right = {f"{p}_{j + 1}": float(v) for p, values in truth.items() for j, v in enumerate(values)}
+    given = given_numbers(firsts, {p: len(v) for p, v in truth.items()})
+    chart(given_numbers_figure(given, right, TOLERANCE), f"class-numbers-step-{seed}", "ex_class_numbers")
+    st.dataframe(numbers_table(given, right, TOLERANCE), hide_index=True, key="ex_class_numbers_table")
+    st.caption(f"Each dot is one student's first answer: green within ±{TOLERANCE} of the right value, vermillion "
+               "outside it. A student's own check judges α from their e and c from their α, so a student off in e "
+               "can be right there and still show vermillion α here.")
+
+
+def room_alignment(s, pair, result) -> None:
+    """The class's links (how many students linked each pair) beside the model's and the gold."""
+    english, french = list(pair.english), list(pair.french)
+    gold = np.zeros((len(french), len(english)))
+    for i, k in pair.possible:
+        gold[k, i] = 0.5
+    for i, k in pair.sure:
+        gold[k, i] = 1.0
+    chart(class_alignment(link_counts(s.marks, len(english), len(french)), s.students, result.word_weights,
+                          result.links, gold, english, french), f"class-links-align-{seed}", "ex_class_marks")
+    st.caption("Each cell of the class's panel says how many students linked that French word (row) to that English "
+               "word (column); orange squares are the model's links, on the class's panel too: a square over a dark "
+               "cell is a link the model makes and the room did not.")
+
+
 if teacher:
     st.divider()
     st.subheader(f"Class {joined_class()}: the answers, live")
@@ -342,6 +375,7 @@ if teacher:
             st.markdown(line)
         summaries = class_summary(stored)
         s = summaries.get(ex_id)
+        st.markdown(f"**{plain(exercise_name(ex_id))}**")
         if s is None:
             st.caption("No answer to this exercise yet (the summary refreshes every 2 s).")
         else:
@@ -352,24 +386,21 @@ if teacher:
             c3.metric("Gave up", s.gave_up, help="students who asked for the solution before answering")
             c4.metric("Retries (not counted)", s.retries,
                       help=f"answers after a student's first; {s.fixed} student(s) wrong at first got it right later")
-            right = shown if kind == "which" else ("right" if kind == "step" else None)
-            chart(answer_counts(dict(s.choices), right, title="First answers"), f"class-answers-{kind}-{seed}",
-                  "ex_class_counts")
+            firsts = first_answers(stored, ex_id)
+            rights, _ = labels_by_verdict(firsts)
+            chart(answer_counts(dict(s.choices), rights | ({shown} if kind == "which" else set()),
+                                title="First answers: right in green, wrong in vermillion"),
+                  f"class-answers-{kind}-{seed}", "ex_class_counts")
             mistake = s.most_common_mistake
-            st.markdown(f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake
-                        else "**No mistakes** so far.")
+            st.markdown(f"**{plain(most_given(s.choices)).capitalize()}.** "
+                        + (f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake
+                           else "**No mistakes** so far."))
+            if kind == "step" and shown is not None:
+                room_numbers(shown, firsts)
             if kind == "align" and shown is not None:
-                pair, result = shown
-                english, french = list(pair.english), list(pair.french)
-                left, right_col = st.columns(2)
-                chart(alignment_heatmap(marks_matrix(s.marks, s.students, len(english), len(french)),
-                                        english, french, title="The class: share of students per link"),
-                      f"class-links-align-{seed}", "ex_class_marks", where=left)
-                chart(alignment_links(result.word_weights, english, french, result.links, set(pair.sure),
-                                      set(pair.possible), title="The model's α and links, against the gold"),
-                      f"class-model-align-{seed}", "ex_class_model", where=right_col)
+                room_alignment(s, *shown)
         if summaries:
-            st.dataframe([{"exercise": x.exercise, "students": x.students, "right at first": x.correct,
+            st.dataframe([{"exercise": exercise_name(x.exercise), "students": x.students, "right at first": x.correct,
                            "gave up": x.gave_up, "retries": x.retries}
                           for x in summaries.values()], hide_index=True, key="ex_class_table")
     class_view()

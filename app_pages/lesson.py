@@ -18,8 +18,8 @@ from ui.figures import chart
 from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain, sentence_input, small
 from ui.zoo import available_models
-from ui.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
-                                    TAG)
+from teaching.lesson_questions import Question
+from ui.lesson_stops import Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS, TAG
 from ui.teaching import source_or_stop
 from server.answers import answer_record
 
@@ -29,6 +29,8 @@ DONE = "lesson_done"  # the stops done (answered right, or shown), 1-based
 # session from a link that carries no progress (keep_in_url), and the cookie brings it back
 PROGRESS_COOKIE = "attn_lesson_done"
 N = len(STOPS)
+END = N + 1  # the closing card, after the last stop
+FIRST = "lesson_first"  # stop -> right at the first answer checked (False: shown before answering)
 
 
 def number(name: str, default: int) -> int:
@@ -41,53 +43,55 @@ def number(name: str, default: int) -> int:
 def first_visit() -> None:
     """The stop, the step and the stops done, from the link (a reload keeps them there)."""
     if STOP not in st.session_state:
-        st.session_state[STOP] = int_param("stop", 1, 1, N, clamp=True)
+        st.session_state[STOP] = int_param("stop", 1, 1, END, clamp=True)  # END: the closing card
         st.session_state[STEP] = max(1, number("step", 1))
         done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
 
 
 def go(stop: int) -> None:
-    st.session_state[STOP] = min(max(1, stop), N)
+    st.session_state[STOP] = min(max(1, stop), END)
 
 
 def navigation(k: int) -> None:
     """Stop k of N, Back and Next (buttons: reached with Tab, pressed with Enter or Space), and a jump."""
     done = st.session_state[DONE]
-    st.progress(len(done) / N, text=f"Stop {k} of {N} · {len(done)} done")
+    st.progress(len(done) / N, text=(f"Stop {k} of {N}" if k <= N else "The end") + f" · {len(done)} done")
     row = st.container(horizontal=True, vertical_alignment="bottom", key="lesson_nav")
     row.button("Back", key="lesson_back", icon=":material/arrow_back:", on_click=go, args=(k - 1,), disabled=k <= 1)
     row.button("Next", key="lesson_next", icon=":material/arrow_forward:", on_click=go, args=(k + 1,),
-               disabled=k >= N, type="primary")
+               disabled=k >= END, type="primary")
     st.session_state["lesson_jump"] = k
-    row.selectbox("Go to stop", range(1, N + 1), key="lesson_jump", width=280,
+    row.selectbox("Go to stop", range(1, END + 1), key="lesson_jump", width=280,
                   on_change=lambda: go(st.session_state["lesson_jump"]),
-                  format_func=lambda n: f"{n}. {STOPS[n - 1].title}")
+                  format_func=lambda n: f"{n}. {STOPS[n - 1].title}" if n <= N else "The end: what you learned")
 
 
 def answer_box(slug: str, q: Question):
     """The question's input: a choice (radio for a few, a menu for many) or a number."""
-    key = f"lesson_answer_{slug}_{st.session_state[TAG]}"
+    key = f"lesson_answer_{slug}_{st.session_state[TAG]}_{q.key}"  # a new question (step, set) starts afresh
     if q.choices and len(q.choices) <= 6:
         return st.radio(q.prompt, q.choices, index=None, key=key)
     if q.choices:
         return st.selectbox(q.prompt, q.choices, index=None, key=key, placeholder="Choose an answer")
-    whole = float(q.right[0]).is_integer() and q.tolerance == 0
-    return st.number_input(q.prompt, value=None, step=1 if whole else 0.01, format="%d" if whole else "%.2f",
+    digits = q.digits if q.digits is not None else (0 if float(q.right[0]).is_integer() and q.tolerance == 0 else 2)
+    return st.number_input(q.prompt, value=None, step=1 if digits == 0 else 10.0 ** -digits,
+                           format="%d" if digits == 0 else f"%.{digits}f",
                            key=key, placeholder="Type a number")
 
 
 def commit(k: int, slug: str, q: Question) -> None:
     """*Check* (a callback, so the stop drawn after it already knows): the answer checked, the stop
     done if right; the first committed answer is marked for the class (sent by ``ask``, in place)."""
-    given = st.session_state.get(f"lesson_answer_{slug}_{st.session_state[TAG]}")
+    given = st.session_state.get(f"lesson_answer_{slug}_{st.session_state[TAG]}_{q.key}")
     if given is None:
         st.session_state["lesson_unanswered"] = True
         return
     right = q.check(given)
-    st.session_state[f"lesson_checked_{slug}_{st.session_state[TAG]}"] = (given, right)
+    st.session_state[f"lesson_checked_{slug}_{st.session_state[TAG]}"] = (given, right, q.key)
     if right:
         st.session_state[DONE].add(k)
+    st.session_state.setdefault(FIRST, {}).setdefault(k, right)
     st.session_state.setdefault(f"lesson_counted_{slug}", "to send")
 
 
@@ -112,8 +116,8 @@ def ask(k: int, slug: str, q: Question) -> None:
         row.button(HINTS[level] if level < len(HINTS) else "Show me", key=f"lesson_hint_button_{slug}",
                    icon=":material/lightbulb:", on_click=more_help, args=(slug,), disabled=level > len(HINTS))
         result = st.session_state.get(f"lesson_checked_{slug}_{st.session_state[TAG]}")
-        if result is not None:
-            given, right = result
+        if result is not None and result[2] == q.key:  # the verdict of this very question, not of an earlier one
+            given, right, _ = result
             if st.session_state.get(f"lesson_counted_{slug}") == "to send":  # the first committed answer counts
                 st.session_state[f"lesson_counted_{slug}"] = True
                 record_answer(exercise(k, slug), answer_record(str(given), right, [] if right else [str(given)]), right)
@@ -126,15 +130,18 @@ def ask(k: int, slug: str, q: Question) -> None:
             st.info(f"**The answer:** {q.show_me}", icon=":material/visibility:")
             if k not in st.session_state[DONE]:
                 st.session_state[DONE].add(k)
+                st.session_state.setdefault(FIRST, {}).setdefault(k, False)
                 if f"lesson_counted_{slug}" not in st.session_state and not checked(slug):
                     st.session_state[f"lesson_counted_{slug}"] = True  # shown before answering: counted as not known
                     record_answer(exercise(k, slug), answer_record("shown the answer", False, ["shown"]), False)
 
 
-def class_view(k: int, slug: str) -> None:
+def class_view(k: int, slug: str, q: Question | None) -> None:
     """The teacher's view of the room at this stop, refreshed every 2 s: who answered, who was right
-    (each student's first committed answer), and the answers given."""
+    (each student's first committed answer), and the answers given, right ones in green and wrong
+    ones in vermillion, a tie for the most given answer named as one."""
     from server.answers import class_summary
+    from ui.class_view import exercise_name, first_answers, labels_by_verdict, most_given
     from viz.teaching import answer_counts
 
     @st.fragment(run_every=2.0)
@@ -149,13 +156,54 @@ def class_view(k: int, slug: str) -> None:
         c1, c2 = st.columns(2)
         c1.metric("Students who answered", s.students)
         c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})")
-        top, n = s.choices.most_common(1)[0]
-        said = f"{s.students} answered; the most given answer, {top}, by {n}."
-        chart(answer_counts(dict(s.choices), title="Their answers"), f"class-answers-lesson-{slug}",
-              "lesson_class_counts", alt=said)
+        rights, _ = labels_by_verdict(first_answers(stored, exercise(k, slug)))
+        rights |= {str(r) for r in (q.right if q is not None and q.choices else ())}
+        said = f"{s.students} answered; {most_given(s.choices)}."
+        chart(answer_counts(dict(s.choices), rights, title="Their first answers: right in green, wrong in vermillion"),
+              f"class-answers-lesson-{slug}", "lesson_class_counts", alt=said)
         st.caption(f"In words: {plain(said)}")
-    st.subheader(f"Class {joined_class()}: this stop's answers, live")
+    st.subheader(f"Class {joined_class()}: {plain(exercise_name(exercise(k, slug)))}, the answers live")
     room()
+
+
+LEARNED = (
+    "a heatmap row is α_i: where the decoder looked while writing piece i, and it sums to 1;",
+    "the encoder makes one annotation h_j per source piece, read both ways;",
+    "Bahdanau's additive score e_ij reads the previous state s_{i−1}; softmax turns the energies into weights "
+    "and sees only their differences;",
+    "the context c_i is the α-weighted sum of the annotations, and it picks the next word;",
+    "attention reorders: a French word can look back at an earlier English word;",
+    "Luong's scores read the new state s_i; local-p only looks within p_i ± D;",
+    "attention keeps BLEU up on long sentences, where RNNenc falls behind;",
+    "Luong's dot is softmax(QKᵀ)V, and the Transformer divides it by √d_k.",
+)
+NEXT = (("app_pages/exercises.py", "Exercises: predict, compute, name the mechanism", ":material/edit_note:"),
+        ("app_pages/compare.py", "Compare the mechanisms on your sentence", ":material/compare:"),
+        ("app_pages/attribution.py", "Attention or attribution? Does the heatmap explain the output?",
+         ":material/science:"),
+        ("app_pages/step_through.py", "Step through a decoder step, number by number", ":material/footprint:"))
+
+
+def closing_card() -> None:
+    """After the last stop: what the lesson taught, where to go next, and the student's score at
+    the first answer (the one a class counts)."""
+    first = st.session_state.get(FIRST, {})
+    st.subheader("The end: what you learned")
+    with st.container(border=True, key="lesson_closing"):
+        st.markdown("On your own sentence, with the model's own numbers:\n" + "\n".join(f"- {line}" for line in LEARNED))
+        if first:
+            right = sum(first.values())
+            st.metric("Right at the first answer", f"{right} of {len(first)}",
+                      help="each stop's first checked answer (showing the answer before answering counts as not "
+                           "right); later answers are not counted")
+            missed = [f"{n}. {STOPS[n - 1].title}" for n in sorted(first) if not first[n]]
+            if missed:
+                st.caption("Worth another look: " + "; ".join(plain(m) for m in missed) + ".")
+        else:
+            st.caption("You have not answered a stop's question yet: each stop's first answer is scored here.")
+        st.markdown("**Where next**")
+        for page, label, icon in NEXT:
+            st.page_link(page, label=label, icon=icon)
 
 
 def keep_in_url(k: int, text: str) -> None:
@@ -182,6 +230,10 @@ with st.expander("Your sentence", expanded=k == 1, icon=":material/edit:"):
 st.session_state[TAG] = hashlib.sha1(text.encode()).hexdigest()[:10]
 source_or_stop(available_models()[LESSON_MODEL], text)
 navigation(k)
+if k == END:
+    closing_card()
+    keep_in_url(k, text)
+    st.stop()
 stop = STOPS[k - 1]
 st.subheader(f"{k}. {stop.title}")
 card = Card(stop.slug)
@@ -195,6 +247,6 @@ else:
     st.caption(small("This stop has no question here: what it needs is missing."))
 keep_in_url(k, text)
 if teacher_key() and joined_class():
-    class_view(k, stop.slug)
-if k < N:
-    st.button("Next stop", key="lesson_next_bottom", icon=":material/arrow_forward:", on_click=go, args=(k + 1,))
+    class_view(k, stop.slug, shown[0] if shown is not None else None)
+st.button("Next stop" if k < N else "Finish: what you learned", key="lesson_next_bottom",
+          icon=":material/arrow_forward:", on_click=go, args=(k + 1,))

@@ -3,6 +3,7 @@
 are counted for the teacher: each student's first committed answer, the retries apart."""
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -34,12 +35,22 @@ class ExerciseSummary:
         return self.mistakes.most_common(1)[0] if self.mistakes else None
 
 
-def answer_record(label: str, correct: bool | None, mistakes: list[str], marks: set | None = None) -> dict:
+MAX_NUMBERS = 16  # numbers kept per part of a hand computation (its keys and hidden size are smaller)
+
+
+def answer_record(label: str, correct: bool | None, mistakes: list[str], marks: set | None = None,
+                  numbers: dict | None = None) -> dict:
     """What a student's answer is stored as: a label (their choice, or their result), the
-    mistakes found, and their links for an alignment."""
+    mistakes found, their links for an alignment, and for a hand computation the numbers they
+    gave (part -> list, each to four decimals, a blank as None; at most a few short parts), which
+    the teacher's view shows."""
     record = {"label": label[:80], "mistakes": [m[:80] for m in mistakes[:40]], "correct": correct}
     if marks is not None:
         record["marks"] = sorted([int(i), int(k)] for i, k in marks)
+    if numbers is not None:
+        record["numbers"] = {str(part)[:8]: [None if v is None or not math.isfinite(float(v)) else round(float(v), 4)
+                                             for v in list(values)[:MAX_NUMBERS]]
+                             for part, values in list(numbers.items())[:4]}
     return record
 
 

@@ -225,7 +225,8 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
     from helpers.apptest import array
     shares = array(z)
     assert shares[0, 0] == 1.0 and shares[3, 4] == pytest.approx(2 / 3) and shares[1, 0] == 0.0
-    assert teacher.get_by_key("ex_class_model") is not None
+    panels = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"]
+    assert [t["type"] for t in panels if t["type"] == "heatmap"] == ["heatmap"] * 3  # the class, the model, the gold
     assert "Most common mistake" in texts(teacher)
 
 

@@ -25,17 +25,9 @@ from helpers.lecture import bench, Hall, serve, SENTENCE
 from server.class_store import ClassStore
 from server.lecture import COOKIE, haproxy_binary
 from server.limits import client_address, SignInAttempts
+from helpers.lecture import self_signed
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def self_signed(folder: Path) -> tuple[Path, Path]:
-    """A certificate for localhost and 127.0.0.1, as a teacher makes one (docs/lecture.md)."""
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
-    return cert, key
 
 
 async def translate_over_wss(base: str, context: ssl.SSLContext, cookie: str) -> tuple[str, str | None]:

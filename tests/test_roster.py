@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from test_shared_state import load_bench
+from helpers.lecture import load_bench
 
 KEY = "roster-teachers-key-0123"
 JOINS = 100  # joins per address and minute on this server (the default, 300, is a class behind a NAT)

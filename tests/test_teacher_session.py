@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from test_shared_state import load_bench, ready
+from helpers.lecture import load_bench, ready
 
 bench = load_bench()
 TICKET = re.compile(rb'encodeURIComponent\("([A-Z2-9]{6}\.[0-9]+\.ts-[0-9a-f]{32}\.[0-9a-f]{32})"\)')
@@ -225,7 +225,7 @@ def tls_lecture(tiny_zoo, tmp_path_factory):
     key, five joins a minute per address."""
     from server.class_store import ClassStore
     from server.lecture import haproxy_binary, Lecture
-    from test_lecture_tls import self_signed
+    from helpers.lecture import self_signed
     assert haproxy_binary(), "haproxy is missing: scripts/test.sh installs it"
     folder = tmp_path_factory.mktemp("tls-lecture")
     cert, key_file = self_signed(folder)

@@ -7,12 +7,34 @@ import streamlit as st
 from server import settings
 
 
+FIT_STEP = 100    # px: the widths a figure may ask for come in these steps (one CSS rule each)
+FIT_MAX = 6000   # px: the widest such width
+NARROW = 640     # px: a screen this narrow or narrower draws no Plotly toolbar over the figures
+
+
+def narrow_screen_css() -> str:
+    """The page's style for narrow screens (one ``<style>``, drawn once per page by
+    ``navigation.py``): a figure box keyed ``fitw{W}_…`` is at least W px wide and scrolls
+    sideways inside the page; under :data:`NARROW` px the Plotly toolbar, which would cover the
+    figure's top, is hidden (the export popover and the chart's own taps still work)."""
+    rules = "".join(f'[class*="st-key-fitw{w}_"]>div{{min-width:{w}px}}' for w in range(FIT_STEP, FIT_MAX + 1, FIT_STEP))
+    return (f'<style>[class*="st-key-fitw"]{{overflow-x:auto;overflow-y:hidden}}{rules}'
+            f"@media (max-width:{NARROW}px){{.js-plotly-plot .modebar-container{{display:none!important}}}}</style>")
+
+
 def chart(fig, filename: str, key: str, where=None, more_config: dict | None = None, **options) -> None:
     """A Plotly figure whose toolbar's camera saves ``filename.svg`` (``viz.export.plotly_config``,
     the one toolbar config of every figure in the app), drawn in ``where`` (a container or
     column; the page by default). The form for a figure redrawn on every slider move or
-    training frame: one element, no download widgets."""
+    training frame: one element, no download widgets. A figure whose labels need more width
+    than a phone has (``viz.narrow.min_width``) is drawn at that width in a box that scrolls
+    sideways (:func:`narrow_screen_css`), so its labels never run into each other."""
     from viz.export import plotly_config
+    from viz.narrow import min_width
+    need = min_width(fig)
+    if need > 360:  # wider than a phone's page: a box of that width that scrolls, where the page is narrower
+        width = min(FIT_MAX, -(-need // FIT_STEP) * FIT_STEP)
+        where = (where or st).container(key=f"fitw{width}_{key}")
     (where or st).plotly_chart(fig, key=key, config={**plotly_config(filename), **(more_config or {})}, **options)
 
 

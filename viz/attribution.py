@@ -31,12 +31,16 @@ def side_by_side(matrices: dict[str, np.ndarray], source_tokens: list[str], targ
                                  customdata=hover, name=escape(title),
                                  hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>"
                                                + escape(title) + ": %{z:.3f}<extra></extra>"), 1, k)
-        fig.update_xaxes(side="top", tickmode="array", tickvals=list(range(S)), tickangle=-60, showgrid=False,
+        fig.update_xaxes(side="top", tickmode="array", tickvals=list(range(S)), tickangle=-90, showgrid=False,
                          ticktext=[escape(t) for t in source_tokens], tickfont=dict(size=11), row=1, col=k)
     fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(T)), showgrid=False,
                      ticktext=[escape(t) for t in target_tokens], tickfont=dict(size=12), row=1, col=1,
                      title=dict(text=f"target ({target_language})"))
-    labels = int(0.87 * 0.62 * 11 * max(map(len, source_tokens), default=1)) + 50
+    # the source labels stand on top of each panel, turned vertical; each panel's title goes
+    # above them, never across them
+    ticks = int(0.62 * 11 * max(map(len, source_tokens), default=1)) + 10
+    fig.for_each_annotation(lambda a: a.update(yshift=ticks + 4))
+    labels = ticks + 44
     fig.update_layout(coloraxis=dict(cmin=0.0, cmax=1.0, colorscale=ALPHA_SCALE,
                                      colorbar=dict(title=dict(text="share"), thickness=14)),
                       font=dict(size=FONT_SIZE - 2), plot_bgcolor="white", margin=dict(l=10, r=10, t=labels, b=10),
@@ -52,7 +56,7 @@ def row_correlations(rhos: dict[str, np.ndarray], target_tokens: list[str]) -> g
             for k, (name, rho) in enumerate(rhos.items())]
     layout = dict(height=BAR_HEIGHT, barmode="group", font=dict(size=FONT_SIZE - 2), margin=dict(l=10, r=10, t=10, b=10),
                   xaxis=dict(tickmode="array", tickvals=list(range(len(target_tokens))),
-                             ticktext=[escape(t) for t in target_tokens], tickangle=-45),
+                             ticktext=[escape(t) for t in target_tokens], tickangle=-90),
                   yaxis=dict(range=[-1, 1], title=dict(text="ρ with attention")),
                   legend=dict(orientation="h", y=1.1), plot_bgcolor="white")
     return figure(bars, layout)
@@ -67,7 +71,7 @@ def logprob_change(old_tokens: list[str], delta: np.ndarray, step: int) -> go.Fi
                customdata=[escape(t) for t in old_tokens],
                hovertemplate="%{customdata}: Δ log p = %{y:+.3f}<extra></extra>")
     layout = dict(height=BAR_HEIGHT, font=dict(size=FONT_SIZE - 2), margin=dict(l=10, r=10, t=10, b=10),
-                  xaxis=dict(tickmode="array", tickvals=x, ticktext=[escape(t) for t in old_tokens], tickangle=-45),
+                  xaxis=dict(tickmode="array", tickvals=x, ticktext=[escape(t) for t in old_tokens], tickangle=-90),
                   yaxis=dict(title=dict(text="Δ log p(y_i)"), zeroline=True), plot_bgcolor="white")
     return figure([bar], layout)
 

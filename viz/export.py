@@ -8,28 +8,34 @@ CDN's; MathJax is off (no figure here uses LaTeX labels), so nothing is fetched 
 writes the SVG with its text as ``<text>`` elements, so the tokens stay searchable and
 editable, accents and ``▁`` as typed.
 
-The app never runs Chromium in its own process. :func:`export_image` runs this module as a
-child process (``python -m viz.export``: a figure as JSON in, the file's bytes out) that
-starts Chromium, draws the one figure and ends; one export runs at a time per server
-(:data:`_EXPORT_SLOT`), one more click may wait for it, at most :data:`QUEUE_WAIT` seconds, any
-further click is turned away at once, and a child still running after :data:`EXPORT_TIMEOUT`
-seconds is killed. :func:`render` draws many
-figures in one browser, for ``python -m viz.paper_figures`` and the tests.
+The app never runs Chromium in its own process. :func:`export_image` hands each figure to
+one managed child per server process (``python -m viz.export --serve``, :class:`Exporter`),
+which keeps a Kaleido and its headless Chromium open between exports: the first export starts
+them (2–3 s), later ones only draw (well under a second). One export runs at a time per
+server (:data:`_EXPORT_SLOT`), one more click may wait for it, at most :data:`QUEUE_WAIT`
+seconds, any further click is turned away at once; a child still drawing after
+:data:`EXPORT_TIMEOUT` seconds is killed with its browser, as is one that died or answered
+garbage, and the next export starts a fresh one; after :data:`MAX_EXPORTS` figures the child
+is replaced, so its browser's memory stays bounded. :func:`render` draws many figures in one
+browser, for ``python -m viz.paper_figures`` and the tests.
 
 (PNG also comes from Plotly's own toolbar; the camera button saves SVG, see :func:`plotly_config`.)
 """
 from __future__ import annotations
 
 import asyncio
+import atexit
 import copy
 import importlib.util
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +47,7 @@ import plotly.io as pio
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (scripts/setup_browser.sh)
 EXPORT_TIMEOUT = 30.0  # s: Chromium's start (2–3 s) and one figure (under 1 s), with room for a busy server
 QUEUE_WAIT = 10.0      # s: how long a click waits while another visitor's export runs
+MAX_EXPORTS = 200      # figures one warm browser draws before it is replaced (its memory stays bounded)
 MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "png": "image/png"}
 BASE_FONT = 16         # px: the font size the app's figures are laid out for (viz.heatmap.FONT_SIZE)
 PRINT_FONT = "Arial, Helvetica, 'DejaVu Sans', sans-serif"
@@ -242,27 +249,137 @@ def _plotly_encoder():
 
 
 def _child(job: str, timeout: float) -> bytes:
-    """``python -m viz.export`` with the job on stdin; its stdout is the file. The child leads
-    a process group of its own, killed whole on timeout (Chromium ends when its DevTools pipe
-    to the child closes)."""
-    root = Path(__file__).resolve().parent.parent
-    proc = subprocess.Popen([sys.executable, "-m", "viz.export"], cwd=root, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    """One job drawn by this process's warm exporter (:data:`_EXPORTER`)."""
+    return _EXPORTER.export(job.encode("utf-8"), timeout, json.loads(job).get("browser", CHROMIUM))
+
+
+class Exporter:
+    """The one warm exporter of a server process: a child (``python -m viz.export --serve``)
+    holding a Kaleido and its headless Chromium, fed one job at a time (the caller holds
+    :data:`_EXPORT_SLOT`). A job is a length-prefixed JSON document on the child's stdin; the
+    answer a status byte (0: the file, 1: the reason it failed), a length and the bytes. The
+    child leads a process group of its own, killed whole (Chromium too) when a figure takes
+    longer than the timeout or the child died; it ends by itself when the server does (its
+    stdin closes)."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.browser = CHROMIUM
+        self.served = 0
+        self.lock = threading.Lock()
+
+    def export(self, job: bytes, timeout: float, browser: str = CHROMIUM) -> bytes:
+        with self.lock:
+            if self.proc is not None and (self.proc.poll() is not None or self.served >= MAX_EXPORTS
+                                          or browser != self.browser):
+                self.stop()  # died, drew its share, or another browser asked for: a fresh one
+            if self.proc is None:
+                root = Path(__file__).resolve().parent.parent
+                self.proc = subprocess.Popen([sys.executable, "-m", "viz.export", "--serve"], cwd=root,
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                             start_new_session=True)
+                self.served, self.browser = 0, browser
+            try:
+                self.proc.stdin.write(len(job).to_bytes(4, "big") + job)
+                self.proc.stdin.flush()
+                deadline = time.monotonic() + timeout
+                status = _read(self.proc.stdout, 5, deadline)
+                body = _read(self.proc.stdout, int.from_bytes(status[1:], "big"), deadline)
+            except (OSError, TimeoutError, EOFError) as e:
+                self.stop()
+                if isinstance(e, TimeoutError):
+                    raise ExportError(f"Drawing the figure took longer than {timeout:.0f} s; it was stopped.") from None
+                raise ExportError("The export failed (its browser ended); the next export starts a new one.") from None
+            self.served += 1
+            if status[0] != 0:
+                raise ExportError(body.decode("utf-8", "replace") or "The export failed.")
+            return body
+
+    def stop(self) -> None:
+        """End the child and its browser (the whole process group)."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def _read(pipe, n: int, deadline: float) -> bytes:
+    """Exactly ``n`` bytes from ``pipe`` by ``deadline`` (TimeoutError), or EOFError when it closes."""
+    out = bytearray()
+    fd = pipe.fileno()
+    while len(out) < n:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError
+        chunk = os.read(fd, n - len(out))
+        if not chunk:
+            raise EOFError
+        out += chunk
+    return bytes(out)
+
+
+_EXPORTER = Exporter()  # the one managed browser of this process (started on the first export)
+atexit.register(_EXPORTER.stop)
+
+
+def serve() -> int:
+    """The child of :class:`Exporter`: one Kaleido (its Chromium kept open) drawing the jobs that
+    arrive on stdin until stdin closes. Its stdout carries only the answers (anything else that
+    would print goes to stderr)."""
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    import kaleido
+    import plotly
+    plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+    def next_job():
+        head = sys.stdin.buffer.read(4)
+        return json.loads(sys.stdin.buffer.read(int.from_bytes(head, "big"))) if len(head) == 4 else None
+
+    def send(status: int, body: bytes) -> None:
+        answers.write(bytes([status]) + len(body).to_bytes(4, "big") + body)
+        answers.flush()
+
+    async def loop():
+        first = await asyncio.get_running_loop().run_in_executor(None, next_job)
+        if first is None:
+            return
+        browser = first.get("browser", CHROMIUM)
+        async with kaleido.Kaleido(path=browser, plotlyjs=str(plotly_js), mathjax=False, n=1,
+                                   timeout=first.get("timeout", EXPORT_TIMEOUT)) as k:
+            job = first
+            while job is not None:
+                try:
+                    layout = job["figure"]["layout"]
+                    opts = {"format": job["format"], "width": layout["width"], "height": layout["height"],
+                            "scale": job.get("scale", 1)}
+                    image = await k.calc_fig(job["figure"], opts=opts)
+                    send(0, stable_svg(image) if job["format"] == "svg" else image)
+                except Exception as e:  # noqa: BLE001 - this figure failed: say why, keep serving
+                    send(1, f"The export failed ({type(e).__name__}: {e}).".encode())
+                job = await asyncio.get_running_loop().run_in_executor(None, next_job)
     try:
-        out, err = proc.communicate(job.encode("utf-8"), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise ExportError(f"Drawing the figure took longer than {timeout:.0f} s; it was stopped.") from None
-    if proc.returncode != 0:
-        last = err.decode("utf-8", "replace").strip().splitlines()
-        raise ExportError(last[-1] if last else f"The export failed (exit status {proc.returncode}).")
-    return out
+        asyncio.run(loop())
+    except Exception as e:  # noqa: BLE001 - the browser could not start: the parent reads EOF and says so
+        print(f"viz.export --serve: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main() -> int:
-    """The child of :func:`export_image`: one job (JSON) on stdin, the file's bytes on stdout;
-    an error's reason as the last line of stderr."""
+    """``python -m viz.export --serve``: :func:`serve`. Without ``--serve``: one job (JSON) on
+    stdin, the file's bytes on stdout; an error's reason as the last line of stderr."""
+    if "--serve" in sys.argv[1:]:
+        return serve()
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     try:
         (image,) = render([job], job.get("browser", CHROMIUM), job.get("timeout", EXPORT_TIMEOUT))

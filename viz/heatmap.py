@@ -45,15 +45,17 @@ def _layout(source_tokens, target_tokens, title: str | None, height: int | None,
     upright = S <= 20 and max(map(len, source_tokens), default=0) <= 4
     x_size = FONT_SIZE if S <= 40 else 12 if S <= 80 else 10  # long inputs: smaller labels, all still shown
     y_size = FONT_SIZE if T <= 40 else 12 if T <= 80 else 10
-    # the source labels sit on top, under the title: leave room for them, turned or not
-    labels = 30 if upright else int(0.87 * 0.62 * x_size * max(map(len, source_tokens), default=1)) + 20
+    # the source labels sit on top, under the title: leave room for them, upright or turned
+    # vertical (the paper's Figure 3: a turned label's box is one line wide, so neighbours never
+    # touch where a slanted one's would; viz/narrow.py gives the width they need)
+    labels = 30 if upright else int(0.62 * x_size * max(map(len, source_tokens), default=1)) + 20
     top = labels + 30 + (40 if title else 0)
     layout = dict(
         font=dict(size=FONT_SIZE),
         height=height or int(min(1400, max(320, _cell_size(T) * T + top + 20))),
         margin=dict(l=10, r=10, t=top, b=10),
         xaxis=dict(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(t) for t in source_tokens],
-                   tickangle=0 if upright else -60,
+                   tickangle=0 if upright else -90,
                    tickfont=dict(size=x_size), showgrid=False,
                    title=dict(text="source (English)", font=dict(size=FONT_SIZE))),
         yaxis=dict(autorange="reversed", tickmode="array", tickvals=list(range(T)), tickfont=dict(size=y_size),
@@ -93,7 +95,11 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
         customdata=_hover_labels(source_tokens, target_tokens), xgap=1, ygap=1,
         hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>α = %{z:.3f}<extra></extra>",
     )
-    return figure([heatmap], _layout(source_tokens, target_tokens, title, height, target_language))
+    layout = _layout(source_tokens, target_tokens, title, height, target_language)
+    if not np.isfinite(weights).any():  # a blank grid (the answer not shown yet): its cells' place kept
+        layout["xaxis"]["range"] = [-0.5, len(source_tokens) - 0.5]
+        layout["yaxis"].update(range=[len(target_tokens) - 0.5, -0.5], autorange=False)
+    return figure([heatmap], layout)
 
 
 def difference_heatmap(difference: np.ndarray, source_tokens: list[str], target_tokens: list[str],
@@ -133,7 +139,7 @@ def probability_figure(target_tokens: list[str], logprobs: np.ndarray, groups: l
     return figure([bars], dict(
         font=dict(size=FONT_SIZE), height=BAR_HEIGHT, margin=dict(l=10, r=10, t=30, b=10), plot_bgcolor="white",
         xaxis=dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=[escape(t) for t in labels],
-                   tickangle=-60 if len(labels) > 8 else 0),
+                   tickangle=-90 if len(labels) > 8 or max(map(len, labels), default=0) > 4 else 0),
         yaxis=dict(range=[0, 1.15], title=dict(text="probability"), gridcolor="#ddd"),
     ))
 

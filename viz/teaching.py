@@ -78,7 +78,7 @@ def source_bars(values: np.ndarray, source_tokens: list[str], label: str, colour
                 hovertemplate=f"%{{customdata}}<br>{escape(label)} = %{{y:.4f}}<extra></extra>")
     return figure([bars], _small_layout(
         260, xaxis=dict(tickmode="array", tickvals=list(range(len(source_tokens))),
-                        ticktext=[escape(t) for t in source_tokens], tickangle=-45),
+                        ticktext=[escape(t) for t in source_tokens], tickangle=-90),
         yaxis=dict(title=dict(text=escape(label)), gridcolor="#ddd", zerolinecolor="#888")))
 
 
@@ -131,7 +131,7 @@ def local_p_forms(forms: dict[str, tuple[np.ndarray, np.ndarray]], source_tokens
     return figure(bars + [heatmap], _small_layout(
         420, barmode="group", legend=dict(orientation="h", y=1.12),
         xaxis=dict(domain=[0, 1], anchor="y", tickmode="array", tickvals=list(range(S)),
-                   ticktext=[escape(t) for t in source_tokens], tickangle=-45),
+                   ticktext=[escape(t) for t in source_tokens], tickangle=-90),
         yaxis=dict(domain=[0.5, 1], title=dict(text="a_i(j)"), gridcolor="#ddd"),
         xaxis2=dict(domain=[0, 1], anchor="y2", showgrid=False,
                     title=dict(text=f"context dimension (first {d} of {C})" if d < C else "context dimension")),
@@ -161,6 +161,33 @@ def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Fi
     fig.update_yaxes(range=[0, 1.1], title=dict(text="α_j"), gridcolor="#ddd")
     fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2), **_small_layout(BAR_HEIGHT))
     return fig
+
+
+def weight_rows(weights: dict[str, np.ndarray], words: list[str], digits: int = 3,
+                label_at: int | None = None) -> go.Figure:
+    """α over the same words under several scores as horizontal grouped bars, read top to
+    bottom: one group per word (its name once, on the left), one bar per score. A phone shows
+    every label, since a long sentence grows the figure down, not across. Each bar of word
+    ``label_at`` (every bar when None) has its weight written beside it to ``digits``
+    decimals: enough to tell apart the weights a question compares."""
+    S = len(words)
+    traces = []
+    for k, (name, w) in enumerate(weights.items()):
+        w = np.asarray(w, dtype=float).reshape(-1)
+        text = [f"{v:.{digits}f}" if label_at is None or j == label_at else "" for j, v in enumerate(w)]
+        traces.append(dict(type="bar", orientation="h", y=list(range(S)), x=w.tolist(), name=escape(name), text=text,
+                           textposition="outside", cliponaxis=False, textfont=dict(size=FONT_SIZE - 4),
+                           marker=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)]), customdata=[escape(x) for x in words],
+                           hovertemplate=f"%{{customdata}}: {escape(name)} α = %{{x:.{digits}f}}<extra></extra>"))
+    n = max(1, len(weights))
+    layout = _small_layout(int(90 + S * (n * 13 + 14)), barmode="group", bargap=0.25,
+                           legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0),
+                           xaxis=dict(range=[0, 1.3], title=dict(text="α_j"), gridcolor="#ddd",
+                                      tickvals=[0, 0.25, 0.5, 0.75, 1]),
+                           yaxis=dict(tickmode="array", tickvals=list(range(S)), ticktext=[escape(x) for x in words],
+                                      autorange="reversed"))
+    layout["margin"]["t"] = 20 + 24 * ((n + 1) // 2)  # the legend, above the bars
+    return figure(traces, layout)
 
 
 # -- beam search --------------------------------------------------------------------------------
@@ -383,11 +410,89 @@ def shaped(latex: str, rows: int, cols: int) -> str:
 
 
 # -- a class's answers ------------------------------------------------------------------------------
-def answer_counts(counts: dict[str, int], right: str | None = None, title: str | None = None) -> go.Figure:
-    """How many students gave each answer (horizontal bars, most given on top); the right
-    answer, when named, in green."""
+RIGHT, WRONG, NEUTRAL = "#009E73", "#D55E00", "#999999"  # Okabe–Ito green and vermillion; grey: no answer
+NOT_ANSWERS = ("gave up", "shown the answer")            # labels that are no answer (asked to be shown)
+
+
+def answer_counts(counts: dict[str, int], right=None, title: str | None = None) -> go.Figure:
+    """How many students gave each answer (horizontal bars, most given on top). With ``right``
+    (the right answer, or a collection of the right ones), right answers are green and wrong
+    ones vermillion, with the word in the hover; asking to be shown is grey."""
+    rights = {right} if isinstance(right, str) else set(right or ())
     items = sorted(counts.items(), key=lambda kv: kv[1])
-    colours = ["#009E73" if label == right else MODEL_COLOURS[0] for label, _ in items]
+
+    def verdict(label: str) -> str:
+        return "no answer" if label in NOT_ANSWERS else "right" if label in rights else "wrong" if rights else ""
+    colours = [{"right": RIGHT, "wrong": WRONG, "no answer": NEUTRAL}.get(verdict(label), MODEL_COLOURS[0])
+               for label, _ in items]
     bar = dict(type="bar", x=[n for _, n in items], y=[escape(label) for label, _ in items], orientation="h",
-               marker=dict(color=colours), hovertemplate="%{y}: %{x}<extra></extra>")
+               marker=dict(color=colours), customdata=[verdict(label) for label, _ in items],
+               text=[f"{n} · {verdict(label)}" if rights else str(n) for label, n in items], textposition="auto",
+               hovertemplate="%{y}: %{x} (%{customdata})<extra></extra>")
     return figure([bar], _small_layout(80 + 28 * len(items), title, xaxis=dict(title="students", dtick=1)))
+
+
+def given_numbers(given: dict[str, list[float]], right: dict[str, float], tolerance: float,
+                  title: str | None = "The numbers students gave") -> go.Figure:
+    """Every number a class gave for one hand computation: one column per quantity (e_1, α_1, c_1 …),
+    one dot per student's first answer (green within ±``tolerance`` of the right value, vermillion
+    outside), the right value as a black bar. Where the room went wrong, and by how much."""
+    names = list(right)
+    xs, ys, colours, hover = [], [], [], []
+    for k, name in enumerate(names):
+        values = [v for v in given.get(name, []) if v is not None and np.isfinite(v)]
+        for n, v in enumerate(values):
+            xs.append(k + 0.25 * ((n % 5) - 2) / 2)  # a little apart, so equal answers stay countable
+            ys.append(float(v))
+            ok = abs(v - right[name]) <= tolerance + 1e-9
+            colours.append(RIGHT if ok else WRONG)
+            hover.append(f"{escape(name)}: {v:.2f} ({'right' if ok else 'wrong'})")
+    dots = dict(type="scatter", mode="markers", x=xs, y=ys, name="a student's number",
+                marker=dict(color=colours, size=10, line=dict(color="white", width=1)), customdata=hover,
+                hovertemplate="%{customdata}<extra></extra>")
+    truth = dict(type="scatter", mode="markers", x=list(range(len(names))), y=[right[n] for n in names],
+                 name="the right value", marker=dict(symbol="line-ew-open", size=28, color="black", line=dict(width=3)),
+                 customdata=[f"{escape(n)} = {right[n]:.3f}" for n in names], hovertemplate="%{customdata}<extra></extra>")
+    return figure([dots, truth], _small_layout(
+        320, title, showlegend=True, legend=dict(orientation="h", y=-0.2, x=0),
+        xaxis=dict(tickmode="array", tickvals=list(range(len(names))), ticktext=[escape(n) for n in names],
+                   range=[-0.6, len(names) - 0.4], showgrid=False),
+        yaxis=dict(title=dict(text="value given"), gridcolor="#ddd", zerolinecolor="#888")))
+
+
+def class_alignment(links: np.ndarray, students: int, word_weights: np.ndarray, model_links: set, gold: np.ndarray,
+                    english: list[str], french: list[str]) -> go.Figure:
+    """The room's alignment beside the model's and the gold, French rows by English columns:
+    ``links[k, i]``, how many students linked French word k to English word i (written in the
+    cell, coloured by share of the class); the model's α with its links (each French word to its
+    most-attended English word) as squares; and the gold (1 sure, 0.5 possible). The model's
+    links are also framed on the class's panel: where the room disagreed with the model shows
+    at a glance."""
+    links = np.asarray(links, dtype=float)
+    panels = {f"the class ({students} student{'s' if students != 1 else ''})": links / max(1, students),
+              "the model's α and links": np.asarray(word_weights, dtype=float), "the gold (sure 1, possible ½)": gold}
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=list(panels))
+    S, T = len(english), len(french)
+    for c, (name, z) in enumerate(panels.items(), start=1):
+        count = c == 1
+        fig.add_trace(go.Heatmap(z=z, x=list(range(S)), y=list(range(T)), coloraxis="coloraxis", xgap=1, ygap=1,
+                                 text=links.astype(int).astype(str).tolist() if count else None,
+                                 texttemplate="%{text}" if count else None, name=name,
+                                 hovertemplate=(f"{escape(name)}: %{{text}} linked<extra></extra>" if count else
+                                                f"{escape(name)}: %{{z:.2f}}<extra></extra>")), 1, c)
+        fig.update_xaxes(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(w) for w in english],
+                         tickangle=-90, showgrid=False, row=1, col=c)
+        if c < 3:
+            fig.add_trace(go.Scatter(x=[i for i, _ in sorted(model_links)], y=[k for _, k in sorted(model_links)],
+                                     mode="markers", name="the model's link", showlegend=c == 2,
+                                     marker=dict(symbol="square-open", size=18, color=HIGHLIGHT, line=dict(width=2)),
+                                     hoverinfo="skip"), 1, c)
+    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(T)),
+                     ticktext=[escape(w) for w in french], showgrid=False, row=1, col=1)
+    ticks = int(0.62 * (FONT_SIZE - 2) * max(map(len, english), default=1)) + 10
+    fig.for_each_annotation(lambda a: a.update(yshift=ticks + 4))  # the titles above the turned labels
+    fig.update_layout(coloraxis=dict(cmin=0, cmax=1, colorscale=ALPHA_SCALE, colorbar=dict(title=dict(text="share"),
+                                                                                             thickness=12)),
+                      legend=dict(orientation="h", y=-0.05, x=0), **_small_layout(int(max(320, 34 * T + ticks + 90))))
+    fig.update_layout(margin=dict(t=ticks + 50, b=40))
+    return fig
