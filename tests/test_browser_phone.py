@@ -45,7 +45,9 @@ OVERLAPS = """(() => {
         if (hit(box(xs[i]), box(ys[j]))) found.push([xs[i].textContent, ys[j].textContent]); };
     pairs(ticks, ticks, true); pairs(numbers, numbers, true); pairs(titles, ticks, false); pairs(titles, titles, true);
   }
+  const bars = [...document.querySelectorAll('.js-plotly-plot .modebar-container')];
   return {labels, overlaps: found.slice(0, 10), count: found.length,
+          toolbars: bars.filter(b => getComputedStyle(b).display !== 'none').length,
           width: document.documentElement.scrollWidth, viewport: window.innerWidth};
 })()"""
 
@@ -61,6 +63,7 @@ def measured(page, name: str, charts: int = 1) -> dict:
     assert found["labels"] > 10, (name, found)
     assert found["count"] == 0, (name, found)
     assert found["width"] <= found["viewport"], (name, found)  # the page does not scroll sideways
+    assert found["toolbars"] == 0, (name, found)  # no Plotly toolbar over a figure on a phone
     return found
 
 
