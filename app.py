@@ -152,7 +152,8 @@ def _routes():
 def _middleware():
     from starlette.middleware import Middleware
     from server.identity import StudentCookie  # one anonymous, signed student id per browser
-    return [Middleware(StudentCookie)]
+    from server.limits import BelieveProxiesOnly  # X-Forwarded-For from ATTN_EXPLORER_PROXIES only
+    return [Middleware(BelieveProxiesOnly), Middleware(StudentCookie)]
 
 
 # `streamlit run app.py` finds the server by reading this file: an `app = st.App(...)` at the top level

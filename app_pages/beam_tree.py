@@ -10,7 +10,7 @@ used along that path: the α stored in the tree at each of its steps.
 import streamlit as st
 
 from ui.figures import chart_with_export
-from ui.url_state import query_param
+from ui.url_state import int_param
 from ui.widgets import plain, sentence_input
 from ui.zoo import pick_model, target_language
 from ui.teaching import cached_beam, keep_in_url, source_or_stop
@@ -29,10 +29,7 @@ c_model, c_beam = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("beam_model")
 with c_beam:
-    try:
-        first_k = max(1, min(MAX_BEAM, int(query_param("beam", "3"))))
-    except ValueError:
-        first_k = 3
+    first_k = int_param("beam", 3, 1, MAX_BEAM)
     k = st.slider("Beam size k", 1, MAX_BEAM, first_k, key="beam_k",
                   help="k = 1 is greedy decoding: a tree with a single surviving branch.")
 keep_in_url(name, text, beam=k)

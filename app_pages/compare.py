@@ -10,7 +10,7 @@ import streamlit as st
 
 from model.search import InputError
 from ui.figures import show_figure
-from ui.url_state import query_param, set_query_params
+from ui.url_state import names_param, set_query_params
 from ui.widgets import decoding_choice, plain, sentence_input, view_choice, WORD_RULE
 from ui.zoo import cached_translate, target_language, usable_models
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
@@ -20,6 +20,8 @@ from viz.latex import alignment_tex
 
 DEFAULT_MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "rnnenc"]
 
+MAX_COMPARED = 8  # models side by side: the whole zoo and one more; each is a decoding and a figure
+
 st.title("Compare")
 st.caption("One sentence through several models. RNNsearch (Bahdanau) against Luong's dot, general and concat "
            "scores, and RNNenc, which has no attention, for contrast; add the Transformer, or a model made elsewhere, "
@@ -28,9 +30,9 @@ models = usable_models("nothing can be compared")
 
 text = sentence_input("compare")
 names = list(models)
-in_url = [n for n in (query_param("models") or "").split(",") if n in models]
+in_url = names_param("models", models, MAX_COMPARED)
 chosen = st.multiselect("Models", names, default=in_url or [n for n in DEFAULT_MODELS if n in models] or names[:2],
-                        key="compare_models", format_func=lambda n: models[n].display_name)
+                        key="compare_models", format_func=lambda n: models[n].display_name, max_selections=MAX_COMPARED)
 c_decoding, c_view = st.columns([2, 1])
 with c_decoding:
     beam = decoding_choice("compare")

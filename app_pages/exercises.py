@@ -12,11 +12,12 @@ import math
 import numpy as np
 import streamlit as st
 
-from ui.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
+from ui.class_session import (class_answers, counts_line, joined_class, record_answer, revealed_to_class,
+                              teacher_key)
 from model.search import InputError
 from ui.examples import EXAMPLES
 from ui.figures import chart, chart_with_export
-from ui.url_state import query_param, set_query_params
+from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain
 from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, usable_models
 from ui.class_view import exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given, numbers_table
@@ -42,10 +43,7 @@ LAST_EXERCISE = 9999  # exercise numbers run 0–9999: at most four digits for a
 first_kind = query_param("ex", "align")
 kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key="ex_kind",
                             default=first_kind if first_kind in KINDS else "align") or "align"
-try:
-    first_seed = max(0, min(LAST_EXERCISE, int(query_param("seed", "0"))))
-except ValueError:
-    first_seed = 0
+first_seed = int_param("seed", 0, 0, LAST_EXERCISE)
 seed = int(st.number_input("Exercise number", 0, LAST_EXERCISE, first_seed, key="ex_seed",
                            help="Each number draws another exercise of this kind; the link keeps it."))
 set_query_params(ex=kind, seed=seed)
@@ -372,6 +370,9 @@ if teacher:
         stored = class_answers()
         if stored is None:
             return
+        line = counts_line(joined_class())  # the roster: joined / answered / counted
+        if line:
+            st.markdown(line)
         summaries = class_summary(stored)
         s = summaries.get(ex_id)
         st.markdown(f"**{plain(exercise_name(ex_id))}**")

@@ -15,11 +15,11 @@ import streamlit as st
 
 from ui.class_session import class_answers, joined_class, record_answer, teacher_key
 from ui.figures import chart
-from ui.url_state import query_param, set_query_params
+from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain, sentence_input, small
 from ui.zoo import available_models
-from ui.lesson_stops import (Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, Question, STEP, STOPS,
-                                    TAG)
+from teaching.lesson_questions import Question
+from ui.lesson_stops import Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS, TAG
 from ui.teaching import source_or_stop
 from server.answers import answer_record
 
@@ -43,8 +43,7 @@ def number(name: str, default: int) -> int:
 def first_visit() -> None:
     """The stop, the step and the stops done, from the link (a reload keeps them there)."""
     if STOP not in st.session_state:
-        asked = number("stop", 1)
-        st.session_state[STOP] = asked if 1 <= asked <= END else (N if asked > END else 1)  # out of range: the last stop
+        st.session_state[STOP] = int_param("stop", 1, 1, END)  # END: the closing card
         st.session_state[STEP] = max(1, number("step", 1))
         done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}

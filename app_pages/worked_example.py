@@ -13,13 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from ui.figures import chart_with_export
-from ui.url_state import query_param, set_query_params
+from ui.url_state import int_param, set_query_params
 from teaching.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
                                   SOURCE_WORDS, WorkedInputs)
 from viz.teaching import latex_matrix, shaped, weight_comparison
 
 WORDS = list(SOURCE_WORDS)
 N, H, A = len(WORDS), HIDDEN, ALIGNMENT
+MAX_SEED = 10_000
 
 st.title("Worked example")
 st.caption("Attention by hand on a four-word sentence, as it is taught: hidden size 4, an alignment layer of 3 "
@@ -29,11 +30,8 @@ st.markdown("The decoder is about to write the next French word of *Turn off the
             "Attention decides how much of each $h_j$ goes into the context vector $c_i$.")
 
 # -- inputs -------------------------------------------------------------------------------------
-try:
-    first_seed = int(query_param("seed", "0"))
-except ValueError:
-    first_seed = 0
-seed = int(st.number_input("Random seed", min_value=0, max_value=10_000, value=first_seed, step=1, key="we_seed",
+first_seed = int_param("seed", 0, 0, MAX_SEED)
+seed = int(st.number_input("Random seed", min_value=0, max_value=MAX_SEED, value=first_seed, step=1, key="we_seed",
                            help="Draws new inputs and weights, uniform in [−1, 1], rounded to one decimal."))
 set_query_params(seed=seed if seed else None)
 drawn = random_inputs(seed)

@@ -140,6 +140,10 @@ def open_class(args) -> tuple[ClassStore | None, str | None, str | None, str]:
         if not args.url:
             os.environ.update(ATTN_EXPLORER_CLASS_DIR=class_dir, ATTN_EXPLORER_TEACHER_KEY=key,
                               ATTN_EXPLORER_CLASS_DB=args.class_db or "")
+            # every student and follower joins from this machine, one address (a class behind one NAT):
+            # the bench's own servers take them all, as a teacher sets it for a hall that large
+            joins = max(300, 2 * args.sessions + (args.followers or args.sessions) + 10)
+            os.environ.setdefault("ATTN_EXPLORER_JOINS_PER_MINUTE", str(joins))
         store = ClassStore(args.class_db or f"sqlite:///{Path(class_dir) / 'classes.sqlite3'}", teacher_key=key)
         key = store.teacher_key()
         code = store.open_class(key).code

@@ -64,6 +64,8 @@ class Tab:
         self.link: str | None = None  # where the page's script sends the browser (following the teacher)
         self.listen: str | None = None  # the follow listener's request (path and query), as the page's script holds it
         self.drawn = b""  # the page as last drawn, every element's bytes
+        self.headers: dict[str, str] = {}  # more request headers (a test's X-Forwarded-For, a teacher cookie)
+        self.ssl = None  # an ssl.SSLContext for an https:// base (wss://)
 
     async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
         """Perform one action; (milliseconds, page digest, error or None)."""
@@ -76,10 +78,12 @@ class Tab:
                 await self.close()
                 if self.sticky or self.load_page:  # a browser loads the page first; the answer names the
                     await asyncio.to_thread(self.fetch_cookie, target)  # replica and sets the student cookie
-                jar = "; ".join(c for c in (self.cookie, self.student) if c)
-                headers = {"Cookie": jar} if jar else None
-                self.ws = await connect(f"ws://{self.host}/_stcore/stream", subprotocols=["streamlit"],
+                jar = "; ".join(c for c in (self.cookie, self.student, self.headers.get("Cookie")) if c)
+                headers = {**self.headers, **({"Cookie": jar} if jar else {})} or None
+                scheme = "wss" if self.base.startswith("https") else "ws"
+                self.ws = await connect(f"{scheme}://{self.host}/_stcore/stream", subprotocols=["streamlit"],
                                         origin=self.base, proxy=None, max_size=None, additional_headers=headers,
+                                        **({"ssl": self.ssl} if self.ssl else {}),
                                         ping_interval=None, open_timeout=self.timeout)  # as browsers: deflate, no pings
                 self.page, self.query, self.widgets, self.path = "", value, {}, target
                 await self.send(page_name=target)  # a first load names its page by URL path
@@ -183,10 +187,11 @@ class Tab:
     def fetch_cookie(self, path: str) -> None:
         """GET the page's HTML through the proxy, keeping the replica cookie it sets (or the one
         it sets anew when the replica named by the old cookie is gone)."""
-        jar = "; ".join(c for c in (self.cookie, self.student) if c)
-        request = urllib.request.Request(f"{self.base}/{path}", headers={"Accept": "text/html", **({"Cookie": jar}
-                                                                                                    if jar else {})})
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        jar = "; ".join(c for c in (self.cookie, self.student, self.headers.get("Cookie")) if c)
+        request = urllib.request.Request(f"{self.base}/{path}", headers={**self.headers, "Accept": "text/html",
+                                                                         **({"Cookie": jar} if jar else {})})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}),
+                                             *([urllib.request.HTTPSHandler(context=self.ssl)] if self.ssl else []))
         with opener.open(request, timeout=self.timeout) as response:
             for header in response.headers.get_all("Set-Cookie") or []:
                 pair = header.split(";", 1)[0].strip()

@@ -30,7 +30,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-from hf_tiny import save_marian  # noqa: E402
+from helpers.hf_tiny import save_marian  # noqa: E402
 from model.hf import load_hf  # noqa: E402
 from model.search import greedy, max_output_length, prepare_source  # noqa: E402
 

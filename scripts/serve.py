@@ -74,7 +74,8 @@ def refusal(args) -> str | None:
 def backend_recipe(backends: list[str], connections: int) -> list[str]:
     """What to run on each other machine: bound to its private address, same secret and store."""
     return [f"  on {hostport.rsplit(':', 1)[0]}: STREAMLIT_SERVER_COOKIE_SECRET=(the same) ATTN_EXPLORER_CLASS_DB=(the same) "
-            f"ATTN_EXPLORER_DB_CONNECTIONS={connections} streamlit run app.py --server.address "
+            f"ATTN_EXPLORER_DB_CONNECTIONS={connections} ATTN_EXPLORER_PROXIES=(this machine's address) "
+            "streamlit run app.py --server.address "
             f"{hostport.rsplit(':', 1)[0]} --server.port {hostport.rsplit(':', 1)[1]}" for hostport in backends]
 
 

@@ -17,21 +17,32 @@ dialect, pools connections across the server's threads and gives one exception h
   on one machine (the lecture setup behind HAProxy).
 - **PostgreSQL** (``ATTN_EXPLORER_CLASS_DB=postgresql://…``): for servers on several machines.
 
-Bounded: an answer is at most ``MAX_ANSWER_BYTES`` of JSON; a student answers one exercise at
-most ``MAX_ATTEMPTS`` times (a unique (class, exercise, session, attempt) key enforces it in
-the database, whichever process writes), at most ``MAX_STUDENT_EXERCISES`` exercises and
-``MAX_STUDENT_ANSWERS`` answers in a class (so one student cannot fill it); a class holds at most ``MAX_EXERCISES`` exercises and
-``MAX_CLASS_ANSWERS`` answers; a class refuses answers ``settings.class_hours()`` after it opens
-and is deleted, answers and all, by the next :meth:`ClassStore.purge_expired`.
+Nothing a student does fills a class. A student answers once on the class's **roster**
+(:meth:`ClassStore.join`: the class code, a nickname of their own; a locked class takes no new
+id, a removed id never comes back, joins from one address are limited per minute,
+``settings.joins_per_minute``), and only to an exercise the class **counts**: the practice
+catalogue (``PRACTICE_SEEDS`` seeds of each kind, and the lesson's stops) or one the teacher sent
+or revealed; any other exercise is the student's own practice and writes nothing. So the
+exercises of a class are the teacher's choice (at most ``MAX_EXERCISES``, with the catalogue),
+and its answers at most ``MAX_STUDENTS`` × ``MAX_STUDENT_ANSWERS``. An answer is at most
+``MAX_ANSWER_BYTES`` of JSON; a student answers one exercise at most ``MAX_ATTEMPTS`` times (a
+unique (class, exercise, session, attempt) key enforces it in the database, whichever process
+writes), at most ``MAX_STUDENT_EXERCISES`` exercises and ``MAX_STUDENT_ANSWERS`` answers in a
+class; a class refuses answers ``settings.class_hours()`` after it opens and is deleted, answers,
+roster and all, by the next :meth:`ClassStore.purge_expired`.
 
 The teacher is whoever holds the key: ``ATTN_EXPLORER_TEACHER_KEY`` if the server was started
 with it, else one generated the first time a store is used and kept in the store, so that
 every process on one store has the same key (shown on a terminal at start-up, never in a log;
 *New key* replaces it). Every call that only the teacher may make takes the key and checks it
-here, whatever the page does.
+here, whatever the page does; what concerns one class also takes a **teacher session** of that
+class (the token of the ``attn_teacher`` cookie, ``teacher_sessions``): made by the tab that holds
+the key, redeemed once, ended by *Sign out* or *New key* in every process on the store. A session
+never opens a class, makes a key or does the owner's actions: those need the key.
 """
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import os
@@ -50,10 +61,13 @@ from server import settings
 MAX_ANSWER_BYTES = 4096      # an alignment of 30 x 30 words is well under this
 MAX_ATTEMPTS = 3             # answers per student and exercise: the first counts, two retries are kept
 MAX_EXERCISES = 100          # distinct exercises per class
-MAX_CLASS_ANSWERS = 20_000   # a lecture hall of 300 answering 60 exercises
 MAX_ANSWER_DEPTH = 6         # lists and dicts inside each other: an alignment is a list of pairs (3)
 MAX_STUDENT_EXERCISES = 60   # distinct exercises per student and class: one student cannot fill a class
 MAX_STUDENT_ANSWERS = 120    # answers per student and class, retries included
+MAX_STUDENTS = 600           # students on a class's roster (removed ones not counted): a lecture hall of 400 and room
+PRACTICE_KINDS = ("align", "step", "which")  # the Exercises page's kinds (model/exercises.py KINDS)
+PRACTICE_SEEDS = 12          # free practice a class counts: seeds 0-11 of each kind, four per level (seed mod 3)
+LESSON_STOP = re.compile(r"^lesson:(0[1-9]|[12][0-9]|30)-[a-z0-9-]{1,40}$")  # the guided lesson's stops, 1-30
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed from a projector
 CODE_LENGTH = 6
 FOLLOW_CHANNEL = "attn_follow"  # PostgreSQL's NOTIFY channel of follow changes ("CODE:version")
@@ -91,6 +105,46 @@ meta = sa.Table(
     sa.Column("name", sa.String(32), primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
 )
+# the roster: who joined a class with its code (one row per student id and class, kept after a
+# removal so that the id cannot join again); ``address`` is a keyed tag of the address the join
+# came from (HMAC with the cookie secret, never the address), counted for the joins-per-minute limit
+roster = sa.Table(
+    "roster", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("session", sa.String(32), primary_key=True),
+    sa.Column("nickname", sa.String(40), nullable=False),
+    sa.Column("joined_at", sa.Float, nullable=False),
+    sa.Column("address", sa.String(32), nullable=False),
+    sa.Column("removed", sa.Boolean, nullable=False, default=False),
+    sa.UniqueConstraint("class_code", "nickname", name="one_nickname_per_class"),
+    sa.Index("roster_joins_by_address", "class_code", "address", "joined_at"),
+)
+# what the teacher sent or revealed to a class: the exercises it counts beyond the practice catalogue
+class_exercises = sa.Table(
+    "class_exercises", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("exercise", sa.String(64), primary_key=True),
+    sa.Column("added_at", sa.Float, nullable=False),
+)
+# a locked class takes no new students (a row while locked)
+class_locks = sa.Table(
+    "class_locks", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("locked_at", sa.Float, nullable=False),
+)
+# the teacher's browser sessions of one class (the ``attn_teacher`` cookie names one by a random
+# token; the store keeps its SHA-256): made by the tab holding the key, redeemed once by the
+# ticket, ended by *Sign out* or *New key*, checked by every process on the store
+teacher_sessions = sa.Table(
+    "teacher_sessions", metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column("class_code", sa.String(CODE_LENGTH), nullable=False, index=True),
+    sa.Column("key_tag", sa.String(16), nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+    sa.Column("ticket_until", sa.Float, nullable=False),
+    sa.Column("redeemed", sa.Boolean, nullable=False, default=False),
+    sa.Column("revoked", sa.Boolean, nullable=False, default=False),
+)
 
 
 class StoreUnavailable(RuntimeError):
@@ -103,6 +157,10 @@ class NotTeacher(PermissionError):
 
 class AnswerRefused(ValueError):
     """An answer that is not stored, with the reason a student can read."""
+
+
+class OutsideClass(AnswerRefused):
+    """An answer to an exercise the class does not count (practice outside its set): the student's own."""
 
 
 class StoreBusy(StoreUnavailable):
@@ -159,6 +217,31 @@ class FollowState:
     params: dict
     revealed: str | None
     open: bool
+
+
+@dataclass(frozen=True)
+class Member:
+    """A student's place in a class: the nickname they see, when they joined; ``new``: just now."""
+    code: str
+    nickname: str
+    joined_at: float
+    new: bool
+
+
+@dataclass(frozen=True)
+class RosterEntry:
+    nickname: str
+    joined_at: float
+    answers: int
+
+
+@dataclass(frozen=True)
+class ClassCounts:
+    """The class in three numbers, as the teacher's summary shows them, and whether it is locked."""
+    joined: int
+    answered: int
+    counted: int
+    locked: bool
 
 
 @dataclass(frozen=True)
@@ -323,9 +406,13 @@ class ClassStore:
     def is_teacher(self, key: str | None) -> bool:
         return bool(key) and hmac.compare_digest(str(key).encode(), self.teacher_key().encode())
 
-    def _check_teacher(self, key: str | None) -> None:
-        if not self.is_teacher(key):
-            raise NotTeacher("only the teacher (who holds the server's teacher key) may do this")
+    def _check_teacher(self, key: str | None, code: str | None = None) -> None:
+        """The key, or (for what concerns class ``code`` only) a live teacher session of that class."""
+        if self.is_teacher(key):
+            return
+        if code and str(key or "").startswith(SESSION_PREFIX) and self.teacher_session_class(key) == normalise_code(code):
+            return
+        raise NotTeacher("only the teacher (who holds the server's teacher key) may do this")
 
     def new_key(self, key: str | None) -> str:
         """Replace the store's generated key with a new one (for the teacher only) and return it:
@@ -336,8 +423,11 @@ class ClassStore:
         if self._given_key:
             raise AnswerRefused("this server's key is set by ATTN_EXPLORER_TEACHER_KEY: change it there and restart")
         new = secrets.token_urlsafe(12)
-        self._run(lambda conn: conn.execute(meta.update().where(meta.c.name == "teacher_key").values(value=new)),
-                  write=True)
+
+        def replace(conn):
+            conn.execute(meta.update().where(meta.c.name == "teacher_key").values(value=new))
+            conn.execute(teacher_sessions.update().values(revoked=True))  # every teacher cookie ends with the old key
+        self._run(replace, write=True)
         return new
 
     # -- classes -------------------------------------------------------------------------------------
@@ -357,7 +447,7 @@ class ClassStore:
         raise StoreUnavailable("could not draw a free class code")
 
     def close_class(self, key: str | None, code: str) -> None:
-        self._check_teacher(key)
+        self._check_teacher(key, code)
 
         def close(conn):
             conn.execute(classes.update().where(classes.c.code == code).values(closed=True))
@@ -380,8 +470,230 @@ class ClassStore:
         def purge(conn):
             old = sa.select(classes.c.code).where(classes.c.expires_at < now)
             conn.execute(answers.delete().where(answers.c.class_code.in_(old)))
+            for table in (roster, class_exercises, class_locks, teacher_sessions):
+                conn.execute(table.delete().where(table.c.class_code.in_(old)))
             return conn.execute(classes.delete().where(classes.c.expires_at < now)).rowcount
         return self._run(purge, write=True)
+
+    # -- the roster: who is in the class ----------------------------------------------------------
+    def join(self, code: str | None, session: str, address: str = "") -> Member:
+        """Put student ``session`` on the class's roster (or find them there): a nickname of their
+        own, the join time. Refused, with a reason a student can read: no such class, closed,
+        locked (a new id), removed, full, or too many joins from ``address`` within a minute
+        (``settings.joins_per_minute``; counted across every process on the store)."""
+        code = normalise_code(code)
+        if not SESSION_ID.fullmatch(session or ""):
+            raise AnswerRefused("this browser has no valid student id")
+        known = self._run(lambda conn: conn.execute(sa.select(roster.c.nickname, roster.c.joined_at, roster.c.removed)
+                                                    .where((roster.c.class_code == code)
+                                                           & (roster.c.session == session))).first())
+        if known is not None and not known.removed:  # back (a reload, a followed page): one read, no write
+            return Member(code, known.nickname, known.joined_at, False)
+        tag = self._address_tag(address)
+
+        def enter(conn):
+            info = conn.execute(sa.select(classes.c.closed, classes.c.expires_at)
+                                .where(classes.c.code == code).with_for_update()).first()
+            if info is None:
+                raise AnswerRefused(f"there is no class {code or '(none)'}")
+            row = conn.execute(sa.select(roster.c.nickname, roster.c.joined_at, roster.c.removed)
+                               .where((roster.c.class_code == code) & (roster.c.session == session))).first()
+            if row is not None:
+                if row.removed:
+                    raise AnswerRefused(f"the teacher removed you from class {code}; your answers are not counted")
+                return Member(code, row.nickname, row.joined_at, False)
+            if info.closed or time.time() >= info.expires_at:
+                raise AnswerRefused(f"class {code} is closed, so it takes no new students")
+            self._may_join(conn, code, tag)
+            taken = set(conn.execute(sa.select(roster.c.nickname).where(roster.c.class_code == code)).scalars())
+            member = Member(code, new_nickname(taken), time.time(), True)
+            conn.execute(roster.insert().values(class_code=code, session=session, nickname=member.nickname,
+                                                joined_at=member.joined_at, address=tag, removed=False))
+            return member
+        for _ in range(3):
+            try:
+                return self._run(enter, write=True)
+            except IntegrityError:
+                continue  # the same id joining twice at once (two tabs), or one nickname drawn twice: look again
+        raise AnswerRefused("joining collided with another join; try again")
+
+    def _may_join(self, conn, code: str, tag: str) -> None:
+        """A new student may join: not locked, not full, not too many joins from one address."""
+        if conn.execute(sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first():
+            raise AnswerRefused(f"class {code} is locked: the teacher has closed it to new students "
+                                "(ask the teacher to unlock it)")
+        here = roster.c.class_code == code
+        students = conn.execute(sa.select(sa.func.count()).where(here & ~roster.c.removed)).scalar_one()
+        if students >= MAX_STUDENTS:
+            raise AnswerRefused(f"class {code} has {MAX_STUDENTS} students already, the most a class holds")
+        most = settings.joins_per_minute()
+        recent = conn.execute(sa.select(sa.func.count()).where(
+            here & (roster.c.address == tag) & (roster.c.joined_at > time.time() - 60))).scalar_one()
+        if recent >= most:
+            raise AnswerRefused(f"{most} students joined class {code} from your network within the last minute, "
+                                "the most it takes: try again in a minute")
+
+    def _address_tag(self, address: str) -> str:
+        """A keyed tag of the address (never the address itself): equal for one address, within one store."""
+        return hmac.new(self.cookie_secret(), b"address:" + str(address).encode(), "sha256").hexdigest()[:32]
+
+    def member(self, code: str | None, session: str) -> Member | None:
+        """The student's place on the class's roster (None: not joined, or removed)."""
+        code = normalise_code(code)
+        row = self._run(lambda conn: conn.execute(sa.select(roster.c.nickname, roster.c.joined_at).where(
+            (roster.c.class_code == code) & (roster.c.session == session) & ~roster.c.removed)).first())
+        return Member(code, row.nickname, row.joined_at, False) if row else None
+
+    def _admit(self, conn, code: str, session: str, exercise: str) -> None:
+        """Inside ``submit``: the student is on the roster (not removed), and the exercise is one the
+        class counts: the practice catalogue, or one the teacher sent or revealed."""
+        row = conn.execute(sa.select(roster.c.removed).where(
+            (roster.c.class_code == code) & (roster.c.session == session))).first()
+        if row is None:
+            raise AnswerRefused(f"join class {code} first (its link, or its code in the Class panel)")
+        if row.removed:
+            raise AnswerRefused(f"the teacher removed you from class {code}; your answers are not counted")
+        if not in_practice(exercise) and not conn.execute(sa.select(class_exercises.c.exercise).where(
+                (class_exercises.c.class_code == code) & (class_exercises.c.exercise == exercise))).first():
+            raise OutsideClass(f"exercise {exercise} is practice outside class {code}'s set (the exercises the "
+                               f"teacher sent, and numbers 0–{PRACTICE_SEEDS - 1} of each kind): it is yours alone, "
+                               "and the class does not count it")
+
+    def add_exercise(self, key: str | None, code: str, exercise: str) -> None:
+        """An exercise the class counts from now on (sent or revealed by the teacher); at most
+        MAX_EXERCISES with the practice catalogue: past that, open a new class."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+        if in_practice(exercise) or not EXERCISE_ID.fullmatch(exercise or ""):
+            return
+
+        def add(conn):
+            here = class_exercises.c.class_code == code
+            if conn.execute(sa.select(class_exercises.c.exercise).where(here & (class_exercises.c.exercise == exercise))
+                            ).first():
+                return
+            if conn.execute(sa.select(sa.func.count()).where(here)).scalar_one() >= MAX_SENT_EXERCISES:
+                raise AnswerRefused(f"class {code} counts {MAX_EXERCISES} exercises already, the most a class "
+                                    "holds: open a new class")
+            conn.execute(class_exercises.insert().values(class_code=code, exercise=exercise, added_at=time.time()))
+        try:
+            self._run(add, write=True)
+        except IntegrityError:
+            pass  # sent from two tabs at once: it is there
+
+    def lock(self, key: str | None, code: str, locked: bool = True) -> None:
+        """Lock the class (no new students; those on the roster go on) or unlock it."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+
+        def change(conn):
+            conn.execute(class_locks.delete().where(class_locks.c.class_code == code))
+            if locked:
+                conn.execute(class_locks.insert().values(class_code=code, locked_at=time.time()))
+        self._run(change, write=True)
+
+    def locked(self, code: str | None) -> bool:
+        code = normalise_code(code)
+        return bool(self._run(lambda conn: conn.execute(
+            sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first()))
+
+    def remove(self, key: str | None, code: str, nickname: str) -> bool:
+        """Take a student off the roster: their answers leave the class, and their id cannot join
+        it again. False when no such student is on it."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+
+        def take_off(conn):
+            row = conn.execute(sa.select(roster.c.session).where(
+                (roster.c.class_code == code) & (roster.c.nickname == str(nickname)[:40]) & ~roster.c.removed)).first()
+            if row is None:
+                return False
+            conn.execute(roster.update().where((roster.c.class_code == code) & (roster.c.session == row.session))
+                         .values(removed=True))
+            conn.execute(answers.delete().where((answers.c.class_code == code) & (answers.c.session == row.session)))
+            return True
+        return self._run(take_off, write=True)
+
+    def roster_of(self, key: str | None, code: str) -> list[RosterEntry]:
+        """The students on the class's roster, first joined first, each with their answers so far."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+        given = (sa.select(answers.c.session, sa.func.count().label("n")).where(answers.c.class_code == code)
+                 .group_by(answers.c.session).subquery())
+        rows = self._run(lambda conn: conn.execute(
+            sa.select(roster.c.nickname, roster.c.joined_at, sa.func.coalesce(given.c.n, 0).label("n"))
+            .select_from(roster.outerjoin(given, given.c.session == roster.c.session))
+            .where((roster.c.class_code == code) & ~roster.c.removed).order_by(roster.c.joined_at)).all())
+        return [RosterEntry(r.nickname, r.joined_at, int(r.n)) for r in rows]
+
+    def class_counts(self, key: str | None, code: str) -> ClassCounts:
+        """Joined (on the roster), answered (of them, students with an answer) and counted (first
+        answers, one per student and exercise; retries are not)."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+
+        def count(conn):
+            joined = conn.execute(sa.select(sa.func.count()).where(
+                (roster.c.class_code == code) & ~roster.c.removed)).scalar_one()
+            answered, counted = conn.execute(sa.select(
+                sa.func.count(sa.distinct(answers.c.session)),
+                sa.func.coalesce(sa.func.sum(sa.case((answers.c.attempt == 1, 1), else_=0)), 0))
+                .where(answers.c.class_code == code)).one()
+            locked = conn.execute(sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first()
+            return ClassCounts(int(joined), int(answered), int(counted), bool(locked))
+        return self._run(count)
+
+    # -- the teacher's sessions (the teacher cookie) -----------------------------------------------
+    def start_teacher_session(self, key: str | None, code: str, ticket_seconds: float) -> str:
+        """A new teacher session of class ``code`` for the tab holding the key: its token (to put in
+        a single-use ticket; it counts once the ticket is redeemed)."""
+        if not self.is_teacher(key):
+            raise NotTeacher("only the teacher (who holds the server's teacher key) may do this")
+        info = self.class_info(code)
+        if info is None or not info.open:
+            raise AnswerRefused(f"class {code} is not open")
+        token = SESSION_PREFIX + secrets.token_hex(16)
+        row = dict(token_hash=_hash(token), class_code=info.code, key_tag=self._key_tag(), expires_at=info.expires_at,
+                   ticket_until=time.time() + ticket_seconds, redeemed=False, revoked=False)
+        self._run(lambda conn: conn.execute(teacher_sessions.insert().values(**row)), write=True)
+        return token
+
+    def redeem_teacher_ticket(self, token: str, code: str) -> float | None:
+        """Turn a ticket's session into the cookie's, once: the class's expiry, or None for a ticket
+        used before, past its time, ended, or of another class."""
+        now = time.time()
+
+        def redeem(conn):
+            done = conn.execute(teacher_sessions.update().where(
+                (teacher_sessions.c.token_hash == _hash(token)) & (teacher_sessions.c.class_code == code)
+                & ~teacher_sessions.c.redeemed & ~teacher_sessions.c.revoked
+                & (teacher_sessions.c.ticket_until >= now)).values(redeemed=True))
+            if done.rowcount != 1:
+                return None
+            return conn.execute(sa.select(teacher_sessions.c.expires_at).where(
+                teacher_sessions.c.token_hash == _hash(token))).scalar_one()
+        return self._run(redeem, write=True)
+
+    def teacher_session_class(self, token: str | None) -> str | None:
+        """The class a redeemed, live teacher session is for (None: unknown, ended, expired, or made
+        under another key)."""
+        if not str(token or "").startswith(SESSION_PREFIX):
+            return None
+        row = self._run(lambda conn: conn.execute(sa.select(teacher_sessions).where(
+            teacher_sessions.c.token_hash == _hash(token))).first())
+        if (row is None or not row.redeemed or row.revoked or row.expires_at <= time.time()
+                or not hmac.compare_digest(row.key_tag, self._key_tag())):
+            return None
+        return row.class_code
+
+    def end_teacher_session(self, token: str | None) -> None:
+        """*Sign out*: the session ends in every process on the store (a copy of its cookie too)."""
+        if str(token or "").startswith(SESSION_PREFIX):
+            self._run(lambda conn: conn.execute(teacher_sessions.update().where(
+                teacher_sessions.c.token_hash == _hash(token)).values(revoked=True)), write=True)
+
+    def _key_tag(self) -> str:
+        return hashlib.sha256(self.teacher_key().encode()).hexdigest()[:16]
 
     # -- answers -------------------------------------------------------------------------------------
     def submit(self, code: str, exercise: str, session: str, answer: dict, correct: bool | None) -> int:
@@ -409,6 +721,7 @@ class ClassStore:
                 raise AnswerRefused(f"there is no class {code}")
             if info.closed or time.time() >= info.expires_at:
                 raise AnswerRefused(f"class {code} is closed, so answers are no longer collected")
+            self._admit(conn, code, session, exercise)  # on the roster, and an exercise the class counts
             # the student's answers in one read: to this exercise, in all, and how many exercises
             student = (answers.c.class_code == code) & (answers.c.session == session)
             here, own, own_kinds = conn.execute(sa.select(
@@ -421,13 +734,6 @@ class ClassStore:
             if own >= MAX_STUDENT_ANSWERS or (attempt == 1 and own_kinds >= MAX_STUDENT_EXERCISES):
                 raise AnswerRefused(f"you have answered {own_kinds} exercises in class {code}, the most one student "
                                     "may; the class still counts your earlier answers")
-            in_class = answers.c.class_code == code
-            total, kinds = conn.execute(sa.select(sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise)))
-                                        .where(in_class)).one()
-            new_exercise = attempt == 1 and not conn.execute(
-                sa.select(answers.c.id).where(in_class & (answers.c.exercise == exercise)).limit(1)).first()
-            if total >= MAX_CLASS_ANSWERS or (new_exercise and kinds >= MAX_EXERCISES):
-                raise AnswerRefused(f"class {code} is full: ask the teacher to open a new class")
             conn.execute(answers.insert().values(class_code=code, exercise=exercise, session=session, attempt=attempt,
                                                  answer=text, correct=correct, answered_at=time.time()))
             return attempt
@@ -440,7 +746,7 @@ class ClassStore:
 
     def summary(self, key: str | None, code: str) -> list[StoredAnswer]:
         """Every answer of the class, oldest first: for the teacher's key only."""
-        self._check_teacher(key)
+        self._check_teacher(key, code)
         code = normalise_code(code)
         rows = self._run(lambda conn: conn.execute(
             sa.select(answers).where(answers.c.class_code == code).order_by(answers.c.id)).all())
@@ -449,18 +755,23 @@ class ClassStore:
 
     # -- follow the teacher ------------------------------------------------------------------------
     def send(self, key: str | None, code: str, page: str, params: dict) -> int:
-        """Put a page and its parameters on every following screen; returns the new version."""
-        self._check_teacher(key)
+        """Put a page and its parameters on every following screen; returns the new version. An
+        exercise sent is one the class counts (``add_exercise``)."""
+        self._check_teacher(key, code)
         text = json.dumps({str(k): str(v) for k, v in params.items()}, ensure_ascii=False)
         if len(text.encode("utf-8")) > MAX_ANSWER_BYTES:
             raise AnswerRefused("the page's link is too long to send")
+        sent = sent_exercise(page, params)
+        if sent:
+            self.add_exercise(key, code, sent)
         return self._bump(code, follow_page=str(page)[:64], follow_params=text, revealed=None)
 
     def reveal(self, key: str | None, code: str, exercise: str) -> int:
         """Show the answer of ``exercise`` on every following screen; returns the new version."""
-        self._check_teacher(key)
+        self._check_teacher(key, code)
         if not EXERCISE_ID.fullmatch(exercise or ""):
             raise AnswerRefused("not an exercise")
+        self.add_exercise(key, code, exercise)
         return self._bump(code, revealed=exercise)
 
     def _bump(self, code: str, **values) -> int:
@@ -518,6 +829,49 @@ class ClassStore:
                            row.revealed, not row.closed and time.time() < row.expires_at)
 
 
+SESSION_PREFIX = "ts-"  # a teacher session's token, never a key (a key is 12+ url-safe characters, "ts-" aside)
+MAX_SENT_EXERCISES = MAX_EXERCISES - PRACTICE_SEEDS * len(PRACTICE_KINDS)
+ADJECTIVES = ("Amber", "Bold", "Brave", "Bright", "Calm", "Clever", "Cosy", "Daring", "Eager", "Gentle", "Glad",
+              "Golden", "Happy", "Jolly", "Keen", "Kind", "Lively", "Lucky", "Merry", "Mighty", "Nimble", "Proud",
+              "Quick", "Quiet", "Rapid", "Silver", "Sunny", "Swift", "Tidy", "Witty", "Wise", "Zesty")
+ANIMALS = ("Badger", "Beaver", "Bison", "Crane", "Dolphin", "Eagle", "Falcon", "Ferret", "Finch", "Fox", "Gecko",
+           "Heron", "Ibis", "Jaguar", "Koala", "Lemur", "Lynx", "Marten", "Moose", "Newt", "Otter", "Owl", "Panda",
+           "Puffin", "Quail", "Raven", "Seal", "Stork", "Tapir", "Walrus", "Wombat", "Yak")
+
+
+def new_nickname(taken: set[str]) -> str:
+    """A short nickname not in ``taken`` ("Calm Heron"; "Calm Heron 2" once the 1,024 pairs run short)."""
+    for _ in range(20):
+        name = f"{secrets.choice(ADJECTIVES)} {secrets.choice(ANIMALS)}"
+        if name not in taken:
+            return name
+    n = 2
+    while f"{name} {n}" in taken:
+        n += 1
+    return f"{name} {n}"
+
+
+def in_practice(exercise: str) -> bool:
+    """Is ``exercise`` in the practice catalogue every class counts: seeds 0 … PRACTICE_SEEDS - 1 of
+    each kind (four per level), and the guided lesson's stops?"""
+    kind, _, seed = str(exercise).partition(":")
+    if kind in PRACTICE_KINDS:
+        return seed.isdigit() and len(seed) <= 2 and int(seed) < PRACTICE_SEEDS and str(int(seed)) == seed
+    return bool(LESSON_STOP.fullmatch(str(exercise)))
+
+
+def sent_exercise(page: str, params: dict) -> str | None:
+    """The exercise a sent Exercises page shows (``?ex=step&seed=40`` → "step:40"), else None."""
+    kind, seed = str(params.get("ex", "align")), str(params.get("seed", "0"))
+    if page != "exercises" or kind not in PRACTICE_KINDS or not seed.isdigit() or int(seed) > 9999:
+        return None
+    return f"{kind}:{int(seed)}"
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(str(token).encode()).hexdigest()
+
+
 def normalise_code(code: str | None) -> str:
     """A class code as typed ("abc 234" → "ABC234"); "" for anything that cannot be one."""
     code = re.sub(r"[\s-]", "", str(code or "")).upper()
@@ -545,5 +899,6 @@ def class_store() -> ClassStore:
 
 
 __all__ = ["ClassStore", "ClassInfo", "FollowState", "StoredAnswer", "StoreUnavailable", "NotTeacher", "AnswerRefused",
-           "StoreBusy", "class_store", "normalise_code", "new_session_id", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS",
-           "MAX_STUDENT_EXERCISES", "MAX_STUDENT_ANSWERS", "FOLLOW_CHANNEL"]
+           "StoreBusy", "OutsideClass", "Member", "RosterEntry", "ClassCounts", "class_store", "normalise_code",
+           "new_session_id", "in_practice", "sent_exercise", "MAX_ANSWER_BYTES", "MAX_ATTEMPTS", "MAX_STUDENT_EXERCISES",
+           "MAX_STUDENT_ANSWERS", "MAX_STUDENTS", "PRACTICE_SEEDS", "FOLLOW_CHANNEL"]

@@ -6,11 +6,14 @@ HttpOnly cookies.
   teacher sends (a fresh page load) and a reconnect to another replica behind HAProxy all
   carry the same id into the Streamlit session (``st.context.cookies`` reads the WebSocket's
   handshake). Signed: a student cannot make up ids to count as many students.
-- ``attn_teacher``: the teacher of **one** class, until the class expires or *Sign out*. The
-  page that holds the key (typed into a password box, never in a URL) gets a short-lived signed
-  ticket and POSTs it to ``/_attn/teacher``; that route answers with the cookie. The signature
-  covers the class code, its expiry and the teacher key, so a cookie for class A says nothing
-  about class B, and a new key ends every cookie made with the old one.
+- ``attn_teacher``: a teacher **session** of one class, not the key: until the class expires,
+  *Sign out* or *New key*. The page that holds the key (typed into a password box, never in a
+  URL) starts a session in the class store and POSTs a short-lived signed ticket naming it to
+  ``/_attn/teacher``; that route redeems it, once, and answers with the cookie. The cookie names
+  the class and the session's random token, signed; the store says whether that session is
+  still live, in every process alike, so *Sign out* ends a copied cookie too. A session acts
+  for its class only, and never for what needs the key (a new key, a new class, the owner's
+  actions). Both POST routes refuse a request whose ``Origin`` is not this server's own.
 
 Both are HMAC-SHA256 with a secret the class store makes once and keeps (``meta``), as it
 keeps the teacher key, so every process on one store checks the same signatures. The cookie
@@ -32,16 +35,12 @@ SIGN_OUT_PATH = "/_attn/sign-out"      # POST: clears it
 STUDENT_DAYS = 30                      # a student id outlives any class (a class lasts hours)
 TICKET_SECONDS = 120                   # a ticket is used within a second of being drawn
 _STUDENT = re.compile(r"([0-9a-f]{24})\.([0-9a-f]{32})")
-_TEACHER = re.compile(r"([A-Z2-9]{6})\.([0-9]{1,12})\.([0-9a-f]{32})")
-_TICKET = re.compile(r"([A-Z2-9]{6})\.([0-9]{1,12})\.([0-9]{1,12})\.([0-9a-f]{16})\.([0-9a-f]{32})")
+_TEACHER = re.compile(r"([A-Z2-9]{6})\.(ts-[0-9a-f]{32})\.([0-9a-f]{32})")
+_TICKET = re.compile(r"([A-Z2-9]{6})\.([0-9]{1,12})\.(ts-[0-9a-f]{32})\.([0-9a-f]{32})")
 
 
 def _sign(secret: bytes, message: str) -> str:
     return hmac.new(secret, message.encode(), hashlib.sha256).hexdigest()[:32]
-
-
-def _key_tag(teacher_key: str) -> str:
-    return hashlib.sha256(teacher_key.encode()).hexdigest()[:16]
 
 
 # -- the student -----------------------------------------------------------------------------
@@ -59,39 +58,37 @@ def student_id(secret: bytes | None, value: str | None) -> str | None:
 
 
 # -- the teacher -----------------------------------------------------------------------------
-def teacher_ticket(secret: bytes, teacher_key: str, code: str, class_expires: float, now: float | None = None) -> str:
-    """What the teacher's page POSTs to TEACHER_PATH: the class, its expiry, the ticket's own
-    expiry and a nonce, signed."""
-    until = int((now or time.time()) + TICKET_SECONDS)
-    body = f"{code}.{int(class_expires)}.{until}.{secrets.token_hex(8)}"
-    return f"{body}.{_sign(secret, 'ticket:' + body + ':' + _key_tag(teacher_key))}"
+def teacher_ticket(secret: bytes, token: str, code: str, now: float | None = None) -> str:
+    """What the teacher's page POSTs to TEACHER_PATH: the class, the ticket's own expiry and the
+    teacher session's token (``ClassStore.start_teacher_session``), signed. Used once: the store
+    redeems the session's ticket a single time."""
+    body = f"{code}.{int((now or time.time()) + TICKET_SECONDS)}.{token}"
+    return f"{body}.{_sign(secret, 'ticket:' + body)}"
 
 
-def cookie_from_ticket(secret: bytes, teacher_key: str, ticket: str, now: float | None = None) -> tuple[str, int] | None:
-    """The teacher cookie's value and its lifetime in seconds for a valid, unexpired ticket."""
+def ticket_parts(secret: bytes, ticket: str, now: float | None = None) -> tuple[str, str] | None:
+    """(class code, session token) of a well-signed, unexpired ticket; None for anything else."""
     found = _TICKET.fullmatch(ticket or "")
-    now = now or time.time()
-    if not found or int(found[3]) < now:
+    if not found or int(found[2]) < (now or time.time()):
         return None
-    body = ".".join(found.groups()[:4])
-    if not hmac.compare_digest(found[5], _sign(secret, "ticket:" + body + ":" + _key_tag(teacher_key))):
-        return None
-    code, expires = found[1], int(found[2])
-    if expires <= now:
-        return None
-    value = f"{code}.{expires}.{_sign(secret, f'teacher:{code}:{expires}:' + _key_tag(teacher_key))}"
-    return value, int(expires - now)
+    body = ".".join(found.groups()[:3])
+    return (found[1], found[3]) if hmac.compare_digest(found[4], _sign(secret, "ticket:" + body)) else None
 
 
-def teacher_class(secret: bytes | None, teacher_key: str | None, value: str | None,
-                  now: float | None = None) -> str | None:
-    """The class a teacher cookie is for, or None: missing, forged, made with another key, or
-    past the class's expiry."""
-    found = _TEACHER.fullmatch(value or "") if secret and teacher_key else None
-    if not found or int(found[2]) <= (now or time.time()):
+def teacher_cookie(secret: bytes, code: str, token: str) -> str:
+    """The ``attn_teacher`` cookie's value: the class and the session's token, signed."""
+    return f"{code}.{token}.{_sign(secret, f'teacher:{code}:{token}')}"
+
+
+def teacher_class(secret: bytes | None, value: str | None) -> tuple[str, str] | None:
+    """(class code, session token) a teacher cookie names, or None when missing or forged. Whether
+    the session is still live (not signed out, not ended by a new key, its class not over) is
+    the store's to say (``ClassStore.teacher_session_class``), in every process alike."""
+    found = _TEACHER.fullmatch(value or "") if secret else None
+    if not found:
         return None
-    expected = _sign(secret, f"teacher:{found[1]}:{found[2]}:" + _key_tag(teacher_key))
-    return found[1] if hmac.compare_digest(found[3], expected) else None
+    return (found[1], found[2]) if hmac.compare_digest(found[3], _sign(secret, f"teacher:{found[1]}:{found[2]}")) \
+        else None
 
 
 def cookie_header(name: str, value: str, max_age: int, secure: bool, path: str = "/") -> str:
@@ -115,26 +112,43 @@ def request_cookies(headers) -> dict[str, str]:
 
 
 # -- the HTTP side (app.py mounts these) --------------------------------------------------------
-def _store_secrets(with_key: bool) -> tuple[bytes, str | None]:
-    """The store's cookie secret (read once per process) and, for the teacher's routes, the
-    teacher key (read each time: a new key ends the old cookies at once)."""
+def _store():
     from server.class_store import class_store
-    store = class_store()
-    return store.cookie_secret(), store.teacher_key() if with_key else None
+    return class_store()
 
 
-async def _secrets(with_key: bool = True) -> tuple[bytes, str | None] | None:
+async def _in_thread(work, *args):
+    """``work(*args)`` on a worker thread (the store blocks); None when the store is down."""
     from starlette.concurrency import run_in_threadpool
     from server.class_store import StoreUnavailable
     try:
-        return await run_in_threadpool(_store_secrets, with_key)
+        return await run_in_threadpool(work, *args)
     except StoreUnavailable:
         return None  # no store, no class: nothing to count, no cookie
 
 
+async def _secret() -> bytes | None:
+    return await _in_thread(lambda: _store().cookie_secret())
+
+
+def _from_proxy(scope) -> bool:
+    from server.limits import from_proxy
+    return from_proxy((scope.get("client") or ("",))[0])
+
+
 def _is_secure(scope) -> bool:
+    """HTTPS: served so, or (from a trusted proxy only) forwarded as such by HAProxy's TLS."""
     forwarded = dict(scope.get("headers") or []).get(b"x-forwarded-proto", b"")
-    return scope.get("scheme") == "https" or forwarded == b"https"
+    return scope.get("scheme") == "https" or (forwarded == b"https" and _from_proxy(scope))
+
+
+def same_origin(scope) -> bool:
+    """Does the request come from a page of this server? Its ``Origin`` (which a browser sends with
+    every POST and a page cannot change) names this very scheme, host and port. SameSite alone
+    lets a page of the same site (another port, another host of the campus) POST here."""
+    headers = dict(scope.get("headers") or [])
+    origin, host = headers.get(b"origin", b"").decode("latin-1"), headers.get(b"host", b"").decode("latin-1")
+    return bool(host) and origin == ("https://" if _is_secure(scope) else "http://") + host
 
 
 class StudentCookie:
@@ -149,10 +163,10 @@ class StudentCookie:
         if (scope["type"] != "http" or scope.get("method") != "GET"
                 or b"text/html" not in dict(headers).get(b"accept", b"")):
             return await self.app(scope, receive, send)
-        found = await _secrets(with_key=False)
-        if found is None or student_id(found[0], request_cookies(headers).get(STUDENT_COOKIE)):
+        secret = await _secret()
+        if secret is None or student_id(secret, request_cookies(headers).get(STUDENT_COOKIE)):
             return await self.app(scope, receive, send)
-        header = cookie_header(STUDENT_COOKIE, new_student_cookie(found[0]), STUDENT_DAYS * 86400, _is_secure(scope))
+        header = cookie_header(STUDENT_COOKIE, new_student_cookie(secret), STUDENT_DAYS * 86400, _is_secure(scope))
 
         async def send_with_cookie(message):
             if message["type"] == "http.response.start":
@@ -161,12 +175,25 @@ class StudentCookie:
         await self.app(scope, receive, send_with_cookie)
 
 
+def _redeem(ticket: str) -> tuple[str, int] | None:
+    store = _store()
+    secret = store.cookie_secret()
+    parts = ticket_parts(secret, ticket)
+    expires = parts and store.redeem_teacher_ticket(parts[1], parts[0])
+    if not expires:
+        return None
+    return teacher_cookie(secret, *parts), int(expires - time.time())
+
+
 async def teacher_route(request):
-    """POST ticket=…: the teacher's cookie for the ticket's class; 403 for anything else."""
+    """POST ticket=… from a page of this server: the teacher's cookie for the ticket's class, once
+    per ticket; 403 for anything else (a ticket used before, forged, late, or posted from
+    another origin)."""
     from starlette.responses import PlainTextResponse
+    if not same_origin(request.scope):
+        return PlainTextResponse("refused: not from a page of this server", status_code=403)
     form = await request.form()
-    found = await _secrets()
-    made = found and cookie_from_ticket(found[0], found[1], str(form.get("ticket", ""))[:200])
+    made = await _in_thread(_redeem, str(form.get("ticket", ""))[:200])
     if not made:
         return PlainTextResponse("not a valid teacher ticket", status_code=403)
     response = PlainTextResponse("ok")
@@ -174,9 +201,20 @@ async def teacher_route(request):
     return response
 
 
+def _end(value: str | None) -> None:
+    store = _store()
+    named = teacher_class(store.cookie_secret(), value)
+    if named:
+        store.end_teacher_session(named[1])
+
+
 async def sign_out_route(request):
-    """POST: the teacher's cookie cleared on this browser."""
+    """POST from a page of this server: the teacher session the cookie names ends in the store (a
+    copy of the cookie stops working everywhere) and the cookie is cleared on this browser."""
     from starlette.responses import PlainTextResponse
+    if not same_origin(request.scope):
+        return PlainTextResponse("refused: not from a page of this server", status_code=403)
+    await _in_thread(_end, request.cookies.get(TEACHER_COOKIE))
     response = PlainTextResponse("signed out")
     response.headers.append("set-cookie", cookie_header(TEACHER_COOKIE, "", 0, _is_secure(request.scope)))
     return response
@@ -188,5 +226,5 @@ def routes() -> list:
 
 
 __all__ = ["STUDENT_COOKIE", "TEACHER_COOKIE", "TEACHER_PATH", "SIGN_OUT_PATH", "new_student_cookie", "student_id",
-           "teacher_ticket", "cookie_from_ticket", "teacher_class", "cookie_header", "request_cookies", "StudentCookie",
-           "routes"]
+           "teacher_ticket", "ticket_parts", "teacher_cookie", "teacher_class", "cookie_header", "request_cookies",
+           "same_origin", "StudentCookie", "routes"]

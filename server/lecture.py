@@ -10,8 +10,8 @@ machinery, also used by ``bench/classroom.py --replicas`` and the tests.
 
 What the proxy does, and why (``haproxy_config``):
 
-- ``cookie ATTN_REPLICA insert indirect nocache httponly``: the first response names the
-  replica; the browser's websocket upgrade carries the cookie back.
+- ``cookie ATTN_REPLICA insert indirect nocache httponly`` (and ``secure`` under TLS): the first
+  response names the replica; the browser's websocket upgrade carries the cookie back.
 - ``balance leastconn``: a websocket lives for the whole lesson, so "fewest open connections"
   spreads students; round robin would count requests, not students.
 - health: ``/_stcore/health`` (Streamlit's runtime is up) and then ``/_attn/ready``
@@ -28,14 +28,16 @@ What the proxy does, and why (``haproxy_config``):
 - HTTPS (``tls``: a PEM holding the certificate and its key): HAProxy terminates TLS on the
   public port, the websockets are ``wss://``, the replicas behind it speak plain HTTP on
   loopback. Plain ``http://`` on that port is refused (the TLS handshake fails): students are
-  given the ``https://`` link.
+  given the ``https://`` link. Every answer carries ``Strict-Transport-Security`` (a day).
 - per-client limits, a stick table keyed by the client's address: at most
   ``client_connections`` open connections and ``client_requests`` HTTP requests per 10 s.
   Sized for a whole class behind one address (a NAT): 200 students each hold a websocket and
   open about 5 connections and 40 requests while the page loads, 1,000 connections and 8,000
   requests, under the defaults (1,500 and 10,000); a client past them is refused (connections)
   or answered 429 (requests). ``option forwardfor`` passes the client's address to the
-  replicas (X-Forwarded-For, the one HAProxy writes), which limit teacher sign-ins by it.
+  replicas (X-Forwarded-For, the one HAProxy writes, a visitor's own removed first), which
+  believe it from this proxy only (``ATTN_EXPLORER_PROXIES``) and limit teacher sign-ins and
+  class joins by it.
 - files: the working folder is 0700 and every file in it (config, logs, the certificate) 0600.
 
 The launcher restarts a replica that exits, waiting a little longer after each quick exit, so
@@ -90,6 +92,7 @@ def haproxy_binary() -> str | None:
 
 CLIENT_CONNECTIONS = 1500  # open connections per client address (see the module)
 CLIENT_REQUESTS = 10_000   # HTTP requests per client address per 10 s
+HSTS_SECONDS = 86_400      # Strict-Transport-Security under TLS
 
 
 def client_limits(connections: int, requests: int) -> list[str]:
@@ -134,12 +137,15 @@ def haproxy_config(address: str, port: int, servers: list[tuple[str, str]], stat
         "frontend lecture",
         bind,
         *client_limits(connections, requests),
-        *(["    http-request set-header X-Forwarded-Proto https"] if tls else []),
+        *(["    http-request set-header X-Forwarded-Proto https",
+            "    # a browser that saw the lecture over HTTPS never falls back to http:// on this host (a day:",
+            "    # the length of a lecture, without pinning a laptop's name to HTTPS for months)",
+            f"    http-response set-header Strict-Transport-Security max-age={HSTS_SECONDS}"] if tls else []),
         "    default_backend replicas",
         "",
         "backend replicas",
         "    balance leastconn",
-        f"    cookie {COOKIE} insert indirect nocache httponly",
+        f"    cookie {COOKIE} insert indirect nocache httponly" + (" secure" if tls else ""),
         "    option httpchk",
         "    http-check connect",
         "    http-check send meth GET uri /_stcore/health",
@@ -292,6 +298,8 @@ class Lecture:
         # one secret for every replica: Streamlit signs its XSRF cookie with it, and a student's
         # cookie must stay valid when the proxy moves them to another replica
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_urlsafe(32))
+        # the replicas believe the X-Forwarded-For of this machine's HAProxy, and nobody else's
+        env.setdefault("ATTN_EXPLORER_PROXIES", "127.0.0.1,::1")
         self.env = env
         for i in range(self.replicas):
             port = self.first_port + i if self.first_port else free_port()

@@ -18,6 +18,9 @@ ATTN_EXPLORER_CLASS_DB        (SQLite)  the class store: postgresql://user@host/
 ATTN_EXPLORER_CLASS_DIR       ~/.cache/attention-explorer  the folder of the default SQLite file, classes.sqlite3
 ATTN_EXPLORER_CLASS_HOURS     4       a class refuses answers this many hours after it opens, then is deleted
 ATTN_EXPLORER_TEACHER_KEY     (generated)  the teacher's secret (at least 12 characters); unset: generated once, kept in the store
+ATTN_EXPLORER_JOINS_PER_MINUTE  300  new students one address may add to one class per minute (a class behind one NAT)
+ATTN_EXPLORER_PROXIES         (none)  addresses of the proxies whose X-Forwarded-For is believed (scripts/serve.py sets
+                                      this machine's, 127.0.0.1,::1, for its HAProxy)
 ATTN_EXPLORER_DB_CONNECTIONS  20      PostgreSQL connections one process may open (scripts/serve.py sizes it from the replicas)
 ATTN_EXPLORER_CHROMIUM        /usr/bin/chromium  the headless browser that draws SVG/PDF/PNG exports (viz/export.py)
 """
@@ -151,6 +154,20 @@ def hf_models() -> tuple[str, ...]:
     """The models made elsewhere to load beside the zoo, in the order given (none by default,
     and then ``transformers`` is never imported)."""
     return tuple(dict.fromkeys(s.strip() for s in os.environ.get("ATTN_EXPLORER_HF_MODELS", "").split(",") if s.strip()))
+
+
+def joins_per_minute() -> int:
+    """New students one address may add to one class within a minute (``ClassStore.join``): room
+    for a whole class behind one NAT joining at once; a script minting ids from one address gets
+    no more, and the teacher locks the class once the room is in (docs/campus.md)."""
+    return _count("ATTN_EXPLORER_JOINS_PER_MINUTE", 300)
+
+
+def proxies() -> frozenset[str]:
+    """The addresses of the proxies in front of this process (HAProxy of ``scripts/serve.py``: this
+    machine). Only a request from one of them has its X-Forwarded-For believed; a visitor's own
+    header, from anywhere else (127.0.0.1 too, when no proxy is set), is ignored."""
+    return frozenset(a.strip() for a in os.environ.get("ATTN_EXPLORER_PROXIES", "").split(",") if a.strip())
 
 
 def documented() -> list[tuple[str, str, str]]:

@@ -205,3 +205,30 @@ def monkeypatch_module():
 def tiny(tiny_zoo):
     """name -> (model, vocab) for every tiny checkpoint, loaded as the app loads them (packed for decoding)."""
     return {name: load_checkpoint(tiny_zoo / name)[:2] for name in TINY_ZOO}
+
+
+BROWSER_CLASS_KEY = "browser-teachers-key"  # the teacher's key of class_server
+
+
+@pytest.fixture(scope="module")
+def class_server(tiny_zoo, tmp_path_factory):
+    """A real server on a class store of its own (SQLite in a temporary folder), with a known key;
+    yields (url, store, playwright browser)."""
+    from playwright.sync_api import sync_playwright
+    from helpers.browser import CHROMIUM_FLAGS, find_chromium, OUTPUT, streamlit_app
+    from server.class_store import ClassStore
+    chromium = find_chromium()
+    if not chromium:
+        pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
+    url_db = f"sqlite:///{tmp_path_factory.mktemp('class') / 'classes.sqlite3'}"
+    store = ClassStore(url_db, teacher_key=BROWSER_CLASS_KEY)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("ATTN_EXPLORER_CLASS_DB", url_db)
+        env.setenv("ATTN_EXPLORER_TEACHER_KEY", BROWSER_CLASS_KEY)
+        with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+            try:
+                yield url, store, browser
+            finally:
+                browser.close()
+                store.engine.dispose()

@@ -6,34 +6,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from helpers.browser import APP_IDLE, CHROMIUM_FLAGS, find_chromium, OUTPUT, PAGE_BUDGET, streamlit_app, wait_for
-
-KEY = "browser-teachers-key"
-
-
-@pytest.fixture(scope="module")
-def class_server(tiny_zoo, tmp_path_factory):
-    """A real server on a class store of its own (SQLite in a temporary folder), with a known key;
-    yields (url, store, playwright browser)."""
-    from playwright.sync_api import sync_playwright
-    from server.class_store import ClassStore
-    chromium = find_chromium()
-    if not chromium:
-        pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
-    url_db = f"sqlite:///{tmp_path_factory.mktemp('class') / 'classes.sqlite3'}"
-    store = ClassStore(url_db, teacher_key=KEY)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("ATTN_EXPLORER_CLASS_DB", url_db)
-        env.setenv("ATTN_EXPLORER_TEACHER_KEY", KEY)
-        with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
-            try:
-                yield url, store, browser
-            finally:
-                browser.close()
-                store.engine.dispose()
+from conftest import BROWSER_CLASS_KEY as KEY
+from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 
 
 def is_teacher(page, code: str, timeout: float = 20) -> bool:
@@ -52,14 +26,7 @@ def test_the_teacher_survives_a_reload_and_the_cookie_binds_one_class(class_serv
     teacher = browser.new_context(viewport={"width": 1280, "height": 1200})
     page = teacher.new_page()
     page.goto(f"{url}/exercises?ex=which&seed=3", wait_until="domcontentloaded")
-    page.get_by_text("Class", exact=True).first.click()
-    page.get_by_role("button", name="I am the teacher").click()
-    box = page.locator('input[type="password"][aria-label="Teacher key"]')
-    box.fill(KEY)
-    box.press("Enter")
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("button", name="Open a class").click()
-    code = wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+    code = open_a_class(page, KEY)
     assert "key=" not in page.url and KEY not in page.url
     for _ in range(40):
         jar = {c["name"]: c for c in teacher.cookies()}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 
-from test_browser import APP_IDLE, OUTPUT, wait_for
-from test_browser_class import class_server, KEY  # noqa: F401 - the module's server fixture
+from conftest import BROWSER_CLASS_KEY as KEY
+from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 from teaching.exercises import step_exercise
 
 # each student's numbers for step:0 (dot, 2 keys, 3 dimensions: e_1 e_2, α_1 α_2, c_1 c_2 c_3)
@@ -53,15 +53,8 @@ def teacher_page(browser, url: str):
     """The teacher signs in and opens a class (as tests/test_browser_class.py does); returns the page and the code."""
     page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
     page.goto(f"{url}/exercises?ex=step&seed=0", wait_until="domcontentloaded")
-    wait_for(page, APP_IDLE + " && document.body.innerText.includes('Predict first')", "the exercise page", 90)
-    page.get_by_text("Class", exact=True).first.click()
-    page.get_by_role("button", name="I am the teacher").click()
-    box = page.locator('input[type="password"][aria-label="Teacher key"]')
-    box.fill(KEY)
-    box.press("Enter")
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("button", name="Open a class").click()
-    code = wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+    wait_for(page, APP_IDLE + " && document.body.innerText.includes('Predict first')", "the exercise page", PAGE_BUDGET)
+    code = open_a_class(page, KEY)
     return page, code
 
 
@@ -71,7 +64,7 @@ def figure(page, key: str) -> str:
                           f"(document.querySelector('.st-key-{key} .js-plotly-plot'))", f"the chart {key}", 60)
 
 
-def test_the_teacher_sees_what_three_students_thought(class_server):  # noqa: F811
+def test_the_teacher_sees_what_three_students_thought(class_server):
     url, store, browser = class_server
     page, code = teacher_page(browser, url)
     for n in range(3):

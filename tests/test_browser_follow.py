@@ -8,8 +8,8 @@ import json
 import os
 import time
 
-from test_browser import APP_IDLE, OUTPUT, wait_for
-from test_browser_class import class_server, KEY  # noqa: F401 - the fixture: a server on a class store of its own
+from conftest import BROWSER_CLASS_KEY as KEY
+from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 
 SENDS = [("exercises", "ex=step&seed=4"), ("worked-example", ""), ("exercises", "ex=which&seed=3")]
 SETTLE_S = 2.0  # from the teacher's click to every student's page drawn, on a host that is not overloaded
@@ -26,17 +26,10 @@ WATCH = f"""arg => {{ window.attnSettled = window.attnSettled || {{}};
 
 def sign_in_and_open_class(page, url: str) -> str:
     page.goto(f"{url}/exercises?ex=which&seed=3", wait_until="domcontentloaded")
-    page.get_by_text("Class", exact=True).first.click()
-    page.get_by_role("button", name="I am the teacher").click()
-    box = page.locator('input[type="password"][aria-label="Teacher key"]')
-    box.fill(KEY)
-    box.press("Enter")
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("button", name="Open a class").click()
-    return wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+    return open_a_class(page, KEY)
 
 
-def test_three_students_follow_three_sends_each_settled_within_the_budget(class_server):  # noqa: F811
+def test_three_students_follow_three_sends_each_settled_within_the_budget(class_server):
     url, store, browser = class_server
     teacher = browser.new_context(viewport={"width": 1280, "height": 1200}).new_page()
     code = sign_in_and_open_class(teacher, url)
@@ -44,7 +37,7 @@ def test_three_students_follow_three_sends_each_settled_within_the_budget(class_
     for student in students:
         student.goto(f"{url}/exercises?class={code}", wait_until="domcontentloaded")
     for student in students:
-        wait_for(student, "document.body.innerText.includes('Following class') && " + APP_IDLE, "following", 90)
+        wait_for(student, "document.body.innerText.includes('Following class') && " + APP_IDLE, "following", PAGE_BUDGET)
     loads = [student.evaluate("performance.timeOrigin")
              for student in students]
     settled = []
@@ -52,15 +45,15 @@ def test_three_students_follow_three_sends_each_settled_within_the_budget(class_
         title = "Worked example" if where == "worked-example" else "Exercises"
         teacher.goto(f"{url}/{where}?{query + '&' if query else ''}class={code}", wait_until="domcontentloaded")
         send = teacher.get_by_role("button", name="Send this page to the class")
-        send.wait_for(timeout=90_000)
-        wait_for(teacher, APP_IDLE, "the teacher's page drawn", 90)
+        send.wait_for(timeout=PAGE_BUDGET * 1000)
+        wait_for(teacher, APP_IDLE, "the teacher's page drawn", PAGE_BUDGET)
         for student in students:
             student.evaluate(WATCH, [where, query, title, n])
         sent_at = teacher.evaluate("Date.now()")
         send.click()
         times = []
         for student in students:
-            done = wait_for(student, "window.attnSettled && window.attnSettled[arg]", f"send {n + 1} settled", 60, arg=n)
+            done = wait_for(student, "window.attnSettled && window.attnSettled[arg]", f"send {n + 1} settled", PAGE_BUDGET, arg=n)
             times.append(round((done - sent_at) / 1000, 2))
         settled.append(times)
     # the sent pages opened inside each browser session: no student's page was loaded again

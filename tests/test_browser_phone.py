@@ -16,7 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import ROOT
-from test_browser import APP_IDLE, find_chromium, headless_chromium, streamlit_app, wait_for
+from helpers.browser import APP_IDLE, find_chromium, headless_chromium, streamlit_app, wait_for
 
 OUT = ROOT / "test-output" / "phone"
 SENTENCE = "The European Parliament adopted the new economic policy."

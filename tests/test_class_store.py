@@ -29,6 +29,13 @@ def store(store_url):
     s.engine.dispose()
 
 
+def joined(store, code: str, address: str = "10.0.0.1") -> str:
+    """A new student id on the class's roster (a student answers once joined)."""
+    session = new_session_id()
+    store.join(code, session, address)
+    return session
+
+
 def rows(store) -> int:
     store._ensure_schema()
     with store.engine.connect() as conn:
@@ -58,7 +65,8 @@ def test_thirty_threads_of_ten_answers_lose_nothing(store_url):
     errors = []
 
     def student(k: int):
-        store, session = stores[k % 2], new_session_id()
+        store = stores[k % 2]
+        session = joined(store, code)
         for n in range(10):
             try:
                 store.submit(code, f"step:{n}", session, {"weights": [0.1 * k, 0.2, n]}, correct=k % 3 == 0)
@@ -91,7 +99,7 @@ def test_no_open_class_writes_nothing(store):
 def test_an_expired_class_refuses_answers_then_is_deleted(store_url):
     store = ClassStore(store_url, hours=0.5 / 3600, teacher_key=KEY)  # half a second
     code = store.open_class(KEY).code
-    session = new_session_id()
+    session = joined(store, code)
     assert store.submit(code, "which:1", session, {"choice": "dot"}, False) == 1
     time.sleep(0.7)
     assert not store.class_info(code).open
@@ -107,7 +115,7 @@ def test_an_expired_class_refuses_answers_then_is_deleted(store_url):
 
 def test_answers_are_bounded(store):
     code = store.open_class(KEY).code
-    session = new_session_id()
+    session = joined(store, code)
     with pytest.raises(AnswerRefused, match=f"{MAX_ANSWER_BYTES} bytes"):
         store.submit(code, "align:1", session, {"marks": "x" * MAX_ANSWER_BYTES}, None)
     for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -120,33 +128,32 @@ def test_answers_are_bounded(store):
     assert len(store.summary(KEY, code)) == MAX_ATTEMPTS
 
 
-def test_the_class_caps_hold_when_answers_arrive_at_once(store_url, monkeypatch):
-    """Sixteen students start a new exercise at the same moment, through two stores on one
-    database (two server processes), when the class has room for one more: exactly one is
-    stored, whatever the database."""
-    monkeypatch.setattr("server.class_store.MAX_EXERCISES", 5)
+def test_the_roster_cap_holds_when_students_join_at_once(store_url, monkeypatch):
+    """Sixteen students join at the same moment, through two stores on one database (two server
+    processes), when the class has room for one more: exactly one joins, whatever the database."""
+    monkeypatch.setattr("server.class_store.MAX_STUDENTS", 5)
     stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
     code = stores[0].open_class(KEY).code
     for n in range(4):
-        stores[0].submit(code, f"which:{n}", new_session_id(), {"pick": n}, True)
+        stores[0].submit(code, f"which:{n}", joined(stores[0], code), {"pick": n}, True)
     stored, refused = [], []
 
     def student(k: int):
         try:
-            stores[k % 2].submit(code, f"which:{10 + k}", new_session_id(), {"pick": k}, True)
+            stores[k % 2].join(code, new_session_id(), f"10.0.1.{k}")
             stored.append(k)
         except AnswerRefused as e:
             refused.append(str(e))
     at_once(16, student, timeout=60)
-    assert len(stored) == 1 and len(refused) == 15 and all("full" in r for r in refused)
-    assert len({a.exercise for a in stores[1].summary(KEY, code)}) == 5
+    assert len(stored) == 1 and len(refused) == 15 and all("5 students already" in r for r in refused)
+    assert stores[1].class_counts(KEY, code).joined == 5
     for s in stores:
         s.engine.dispose()
 
 
 def test_without_the_key_nothing_of_the_teachers(store):
     code = store.open_class(KEY).code
-    store.submit(code, "which:2", new_session_id(), {"choice": "general"}, True)
+    store.submit(code, "which:2", joined(store, code), {"choice": "general"}, True)
     for key in (None, "", "teacher", KEY + " ", KEY.upper()):
         with pytest.raises(NotTeacher):
             store.open_class(key)
@@ -212,6 +219,7 @@ store = ClassStore({url!r}, teacher_key={key!r})
 errors = []
 def student():
     session = new_session_id()
+    store.join({code!r}, session, "10.0.0.1")
     for n in range(10):
         try:
             store.submit({code!r}, f"which:{{n}}", session, {{"label": "dot"}}, False)
@@ -240,21 +248,24 @@ def test_two_server_processes_share_one_sqlite_file(tmp_path):
 
 
 def test_one_student_is_stopped_at_their_own_cap_and_another_is_still_counted(store):
-    """One id answering 200 different exercises is refused at its own cap, below the class's;
-    a second student's answer to a new exercise is then accepted."""
-    from server.class_store import MAX_EXERCISES, MAX_STUDENT_EXERCISES
-    assert MAX_STUDENT_EXERCISES < MAX_EXERCISES
+    """One id answering every exercise the class counts (the practice catalogue and 40 the teacher
+    sent) is refused at its own cap; a second student's answer is then accepted."""
+    from server.class_store import MAX_STUDENT_EXERCISES, PRACTICE_SEEDS
     code = store.open_class(KEY).code
-    greedy, honest = new_session_id(), new_session_id()
+    for n in range(100, 140):
+        store.send(KEY, code, "exercises", {"ex": "which", "seed": n})
+    counted = [f"{kind}:{n}" for kind in ("align", "step", "which") for n in range(PRACTICE_SEEDS)]
+    counted += [f"which:{n}" for n in range(100, 140)]
+    greedy, honest = joined(store, code), joined(store, code)
     refused = 0
-    for n in range(200):
+    for exercise in counted:
         try:
-            store.submit(code, f"which:{n}", greedy, {"label": "x"}, correct=False)
+            store.submit(code, exercise, greedy, {"label": "x"}, correct=False)
         except AnswerRefused as e:
             refused += 1
             assert "the most one student may" in str(e)
-    assert refused == 200 - MAX_STUDENT_EXERCISES
-    assert store.submit(code, "which:9999", honest, {"label": "y"}, correct=True) == 1
+    assert refused == len(counted) - MAX_STUDENT_EXERCISES
+    assert store.submit(code, "which:139", honest, {"label": "y"}, correct=True) == 1
     assert store.submit(code, "which:0", honest, {"label": "y"}, correct=True) == 1
 
 

@@ -250,3 +250,29 @@ def test_the_readme_layout_names_every_package_and_module():
 def test_viz_names_every_module_it_holds():
     doc = ast.get_docstring(ast.parse((ROOT / "viz" / "__init__.py").read_text(encoding="utf-8")))
     assert {p.stem for p in (ROOT / "viz").glob("*.py") if f":mod:`viz.{p.stem}`" not in doc} == {"__init__"}
+
+
+def defined_names(path: Path) -> set[str]:
+    """The names a module defines at its top level (functions, classes, assignments)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def test_every_name_from_ui_is_imported_from_the_module_that_defines_it():
+    """No re-exports: a page (or anything) names the ui/ module a helper lives in."""
+    defines = {f"ui.{p.stem}": defined_names(p) for p in (ROOT / "ui").glob("*.py")}
+    sources = [p for folder in (*MAY_IMPORT, "tests") for p in (ROOT / folder).rglob("*.py")]
+    wrong = []
+    for path in [*sources, ROOT / "app.py", ROOT / "navigation.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in defines:
+                wrong += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                          if a.name not in defines[node.module]]
+    assert wrong == []

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 import viz.export as export
-from test_export import needs_browser, SOURCE, svg_texts, TARGET, WEIGHTS
+from helpers.export import needs_browser, SOURCE, svg_texts, TARGET, WEIGHTS
 from viz.export import ExportError, export_image, SIZES
 from viz.heatmap import alignment_heatmap
 

@@ -20,19 +20,18 @@ def test_a_student_cookie_is_signed():
     assert identity.new_student_cookie(SECRET) != value
 
 
-def test_a_teacher_cookie_is_for_one_class_and_one_key():
-    expires = time.time() + 3600
-    ticket = identity.teacher_ticket(SECRET, "key-1", "ABCDEF", expires)
-    value, max_age = identity.cookie_from_ticket(SECRET, "key-1", ticket)
-    assert 3500 < max_age <= 3600 and "key-1" not in value
-    assert identity.teacher_class(SECRET, "key-1", value) == "ABCDEF"
-    assert identity.teacher_class(SECRET, "key-2", value) is None  # a new key ends the old cookies
-    assert identity.teacher_class(OTHER, "key-1", value) is None
-    assert identity.teacher_class(SECRET, "key-1", "GHJKLM" + value[6:]) is None  # another class, same signature
-    assert identity.teacher_class(SECRET, "key-1", value, now=expires + 1) is None  # the class is over
-    assert identity.cookie_from_ticket(SECRET, "key-1", ticket, now=time.time() + 3 * identity.TICKET_SECONDS) is None
-    assert identity.cookie_from_ticket(SECRET, "key-2", ticket) is None
-    assert identity.cookie_from_ticket(SECRET, "key-1", "GHJKLM" + ticket[6:]) is None
+def test_a_teacher_cookie_names_one_class_and_one_session():
+    token = "ts-" + "ab" * 16
+    ticket = identity.teacher_ticket(SECRET, token, "ABCDEF")
+    assert identity.ticket_parts(SECRET, ticket) == ("ABCDEF", token)
+    assert identity.ticket_parts(OTHER, ticket) is None
+    assert identity.ticket_parts(SECRET, "GHJKLM" + ticket[6:]) is None  # another class, same signature
+    assert identity.ticket_parts(SECRET, ticket, now=time.time() + 3 * identity.TICKET_SECONDS) is None  # late
+    value = identity.teacher_cookie(SECRET, "ABCDEF", token)
+    assert identity.teacher_class(SECRET, value) == ("ABCDEF", token)
+    assert identity.teacher_class(OTHER, value) is None
+    assert identity.teacher_class(SECRET, "GHJKLM" + value[6:]) is None
+    assert identity.teacher_class(SECRET, value.replace("ab", "cd", 1)) is None  # another session, same signature
 
 
 def test_cookie_headers_are_http_only():

@@ -25,17 +25,9 @@ from helpers.lecture import bench, Hall, serve, SENTENCE
 from server.class_store import ClassStore
 from server.lecture import COOKIE, haproxy_binary
 from server.limits import client_address, SignInAttempts
+from helpers.lecture import self_signed
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def self_signed(folder: Path) -> tuple[Path, Path]:
-    """A certificate for localhost and 127.0.0.1, as a teacher makes one (docs/lecture.md)."""
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
-    return cert, key
 
 
 async def translate_over_wss(base: str, context: ssl.SSLContext, cookie: str) -> tuple[str, str | None]:
@@ -114,20 +106,27 @@ def test_a_short_chosen_key_stops_the_one_process_server():
     assert out.returncode == 1 and re.search(r"11 characters long; a teacher key needs at least 12", out.stderr)
 
 
-def test_the_visitors_address_is_the_one_the_proxy_saw():
-    assert client_address("10.1.2.3", "6.6.6.6") == "10.1.2.3"  # a visitor reaching the server itself
-    assert client_address(None, "10.1.2.3") == "10.1.2.3"  # behind the local proxy (Streamlit: None for loopback)
+def test_the_visitors_address_is_the_one_the_proxy_saw(monkeypatch):
+    monkeypatch.delenv("ATTN_EXPLORER_PROXIES", raising=False)  # one process, no proxy: no header is believed
+    assert client_address("10.1.2.3", "6.6.6.6") == "10.1.2.3"
+    assert client_address(None, "6.6.6.6") == "127.0.0.1"  # Streamlit gives None for loopback
+    monkeypatch.setenv("ATTN_EXPLORER_PROXIES", "127.0.0.1,::1")  # behind scripts/serve.py's HAProxy
+    assert client_address(None, "10.1.2.3") == "10.1.2.3"
     assert client_address("127.0.0.1", "forged, 10.1.2.3") == "10.1.2.3"
-    assert client_address(None, None) == "local"
-    limit = SignInAttempts(most=3, window=60, addresses=2)
+    assert client_address("10.9.9.9", "6.6.6.6") == "10.9.9.9"  # not the proxy: its header is the visitor's
+    assert client_address(None, None) == "127.0.0.1"
+    limit = SignInAttempts(per_session=3, session_window=60, per_address=5, address_window=600, entries=4)
     for t in range(3):
-        assert limit.wait("a", t) == 0
-        limit.failed("a", t)
-    assert limit.wait("a", 3) == 57 and limit.wait("b", 3) == 0
-    assert limit.wait("a", 61) == 0  # the window has passed
-    limit.failed("b", 4)
-    limit.failed("c", 5)  # a third address: the quietest one ("a") is forgotten
-    assert limit.wait("a", 6) == 0 and set(limit._failures) == {"b", "c"}
+        assert limit.wait("tab-a", "net", t) == 0
+        limit.failed("tab-a", "net", t)
+    assert limit.wait("tab-a", "net", 3) == 57 and limit.wait("tab-b", "net", 3) == 0
+    assert limit.wait("tab-a", "net", 61) == 0  # the window has passed
+    limit.failed("tab-b", "net", 62)
+    limit.failed("tab-b", "net", 63)  # the address's fifth: busy now
+    assert limit.wait("tab-b", "net", 64) == 59  # one try a minute per tab
+    assert limit.wait("tab-c", "net", 64) == 0  # a new tab's first key is checked: nobody is locked out
+    limit.failed("tab-d", "other", 65)  # a fifth entry: the quietest ("tab-a") is forgotten
+    assert len(limit._failures) == 4 and ("session", "tab-a") not in limit._failures
 
 
 def test_https_from_one_process(tiny_zoo, tmp_path):

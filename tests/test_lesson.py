@@ -15,12 +15,11 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT, TEACHER_KEY
 from model.checkpoint import load_checkpoint
 from model.search import greedy, prepare_source
-from helpers.lesson import N, walk_lesson
+from helpers.lesson import answer, answer_widget, N, next_stop, open_lesson, param, stop_text, stop_title, walk_lesson
 from helpers.browser import PAGE_BUDGET
 
 APP = str(ROOT / "navigation.py")
@@ -31,54 +30,6 @@ WRONG_NUMBER = 12345.0
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-def open_lesson(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(query)
-    at.run()  # the default page first: AppTest can only switch pages after a run
-    at.switch_page("app_pages/lesson.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def stop_title(at: AppTest) -> str:
-    return at.subheader[0].value
-
-
-def stop_text(at: AppTest) -> str:
-    """The stop's text: the page's first markdown (title, caption and subheader are other elements)."""
-    return at.markdown[0].value
-
-
-def answer_widget(at: AppTest):
-    return next(w for kind in ("radio", "selectbox", "number_input") for w in getattr(at, kind)
-                if (w.key or "").startswith("lesson_answer_"))
-
-
-def verdict(at: AppTest) -> str | None:
-    """"right", "wrong" or None, from the stop's question box."""
-    if any(s.value.startswith("Right") for s in at.success):
-        return "right"
-    if any(e.value.startswith("Not quite") for e in at.error):
-        return "wrong"
-    return None
-
-
-def answer(at: AppTest, value) -> str:
-    answer_widget(at).set_value(value)
-    at.button(key=next(b.key for b in at.button if b.key.startswith("lesson_check_"))).click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return verdict(at)
-
-
-def next_stop(at: AppTest) -> None:
-    at.button(key="lesson_next").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def param(at: AppTest, name: str) -> str:
-    value = at.query_params[name]
-    return value[-1] if isinstance(value, list) else value
 
 
 def numbers(text: str) -> list[float]:

@@ -2,7 +2,8 @@
 verdict that belongs to one question only: AppTest on the suite's tiny checkpoints."""
 from __future__ import annotations
 
-from test_lesson import answer, answer_widget, DIGITS, N, open_lesson, stop_title, verdict
+from helpers.apptest import DIGITS
+from helpers.lesson import answer, answer_widget, N, open_lesson, stop_title, verdict
 
 
 def test_the_closing_card_scores_each_stops_first_answer(tiny_zoo):

@@ -5,28 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import os
-import re
-import sys
 import threading
 import urllib.request
 from pathlib import Path
 
 import streamlit as st
+from helpers.lecture import load_bench, ready
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def load_bench():
-    """bench/classroom.py, the client that speaks Streamlit's websocket protocol."""
-    if "bench_classroom" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("bench_classroom", ROOT / "bench" / "classroom.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["bench_classroom"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["bench_classroom"]
 
 
 def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
@@ -54,12 +42,6 @@ def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
         threading.Thread(target=one_more, daemon=True).start()
         assert not held.wait(0.3)
     assert held.wait(5)
-
-
-def ready(base: str) -> int:
-    """How many times the server has loaded its models (app.py's readiness route)."""
-    text = OPENER.open(f"{base}/_attn/ready", timeout=5).read().decode()
-    return int(re.search(r"models loaded (\d+) time", text)[1])
 
 
 def test_a_clear_cache_message_from_a_visitor_unloads_nothing(tiny_zoo):

@@ -30,6 +30,7 @@ def test_ids_match_whole_strings_and_deep_answers_are_refused(tmp_path):
     store = ClassStore(f"sqlite:///{tmp_path / 'c.sqlite3'}", teacher_key=KEY)
     code = store.open_class(KEY).code
     session = new_session_id()
+    store.join(code, session, "10.0.0.1")
     for exercise, who in (("align:1\n", session), ("align:1", session + "\n")):
         with pytest.raises(AnswerRefused, match="valid exercise"):
             store.submit(code, exercise, who, {}, None)
@@ -53,6 +54,7 @@ def test_a_locked_class_row_answers_busy_within_two_seconds(postgres_url):
     store = ClassStore(postgres_url, hours=1, teacher_key=KEY)
     code = store.open_class(KEY).code
     session = new_session_id()
+    store.join(code, session, "10.0.0.1")
     holder = sa.create_engine(postgres_url.replace("postgresql://", "postgresql+psycopg://"))
     with holder.connect() as conn:
         conn.begin()
@@ -137,7 +139,8 @@ def test_postgresql_stopped_mid_lesson_loses_no_acknowledged_answer():
             while not done.is_set():
                 session, n = new_session_id(), n + 1
                 try:
-                    store.submit(code, f"which:{n % 50}", session, {"label": "dot"}, True)
+                    store.join(code, session, f"10.0.{n % 200}.{id(acked) % 200}")
+                    store.submit(code, f"which:{n % 12}", session, {"label": "dot"}, True)
                     acked.append(session)
                 except StoreUnavailable as e:
                     refused.append(str(e))
@@ -189,7 +192,9 @@ def test_a_sqlite_folder_that_cannot_be_written_gives_a_notice(tmp_path):
     url = f"sqlite:///{folder / 'classes.sqlite3'}"
     store = ClassStore(url, teacher_key=KEY)
     code = store.open_class(KEY).code
-    store.submit(code, "which:1", new_session_id(), {"label": "dot"}, True)
+    student = new_session_id()
+    store.join(code, student, "10.0.0.1")
+    store.submit(code, "which:1", student, {"label": "dot"}, True)
     store.engine.dispose()
     folder.chmod(0o500)
     (folder / "classes.sqlite3").chmod(0o400)
@@ -210,7 +215,9 @@ def test_the_sqlite_store_and_its_journal_are_readable_by_nobody_else(tmp_path):
     store = ClassStore(f"sqlite:///{folder / 'classes.sqlite3'}")
     code = store.open_class(store.teacher_key()).code
     with store.engine.connect():  # WAL and shared memory exist while a connection is open
-        store.submit(code, "which:1", new_session_id(), {"label": "dot"}, True)
+        student = new_session_id()
+        store.join(code, student, "10.0.0.1")
+        store.submit(code, "which:1", student, {"label": "dot"}, True)
         files = sorted(p.name for p in folder.iterdir())
         modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
     assert files == ["classes.sqlite3", "classes.sqlite3-shm", "classes.sqlite3-wal"]

@@ -55,6 +55,9 @@ def test_new_key_replaces_the_key_and_keeps_the_teacher_signed_in(store):
     old = store.teacher_key()
     at = panel()
     sign_in(at, old)
+    at.button(key="class_new_key").click().run()  # without typing the current key: refused
+    assert not at.exception and store.teacher_key() == old
+    at.text_input(key="class_new_key_current").set_value(old)
     at.button(key="class_new_key").click().run()
     assert not at.exception
     new = store.teacher_key()

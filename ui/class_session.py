@@ -22,7 +22,7 @@ import streamlit as st
 
 from ui.url_state import set_query_params  # not ui.zoo: that imports torch
 from server import identity
-from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher,
+from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher, OutsideClass,
                                 StoreUnavailable)
 from server.class_store import StoreBusy
 from server.follow import FOLLOW_PATH, follow_board
@@ -47,6 +47,9 @@ TEACHER_OF = "class_teacher_of"      # the class a teacher cookie made this brow
 RESTORED = "class_cookie_read"       # the teacher cookie was looked at (once per session)
 COOKIE_FOR = "class_cookie_for"      # the class this browser's teacher cookie was last asked for
 SIGNED_OUT = "class_signed_out"      # Sign out pressed: clear the cookie on the next run
+TEACHER_SESSION = "class_teacher_session"  # the teacher session this tab started for its cookie (ended by Sign out)
+MEMBER = "class_member"              # [class, nickname] once this tab is on the class's roster
+REFUSED = "class_join_refused"       # [class, reason] when the class did not take this tab
 
 
 def _cookie(name: str) -> str | None:
@@ -76,7 +79,8 @@ def _cookie_student() -> str | None:
 def joined_class() -> str:
     """The class this browser tab answers in ("" for none): first from the link's ``?class=``."""
     in_link = normalise_code(st.query_params.get("class"))
-    if CLASS not in st.session_state or (in_link and in_link != st.session_state[CLASS]):
+    refused = (st.session_state.get(REFUSED) or [None])[0]
+    if CLASS not in st.session_state or (in_link and in_link != st.session_state[CLASS] and in_link != refused):
         code = in_link  # a link naming a class joins it
         st.session_state[CLASS] = code
         st.session_state[FOLLOW] = bool(code)  # opened from the class link: following
@@ -90,10 +94,37 @@ def joined_class() -> str:
                     st.session_state[REVEALED] = state.revealed
             except StoreUnavailable:
                 pass
+        if code and not teacher_key():
+            _enter(code)
     if st.session_state.pop(OPENED, False) and st.session_state[CLASS]:  # as a fresh load of the sent link sets it
         st.session_state[FOLLOW] = st.session_state[PANEL] = True
         st.session_state["class_code_box"] = st.session_state[CLASS]
     return st.session_state[CLASS]
+
+
+def _enter(code: str, quiet: bool = True) -> bool:
+    """Put this tab's student on the roster of class ``code`` (the store counts them from now on);
+    a class that does not take them (locked, removed, too many joins from their network) is left,
+    with the reason kept for the Class panel."""
+    try:
+        member = class_store().join(code, session_id(), _address())
+    except AnswerRefused as e:
+        st.session_state[REFUSED] = [code, str(e)]
+        st.session_state[CLASS], st.session_state[FOLLOW], st.session_state[PANEL] = "", False, True
+        return False
+    except StoreUnavailable:
+        if not quiet:
+            raise
+        return False  # the answers say so when they are not counted
+    st.session_state[MEMBER] = [code, member.nickname]
+    st.session_state.pop(REFUSED, None)
+    return True
+
+
+def nickname() -> str | None:
+    """The nickname this tab's student has in the joined class (what the teacher's roster shows)."""
+    member = st.session_state.get(MEMBER)
+    return member[1] if member and member[0] == st.session_state.get(CLASS) else None
 
 
 def teacher_key() -> str | None:
@@ -126,15 +157,16 @@ def _restore_teacher() -> None:
         return
     try:
         store = class_store()
-        key = store.teacher_key()
-        code = identity.teacher_class(store.cookie_secret(), key, value)
-        info = store.class_info(code) if code else None
+        named = identity.teacher_class(store.cookie_secret(), value)
+        code = named and store.teacher_session_class(named[1])  # live: not signed out, no new key since
+        info = store.class_info(code) if code and code == named[0] else None
     except StoreUnavailable:
         return
     in_link = normalise_code(st.query_params.get("class"))
     if info is None or not info.open or (in_link and in_link != code):
         return
-    st.session_state[KEY], st.session_state[TEACHER_OF], st.session_state[COOKIE_FOR] = key, code, code
+    # the tab holds the session's token, not the key: the teacher of this class, nothing more
+    st.session_state[KEY], st.session_state[TEACHER_OF], st.session_state[COOKIE_FOR] = named[1], code, code
     st.session_state[CLASS], st.session_state[FOLLOW] = code, False
     set_query_params(**{"class": code})
 
@@ -162,11 +194,16 @@ def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
     if not code or teacher_key():  # the teacher's own tries are not the class's
         return
     try:
+        if not nickname() and not _enter(code, quiet=False):
+            st.warning(f"Not counted in the class: {st.session_state[REFUSED][1]}.", icon=":material/block:")
+            return
         attempt = class_store().submit(code, exercise, session_id(), answer, correct)
         if attempt == 1:
-            st.caption(f"Counted in class **{code}**, anonymously: your first answer is the one the class counts.")
+            st.caption(f"Counted in class **{code}** as *{nickname()}*: your first answer is the one the class counts.")
         else:
             st.caption(f"Kept as a retry (answer {attempt}); class **{code}** counts your first answer.")
+    except OutsideClass as e:  # practice of the student's own: nothing is written
+        st.caption(f"Not counted: {e}.")
     except AnswerRefused as e:
         st.warning(f"Not counted in the class: {e}.", icon=":material/block:")
     except StoreBusy as e:  # up, but a lock or a slow statement made it refuse: the same click later works
@@ -179,35 +216,53 @@ def _address() -> str:
     return client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
 
 
-def _sign_in_wait(now: float) -> float:
-    """Seconds before this browser tab may try a key again: SIGN_IN_TRIES wrong ones within
-    SIGN_IN_WINDOW make it wait, as do too many from its address (``server.limits``)."""
-    tries = [t for t in st.session_state.get("class_key_tries", []) if now - t < SIGN_IN_WINDOW]
-    mine = SIGN_IN_WINDOW - (now - tries[-SIGN_IN_TRIES]) if len(tries) >= SIGN_IN_TRIES else 0.0
-    return max(mine, sign_in_attempts().wait(_address(), now))
+def _connection() -> str:
+    """This browser tab's connection (Streamlit's session id): what the sign-in limits count by,
+    in the process, out of the reach of a ``clear_cache`` that empties the session's state."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return session_id()
+    # the session's SessionState (SafeSessionState wraps it anew for every script runner) lives as long as
+    # the connection; with the session id it also tells apart AppTest's sessions, which share one id
+    return f"{ctx.session_id}:{id(getattr(ctx.session_state, '_state', ctx.session_state))}"
+
+
+def _key_checked(typed: str) -> bool | None:
+    """Is ``typed`` the teacher key? Checked only when this tab and its address may try now
+    (``server.limits.SignInAttempts``): None, with the wait noted for the panel, when not; a
+    wrong key counts against both."""
+    now, limits = time.monotonic(), sign_in_attempts()
+    wait = limits.wait(_connection(), _address(), now)
+    if wait > 0:  # not even checked: a script trying keys learns nothing while it waits
+        st.session_state["class_key_wait"] = math.ceil(wait)
+        return None
+    if class_store().is_teacher(typed):
+        return True
+    limits.failed(_connection(), _address(), now)
+    st.session_state["class_key_wrong"] = True
+    return False
 
 
 def _sign_in() -> None:
     key = st.session_state.get("class_key_box", "")
     st.session_state["class_key_box"] = ""
-    now = time.monotonic()
-    wait = _sign_in_wait(now)
-    if wait > 0:  # not even checked: a script trying keys learns nothing while it waits
-        st.session_state["class_key_wait"] = math.ceil(wait)
-        return
     try:
-        if class_store().is_teacher(key):
+        if _key_checked(key):
             st.session_state[KEY] = key
-        else:
-            st.session_state["class_key_wrong"] = True
-            st.session_state["class_key_tries"] = st.session_state.get("class_key_tries", [])[-SIGN_IN_TRIES:] + [now]
-            sign_in_attempts().failed(_address(), now)
     except StoreUnavailable as e:
         st.session_state["class_key_wrong"] = str(e)
 
 
 def _sign_out() -> None:
-    for name in (KEY, TEACHER_OF, COOKIE_FOR):
+    """This tab stops being the teacher's, and the teacher session behind its cookie ends in the
+    store (every copy of the cookie with it); the browser's cookie is cleared on the next run."""
+    for token in {st.session_state.get(TEACHER_SESSION), st.session_state.get(KEY)}:
+        try:
+            class_store().end_teacher_session(token)
+        except StoreUnavailable:
+            pass
+    for name in (KEY, TEACHER_OF, COOKIE_FOR, TEACHER_SESSION):
         st.session_state.pop(name, None)
     st.session_state[SIGNED_OUT] = True
 
@@ -224,13 +279,11 @@ def _cookie_script(current: str) -> None:
             return
         try:
             store = class_store()
-            info = store.class_info(code)
-            if info is None or not info.open:
-                return
-            ticket = identity.teacher_ticket(store.cookie_secret(), teacher_key(), code, info.expires_at)
-        except StoreUnavailable:
+            token = store.start_teacher_session(teacher_key(), code, identity.TICKET_SECONDS)
+            ticket = identity.teacher_ticket(store.cookie_secret(), token, code)
+        except (StoreUnavailable, NotTeacher, AnswerRefused):
             return
-        st.session_state[COOKIE_FOR] = code
+        st.session_state[COOKIE_FOR], st.session_state[TEACHER_SESSION] = code, token
         call = (f"fetch({_js_string(base + identity.TEACHER_PATH)}, {{method: 'POST', credentials: 'same-origin', "
                 "headers: {'Content-Type': 'application/x-www-form-urlencoded'}, "
                 f"body: 'ticket=' + encodeURIComponent({_js_string(ticket)})}})")
@@ -248,9 +301,19 @@ def _open_class() -> None:
 
 
 def _new_key() -> None:
+    """*New key*, for whoever types the current key (a teacher cookie, or a tab left signed in, is
+    not enough); a wrong key counts as a wrong sign-in."""
+    typed = st.session_state.get("class_new_key_current", "")
+    st.session_state["class_new_key_current"] = ""
     try:
-        st.session_state[KEY] = st.session_state["class_new_key_shown"] = class_store().new_key(teacher_key())
-        st.session_state.pop(COOKIE_FOR, None)  # the teacher cookie names the old key: a new one is fetched
+        if not _key_checked(typed):
+            wait = st.session_state.pop("class_key_wait", None)
+            st.session_state.pop("class_key_wrong", None)
+            st.session_state["class_error"] = (f"Too many wrong keys: try again in {wait} s." if wait else
+                                               "That is not the current teacher key: a new key needs it.")
+            return
+        st.session_state[KEY] = st.session_state["class_new_key_shown"] = class_store().new_key(typed)
+        st.session_state.pop(COOKIE_FOR, None)  # every teacher session ended with the old key: a new one is fetched
     except (StoreUnavailable, NotTeacher, AnswerRefused) as e:
         st.session_state["class_error"] = str(e)
 
@@ -259,8 +322,9 @@ def _new_key_popover() -> None:
     """*New key*: the store makes a new teacher key, the old one stops working in every process
     and session; the new one is shown here once (never printed, never in a log)."""
     with st.popover("New key", icon=":material/key:"):
-        st.caption("Replace the teacher key: the old one stops working everywhere, also for anyone who read it. "
-                   "The new key is shown here once; keep it off the projector.")
+        st.caption("Replace the teacher key: the old one stops working everywhere, also for anyone who read it, "
+                   "and every teacher cookie ends. The new key is shown here once; keep it off the projector.")
+        st.text_input("Current key", type="password", key="class_new_key_current")
         st.button("Make a new key", key="class_new_key", on_click=_new_key)
         shown = st.session_state.pop("class_new_key_shown", None)
         if shown:
@@ -289,6 +353,8 @@ def _join() -> None:
     st.session_state[FOLLOW] = bool(code)
     st.session_state["class_code_bad"] = bool(typed.strip()) and not code
     st.session_state.pop(APPLIED, None)
+    if code and not teacher_key() and not _enter(code):
+        code = ""
     set_query_params(**{"class": code or None})
 
 
@@ -328,8 +394,14 @@ def _student_panel(code: str) -> None:
     if st.session_state.pop("class_code_bad", False):
         st.warning("A class code is 6 letters and digits.")
     if code:
+        if nickname():
+            st.caption(f"You are **{nickname()}** in class {code} (the teacher's list shows this name, nobody "
+                       "else's answers).")
         st.toggle("Follow the teacher", key=FOLLOW, on_change=_refollow,
                   help="Show what the teacher sends to the class; turn off to explore alone.")
+    refused = st.session_state.get(REFUSED)
+    if refused and not code:
+        st.warning(f"Not in class {refused[0]}: {refused[1]}.", icon=":material/block:")
     with st.popover("I am the teacher"):
         st.text_input("Teacher key", type="password", key="class_key_box",
                       help="Printed by the server when it starts (or ATTN_EXPLORER_TEACHER_KEY).")
@@ -359,14 +431,69 @@ def _teacher_panel(code: str, current: str) -> None:
                   "model and step (what this page's link holds).")
         if st.session_state.pop("class_sent", False):
             st.caption("Sent.")
+        roster_panel(info.code)
         st.button("Close the class", key="class_close", on_click=_close_class)
-    else:
+    elif signed_in_teacher():
         st.button("Open a class", key="class_open", on_click=_open_class, type="primary")
+    else:  # a teacher cookie's session acts for its class only
+        st.caption("This browser is the teacher of its class only: sign in with the key to open another.")
     _new_key_popover()
     st.button("Sign out", key="class_sign_out", on_click=_sign_out, help="This browser stops being the teacher's.")
     error = st.session_state.pop("class_error", None)
     if error:
         st.warning(error)
+
+
+def counts_line(code: str) -> str | None:
+    """The class in numbers for its teacher: joined, answered, counted (the store counts)."""
+    try:
+        n = class_store().class_counts(teacher_key(), code)
+    except (StoreUnavailable, NotTeacher):
+        return None
+    return (f"**{n.joined}** joined · **{n.answered}** answered · **{n.counted}** answers counted"
+            + (" · locked" if n.locked else ""))
+
+
+def _lock(code: str) -> None:
+    try:
+        class_store().lock(teacher_key(), code, bool(st.session_state.get("class_locked")))
+    except (StoreUnavailable, NotTeacher) as e:
+        st.session_state["class_error"] = str(e)
+
+
+def _remove(code: str, names: list) -> None:
+    try:
+        gone = [n for n in names if class_store().remove(teacher_key(), code, n)]
+        st.session_state["class_removed"] = gone
+    except (StoreUnavailable, NotTeacher) as e:
+        st.session_state["class_error"] = str(e)
+
+
+def roster_panel(code: str) -> None:
+    """The roster: joined / answered / counted, *Lock the class* (no new students; a late one is
+    told so) and the students, by join time and nickname, to remove (their answers leave the
+    summary, and their id cannot join again)."""
+    line = counts_line(code)
+    if line:
+        st.markdown(line)
+    try:
+        st.session_state["class_locked"] = class_store().locked(code)
+        students = class_store().roster_of(teacher_key(), code)
+    except (StoreUnavailable, NotTeacher):
+        return
+    st.toggle("Lock the class", key="class_locked", on_change=_lock, args=(code,),
+              help="No new student can join (they are told the class is locked); those in it go on.")
+    with st.popover(f"Students ({len(students)})", icon=":material/group:"):
+        rows = [{"nickname": m.nickname, "joined": time.strftime("%H:%M:%S", time.localtime(m.joined_at)),
+                 "answers": m.answers} for m in students]
+        picked = st.dataframe(rows, hide_index=True, key="class_roster", on_select="rerun",
+                              selection_mode="multi-row")
+        chosen = [rows[i]["nickname"] for i in picked.selection.rows] if rows else []
+        st.button(f"Remove {len(chosen)} selected", key="class_remove", on_click=_remove, args=(code, chosen),
+                  disabled=not chosen, help="Their answers leave the summary; they cannot join this class again.")
+    removed = st.session_state.pop("class_removed", None)
+    if removed:
+        st.caption("Removed: " + ", ".join(removed) + ".")
 
 
 def _follow(pages: dict, code: str, current: str) -> None:
@@ -486,5 +613,4 @@ def revealed_to_class(exercise: str) -> bool:
 
 
 __all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "signed_in_teacher", "session_id",
-           "revealed_to_class",
-           "store_notice"]
+           "revealed_to_class", "nickname", "counts_line", "roster_panel", "store_notice"]

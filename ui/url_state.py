@@ -1,5 +1,8 @@
 """The page's state in its URL (``?text=…&model=…``), so a teacher can share a link.
 
+Every parameter a page reads is bounded: ``int_param`` and ``names_param`` turn a number out of
+range or a list too long into the default and a clear message, never an error.
+
 Torch-free on purpose: ``navigation.py`` draws the class panel (``class_session``) on the first
 visit while the server's warm-up thread is still importing torch (``server/loading.py``)."""
 from __future__ import annotations
@@ -19,3 +22,33 @@ def set_query_params(**values) -> None:
             st.query_params.pop(k, None)
         elif st.query_params.get(k) != str(v):
             st.query_params[k] = str(v)
+
+
+def int_param(name: str, default: int, low: int, high: int) -> int:
+    """The link's whole number ``?name=`` within [low, high]; anything else (not a number, out of
+    range, 24 MB of digits) gives ``default`` and a message naming the bounds. The value itself is
+    not echoed: a link's text is the visitor's."""
+    raw = query_param(name)
+    if raw is None:
+        return default
+    raw = str(raw).strip()
+    value = int(raw) if len(raw) <= 12 and raw.lstrip("-").isdigit() else None
+    if value is None or not low <= value <= high:
+        st.warning(f"The link's `{name}` is not a whole number from {low:,} to {high:,}: showing {default} instead.",
+                   icon=":material/link_off:")
+        return default
+    return value
+
+
+def names_param(name: str, known, most: int) -> list[str]:
+    """The link's comma-separated ``?name=`` as known names, each once, at most ``most`` of them;
+    a message says what was left out (unknown names, repeats, more than ``most``)."""
+    given = [n.strip() for n in str(query_param(name) or "")[:4000].split(",") if n.strip()]
+    chosen = list(dict.fromkeys(n for n in given if n in known))
+    unknown = sum(n not in known for n in given)
+    repeats = len(given) - unknown - len(chosen)
+    left = [f"{unknown} unknown left out"] * bool(unknown) + [f"{repeats} repeated"] * bool(repeats)
+    left += [f"at most {most} are shown, the first {most} kept"] * (len(chosen) > most)
+    if left:
+        st.warning(f"The link's `{name}` names {len(given)} item(s): {'; '.join(left)}.", icon=":material/link_off:")
+    return chosen[:most]

@@ -17,6 +17,8 @@ notebook from a decoding record's arrays or a results CSV.
 - :mod:`viz.classroom`: the classroom load curve (latency against concurrent students).
 - :mod:`viz.fast_figure`: building a figure from a plain spec without Plotly's per-property
   validation (what every module above returns).
+- :mod:`viz.narrow`: how wide a figure must be drawn for its labels not to run into each other,
+  on any screen (a phone's 390 px included).
 - :mod:`viz.export`: any figure as SVG, PDF or PNG (Kaleido in Debian's Chromium), the
   attention matrix as CSV, a figure as standalone HTML.
 - :mod:`viz.latex`: an alignment matrix as a TikZ file ``pdflatex`` compiles on its own.

@@ -126,6 +126,19 @@ def wait_for(page: Page, expression: str, what: str, timeout: float = PAGE_BUDGE
         raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}") from None
 
 
+def open_a_class(page: Page, key: str) -> str:
+    """On a page with the class panel: sign in as the teacher with ``key`` and open a class;
+    returns the class's code, once the page shows it open."""
+    page.get_by_text("Class", exact=True).first.click()
+    page.get_by_role("button", name="I am the teacher").click()
+    box = page.locator('input[type="password"][aria-label="Teacher key"]')
+    box.fill(key)
+    box.press("Enter")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Open a class").click()
+    return wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+
+
 def describe_page(page: Page) -> str:
     """What the browser shows, for a timeout's message: the address, the page's text, and a
     screenshot saved as test-output/browser/timeout.png."""

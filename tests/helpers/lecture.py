@@ -1,6 +1,6 @@
-"""The lecture hall for the tests of ``scripts/serve.py`` (``server/lecture.py``): the classroom
-bench's websocket client and the launcher loaded as modules, and :class:`Hall`, the launcher
-running as a child process with what it printed."""
+"""Real servers for the tests: the classroom bench's websocket client and the launcher
+(``scripts/serve.py``) loaded as modules, :class:`Hall` (the launcher running as a child process,
+with what it printed), a server's readiness, and a self-signed certificate for HTTPS."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,11 +9,14 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from server.lecture import proxy_stats
 
 from helpers import ROOT
+
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no proxy from the environment
 
 SENTENCE = "text=I%20will%20eat.&model=rnnsearch"
 
@@ -26,7 +29,6 @@ def _load(name: str, path: Path):
     return module
 
 
-bench = _load("bench_classroom", ROOT / "bench" / "classroom.py")
 serve = _load("scripts_serve", ROOT / "scripts" / "serve.py")
 
 
@@ -74,3 +76,26 @@ class Hall:
                 return time.monotonic() - start
             time.sleep(0.25)
         raise AssertionError(f"{name} not {status} after {timeout} s: {self.stats()[name]['status']}")
+
+
+def load_bench():
+    """bench/classroom.py, the client that speaks Streamlit's websocket protocol (loaded once)."""
+    return sys.modules.get("bench_classroom") or _load("bench_classroom", ROOT / "bench" / "classroom.py")
+
+
+def ready(base: str) -> int:
+    """How many times the server has loaded its models (app.py's readiness route)."""
+    text = OPENER.open(f"{base}/_attn/ready", timeout=5).read().decode()
+    return int(re.search(r"models loaded (\d+) time", text)[1])
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for localhost and 127.0.0.1, as a teacher makes one (docs/lecture.md)."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+bench = load_bench()
