@@ -30,7 +30,8 @@ def set_up() -> None:
     - glibc's malloc arenas capped, before the server starts its threads (:func:`limit_malloc_arenas`);
     - a chosen teacher key too short to guard a class refused, with the reason, at start;
     - a browser's "clear cache" clearing its own session, not every visitor's shared caches;
-    - each page compiled once per process, and no config file polled (server/serving.py)."""
+    - each page compiled once per process, no config file polled, each tab's reruns paced to its
+      share (server/serving.py)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     limit_malloc_arenas()
     from server.settings import teacher_key_problem
@@ -38,9 +39,10 @@ def set_up() -> None:
         sys.exit(f"Attention Explorer: {teacher_key_problem()}")
     from server.shared import guard_clear_cache
     guard_clear_cache()
-    from server.serving import compile_pages_once, stop_config_polling
+    from server.serving import compile_pages_once, pace_reruns, stop_config_polling
     compile_pages_once()
     stop_config_polling()
+    pace_reruns()
 
 
 def limit_malloc_arenas() -> None:

@@ -7,7 +7,7 @@ Tests drive this file with Streamlit's AppTest.
 import streamlit as st
 
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
-from server.limits import pause, rerun_wait, SlowDown  # torch-free
+from server.limits import recently_paced, SlowDown  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 from ui.figures import narrow_screen_css
 
@@ -41,11 +41,9 @@ PAGES = {
 
 page = st.navigation(PAGES)
 st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
-wait = rerun_wait()
-if wait:  # this tab reruns faster than its share (server/limits.py): it is told, then waits its turn
+if recently_paced():  # this tab asks for reruns faster than its share: they wait their turn (server/serving.py)
     st.warning("Slow down: this tab asks the server for new pages faster than one tab may, so each waits its "
                "turn. Nothing is lost: the page shows what you last typed or picked.", icon=":material/hourglass_top:")
-    pause(wait)
 if not models_loaded.is_set() or warm_up.pending:
     # The first visit after the server started: torch and the checkpoints are still loading
     # (app.py loads them in the background). An empty chart drawn now makes the browser fetch

@@ -19,7 +19,7 @@ from ui.examples import EXAMPLES
 from ui.figures import chart, chart_with_export
 from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain
-from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, usable_models
+from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, shared_result, usable_models
 from ui.class_view import exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given, numbers_table
 from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
 from model.analysis import merge_to_words
@@ -288,11 +288,21 @@ def which_page():
 
 def word_attention(model_name: str, sentence: str):
     try:
-        record = cached_translate(model_name, sentence, 1)
+        return _word_view(model_name, sentence)[:3]
     except InputError as e:
         st.warning(str(e))
         st.stop()
-    return merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+
+
+@shared_result(max_entries=128)
+def _word_view(model_name: str, sentence: str):
+    """A model's word-level attention on an exercise's sentence, its cues and its heatmap: made
+    once per process for every student who checks or is shown it (a class answers the same
+    exercise at once), each student's page only draws them."""
+    record = cached_translate(model_name, sentence, 1)
+    weights, source, target = merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+    title = DISPLAY_NAMES.get(model_name, model_name)
+    return weights, source, target, attention_cues(weights), alignment_heatmap(weights, source, target, title=title)
 
 
 def side_by_side(models: list, sentence: str) -> None:
@@ -303,13 +313,15 @@ def side_by_side(models: list, sentence: str) -> None:
     rows = []
     columns = st.columns(3)
     for k, name in enumerate(models):
-        weights, source, target = word_attention(name, sentence)
-        cues = attention_cues(weights)
+        try:
+            *_, cues, figure = _word_view(name, sentence)
+        except InputError as e:
+            st.warning(str(e))
+            st.stop()
         rows.append({"model": DISPLAY_NAMES.get(name, name), "family": FAMILIES[FAMILY_OF[name]],
                      "sharpness": round(cues["sharpness"], 2), "entropy (nats)": round(cues["entropy"], 2),
                      "exactly 0": f"{cues['zeros']:.0%}"})
-        chart(alignment_heatmap(weights, source, target, title=DISPLAY_NAMES.get(name, name)),
-              f"exercise-which-{seed}-{name}", f"ex_which_all_{name}", where=columns[k % 3])
+        chart(figure, f"exercise-which-{seed}-{name}", f"ex_which_all_{name}", where=columns[k % 3])
     st.dataframe(rows, hide_index=True, key="ex_which_cues")
 
 

@@ -43,7 +43,7 @@ def number(name: str, default: int) -> int:
 def first_visit() -> None:
     """The stop, the step and the stops done, from the link (a reload keeps them there)."""
     if STOP not in st.session_state:
-        st.session_state[STOP] = int_param("stop", 1, 1, END)  # END: the closing card
+        st.session_state[STOP] = int_param("stop", 1, 1, END, clamp=True, past_high=N)  # END: the closing card
         st.session_state[STEP] = max(1, number("step", 1))
         done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}

@@ -1,6 +1,8 @@
 """A class on one server: N browser sessions play a lesson at once; latency, errors, memory.
 
     python bench/classroom.py [--sessions 10] [--think 2.5] [--followers N] [--json] [--append results/benchmarks.jsonl]
+    python bench/classroom.py --sessions 30 --flood            # the class beside a flooding tab, and without
+    python bench/classroom.py --sessions 200 --replicas 2 --follow-only --idle 30   # following only
 
 Starts the real server (``streamlit run app.py``, shipped checkpoints) and drives it the way
 browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
@@ -30,18 +32,26 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
 - ``lost_answers``: answers whose check rerun finished without an error but that the class
   store does not hold afterwards (the teacher's summary counts the store's rows).
 - ``students_counted``: the distinct anonymous student ids the class's answers are stored
-  under. Each student answers twice (before the teacher's three sends and after a reload), each
-  send a fresh page load and the reload a new socket, so a student counted once per browser
+  under. Each student answers twice (before the teacher's three sends and after a reload), the
+  reload a new socket, so a student counted once per browser
   (the ``attn_student`` cookie the tab keeps, as a browser's jar does) gives ``sessions``.
   ``follow_lesson_p95_ms``: from each of those sends to the sent page drawn (the teacher sends
   once the room has reached the follow step, ``TeacherSends``).
 - ``follow_*``: after the lesson, ``--followers`` sessions (default: ``--sessions``) open the
-  class link and follow the teacher, polling as the browser's fragment timer does; the bench
+  class link and follow the teacher as the page's listener does (``/_attn/follow`` held open,
+  then *Look again*; a server whose page polls is followed by its timer); the bench
   opens a Step through page (a sentence, a model, step 3) as the teacher's screen, then sends
   it to the class through the store, as the teacher's *Send to class* does. Per follower: the time from the send until the
   teacher's page, opened as the follow fragment asks, has finished drawing and shows that
   sentence at that step (``follow_p95_ms``; ``follow_errors``: a follower that never got it
   within 10 s, or got another page).
+- ``idle_cpu_pct_of_core`` (``--idle S``): with the followers in, the servers' CPU over S
+  seconds of nobody clicking. ``--follow-only``: only that, no reference run and no lesson.
+- ``flood`` (``--flood``): the class played again on a fresh server, in a class of its own,
+  beside one tab that sends 20 reruns a second over a raw websocket, each with a new
+  1,000-character sentence; the students' figures then, ``flood_p95_ratio`` (their p95 against
+  the run without it) and the flooding tab's reruns asked, run and told to slow down.
+- ``load_average_start``, ``load_average``: the host's load when the run started and ended.
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every
   0.5 s) during the concurrent run.
 - ``reference_cpu_ms``: the server's CPU milliseconds per interaction, by kind, in the reference

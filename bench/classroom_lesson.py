@@ -83,7 +83,7 @@ class Lesson:
             steps += [("exercise", ("goto", "exercises", link(ex="which", seed=seed, **{"class": self.class_code}))),
                       ("choose", ("set", f"ex_which_{seed}", mechanism_choice(seed))),
                       ("answer", ("click", f"ex_check_which:{seed}", True))]
-            # following the teacher through three sends (each a fresh page load), a reload, and the
+            # following the teacher through three sends (each opened inside the tab's session), a reload, and the
             # last sent exercise answered: the same student id all along (server/identity.py)
             steps += [("follow", ("follow", k, sent_link(page, params, self.class_code)))
                       for k, (page, params) in enumerate(SENDS)]

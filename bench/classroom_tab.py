@@ -27,10 +27,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from server.class_store import ADJECTIVES, ANIMALS  # noqa: E402
 from server.identity import STUDENT_COOKIE  # noqa: E402
 from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
+# a student's nickname in a class (server/class_store.py, drawn at random on joining) says who, not what
+# the page shows: two runs of one lesson draw different ones
+NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS) + r")(?: [0-9]+)?").encode())
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
@@ -137,7 +141,8 @@ class Tab:
     async def rerun_end(self, fragment: str = "") -> tuple[str, str | None]:
         """Read until the rerun finishes; (digest of the page as drawn, error or None). A
         fragment's rerun redraws that fragment only: the digest is of what it drew."""
-        shown: dict[tuple, bytes] = {}  # delta path -> the element last drawn there
+        shown: dict[tuple, bytes] = {}  # delta path -> the element last drawn there, as compared
+        raw: dict[tuple, bytes] = {}  # … as sent
         ids: dict[str, str] = {}  # element id -> its user key ("" if none)
         fragments: dict[str, str] = {}  # element id -> its fragment id
         error = None
@@ -147,6 +152,7 @@ class Tab:
             if kind == "new_session":  # a run starts: the page is drawn afresh
                 self.page = msg.new_session.page_script_hash
                 shown.clear()
+                raw.clear()
                 ids.clear()
                 fragment = ""  # a fragment that switched page (following the teacher): the whole page is new
                 self.path = next((path for path, h in self.pages.items() if h == self.page), self.path)
@@ -155,7 +161,7 @@ class Tab:
             elif kind == "page_info_changed":  # the app rewrote the URL (st.query_params)
                 self.query = msg.page_info_changed.query_string
             elif kind == "delta":
-                error = draw(msg, shown, ids, fragments) or error
+                error = draw(msg, shown, ids, fragments, raw) or error
             elif kind == "auto_rerun":  # the browser's timer for a run_every fragment
                 self.timer = (msg.auto_rerun.interval, msg.auto_rerun.fragment_id)
             elif kind == "page_not_found":
@@ -176,8 +182,7 @@ class Tab:
             if LISTENER.search(body):  # a follower's listener (the version it waits past, the address it
                 body = b"follow listener"  # keeps) is the same page, fresh or followed
             page.update(repr(path).encode() + body)
-        self.drawn = b"".join(body for _, body in sorted(shown.items()))
-        self._shown = shown
+        self.drawn = b"".join(body for _, body in sorted(raw.items()))
         found = FOLLOW_LINK.search(self.drawn)
         self.link = json.loads(found.group(1)) if found else None
         listening = LISTENER.findall(self.drawn)
@@ -235,8 +240,10 @@ class Tab:
             self.ws = None
 
 
-def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict) -> str | None:
-    """Record one delta in the page as drawn; returns an error the element shows, if any."""
+def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict, raw: dict | None = None) -> str | None:
+    """Record one delta in the page as drawn (``raw``: as sent; ``shown``: as compared, without what
+    names rather than shows: element ids, a student's nickname); returns an error the element shows,
+    if any."""
     what = msg.delta.WhichOneof("type")
     if what not in ("new_element", "add_block"):  # transients: spinners, shown or not by timing
         return None
@@ -251,6 +258,10 @@ def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict) -> str | None
     for name in VOLATILE:
         if name in part.DESCRIPTOR.fields_by_name:
             part.ClearField(name)
+    if raw is not None:
+        raw[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)
+    if isinstance(getattr(part, "body", None), str) and NICKNAME.search(part.body.encode()):
+        part.body = NICKNAME.sub(b"(nickname)", part.body.encode()).decode()
     shown[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)
     if element == "exception":
         return f"exception: {part.type}: {part.message[:120]}"

@@ -75,8 +75,8 @@ def training_queue() -> TrainingQueue:
 
 
 DECODES_PER_S = 2.0    # a tab's decodings a second, sustained…
-DECODE_BURST = 12.0    # …after a burst of this many (Compare with every model, twice)
-ABANDON_CHECK_S = 0.05  # how often a waiting decoding looks for a newer rerun of its tab
+DECODE_BURST = 24.0    # …after a burst of this many (Compare's six models on a 1,000-character sentence)
+ABANDON_CHECK_S = 0.25  # how often a waiting decoding looks for a newer rerun of its tab
 
 
 class SlowDown(StopException):
@@ -96,58 +96,59 @@ class Superseded(StopException):
 class FairSlots:
     """At most ``n`` decodings at once; the sessions waiting are served in turn, one decoding
     each (round robin), so a tab with twenty requests queued waits behind every other tab's one
-    instead of in front of them."""
+    instead of in front of them. A slot freed is handed to the next ticket directly, waking that
+    thread alone: thirty tabs waiting must not all wake at every release, since each wake takes
+    the GIL from the decodings under way."""
 
     def __init__(self, n: int):
         self.n = n
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
         self._held = 0
-        self._queued: dict[str, deque] = {}  # session -> its waiting tickets, oldest first
-        self._turns: deque[str] = deque()    # sessions with a waiting ticket, whose turn is next first
+        self._queued: dict[str, deque[threading.Event]] = {}  # session -> its waiting tickets, oldest first
+        self._turns: deque[str] = deque()  # sessions with a waiting ticket, whose turn is next first
 
     def acquire(self, who: str, abandon=None) -> None:
-        """Wait for a slot; ``abandon()`` (looked at while waiting) true raises Superseded."""
-        ticket = object()
-        with self._changed:
+        """Wait for a slot; ``abandon()`` (looked at every ABANDON_CHECK_S while waiting) true
+        raises Superseded."""
+        with self._lock:
             if self._held < self.n and not self._turns:
                 self._held += 1
                 return
+            ticket = threading.Event()
             mine = self._queued.setdefault(who, deque())
             if not mine:
                 self._turns.append(who)
             mine.append(ticket)
-            try:
-                while not (self._held < self.n and self._turns[0] == who and mine[0] is ticket):
-                    self._changed.wait(ABANDON_CHECK_S if abandon else None)
-                    if abandon is not None and abandon():
+        while not ticket.wait(ABANDON_CHECK_S if abandon is not None else None):
+            if abandon():
+                with self._lock:
+                    if not ticket.is_set():  # still waiting: leave the queue
+                        mine.remove(ticket)
+                        if not mine:
+                            del self._queued[who]
+                            self._turns.remove(who)
                         raise Superseded()
-            except BaseException:
-                self._leave(who, ticket)
-                raise
-            mine.popleft()
-            self._turns.popleft()
+                self.release()  # handed a slot meanwhile: pass it on
+                raise Superseded()
+
+    def release(self) -> None:
+        """Give the slot to the next session's oldest ticket (then that session goes to the back
+        of the turns), or free it."""
+        with self._lock:
+            if not self._turns:
+                self._held -= 1
+                return
+            who = self._turns.popleft()
+            mine = self._queued[who]
+            ticket = mine.popleft()
             if mine:
                 self._turns.append(who)  # its next decoding waits for every other session's turn
             else:
                 del self._queued[who]
-            self._held += 1
-
-    def _leave(self, who: str, ticket: object) -> None:
-        mine = self._queued.get(who)
-        if mine is not None and ticket in mine:
-            mine.remove(ticket)
-            if not mine:
-                del self._queued[who]
-                self._turns.remove(who)
-        self._changed.notify_all()
-
-    def release(self) -> None:
-        with self._changed:
-            self._held -= 1
-            self._changed.notify_all()
+            ticket.set()  # the slot passes to that ticket: held stays the same
 
     def waiting(self) -> int:
-        with self._changed:
+        with self._lock:
             return sum(len(q) for q in self._queued.values())
 
 
@@ -185,10 +186,15 @@ def decode_rate() -> DecodeRate:
 
 
 def _session() -> tuple[str, object]:
-    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a session."""
+    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a browser's
+    session: a server thread, or Streamlit's AppTest, whose every page shares one made-up id
+    and no server (the shares are for visitors of a running server)."""
+    from streamlit.runtime import Runtime
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
     ctx = get_script_run_ctx(suppress_warning=True)
-    return (ctx.session_id, ctx.script_requests) if ctx is not None else ("", None)
+    if ctx is None or not Runtime.exists():
+        return "", None
+    return ctx.session_id, ctx.script_requests
 
 
 def superseded(requests) -> bool:
@@ -201,7 +207,7 @@ def superseded(requests) -> bool:
     return state == "STOP"
 
 
-RERUNS_PER_S = 3.0     # a tab's full-page reruns a second, sustained…
+RERUNS_PER_S = 2.0     # a tab's full-page reruns a second, sustained…
 RERUN_BURST = 10.0     # …after a burst of this many (a student's clicks come seconds apart)
 
 
@@ -210,28 +216,27 @@ def rerun_rate() -> DecodeRate:
     return DecodeRate(RERUNS_PER_S, RERUN_BURST)
 
 
-def rerun_wait() -> float:
-    """Seconds this tab's full-page rerun must wait for its share (0: within it). A tab asking for
-    reruns faster than RERUNS_PER_S (a script on the raw websocket) gets them at that pace: its
-    page first says so, then :func:`pause` waits, and a newer request ends the wait."""
+_paced: dict[str, float] = {}  # session id -> when its last rerun request was held (server/serving.py)
+_paced_lock = threading.Lock()
+PACED_SHOWN_S = 5.0  # a page says "slow down" this long after the tab's last held request
+
+
+def paced(who: str) -> None:
+    """A rerun request of this tab was held for its share (``server.serving.pace_reruns``). Holds
+    at most 10,000 sessions, forgetting the longest quiet."""
+    with _paced_lock:
+        _paced.pop(who, None)
+        _paced[who] = time.monotonic()
+        while len(_paced) > 10_000:
+            del _paced[next(iter(_paced))]
+
+
+def recently_paced() -> bool:
+    """Was one of this tab's rerun requests held a moment ago (its page then says "slow down")?"""
     who, _ = _session()
-    return rerun_rate().take(who, time.monotonic()) if who else 0.0
-
-
-def pause(seconds: float) -> None:
-    """Wait ``seconds`` holding nothing (no slot, no GIL); Superseded as soon as the tab asks for a
-    newer rerun (Streamlit then runs that one). Then the tab's share is taken."""
-    who, requests = _session()
-    deadline = time.monotonic() + seconds
-    while True:
-        while (left := deadline - time.monotonic()) > 0:
-            time.sleep(min(ABANDON_CHECK_S, left))
-            if requests is not None and superseded(requests):
-                raise Superseded()
-        more = rerun_rate().take(who, time.monotonic()) if who else 0.0
-        if not more:
-            return
-        deadline = time.monotonic() + more
+    with _paced_lock:
+        when = _paced.get(who)
+    return when is not None and time.monotonic() - when < PACED_SHOWN_S
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """How the Streamlit runtime is set up for a class server: each page compiled once per process,
-no file polled.
+no file polled, each tab's reruns paced to its share.
 
 Streamlit keeps each script's bytecode in one ``ScriptCache`` per process, but empties it
 whenever the last browser session disconnects (``WebsocketSessionManager``: "avoid stale cached
@@ -16,11 +16,20 @@ for the life of the process. Where files are watched (a developer's ``streamlit 
 0.2 s on a thread pool, whatever ``server.fileWatcherType`` says (``bootstrap._install_config_watchers``):
 :func:`stop_config_polling` stops those watchers under ``fileWatcherType = "none"``. A changed
 config then takes a restart, as the ``[server]`` section already does.
+
+A tab that asks for full-page reruns faster than its share (``server.limits.rerun_rate``: a
+script on the raw websocket sending twenty a second) would start a script run for each, every
+one stopping the one before: :func:`pace_reruns` makes such a request wait on the event loop
+instead, keeping only the newest, which runs when the tab's share allows (its page then says
+"slow down", ``navigation.py``). A wait costs a timer, not a thread or a run. Fragment reruns
+and the server's own reruns are not paced.
 """
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
+import time
 
 _LOG = logging.getLogger(__name__)
 
@@ -67,3 +76,40 @@ def stop_config_polling() -> int:
             stopped += 1
     _LOG.debug("stopped %d config file poller(s)", stopped)
     return stopped
+
+
+def pace_reruns() -> bool:
+    """Hold a tab's full-page rerun requests beyond its share (see the module). Returns False when
+    this Streamlit's AppSession has no ``request_rerun``."""
+    try:
+        from streamlit.runtime.app_session import AppSession
+    except ImportError:
+        return False
+    streamlits = getattr(AppSession, "request_rerun", None)
+    if streamlits is None or getattr(streamlits, "paced", False):
+        return streamlits is not None
+
+    def request_rerun(self, client_state=None) -> None:
+        from server.limits import paced, rerun_rate
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or client_state is None or client_state.fragment_id:
+            return streamlits(self, client_state)  # the server's own, or a fragment's: as Streamlit does
+        wait = rerun_rate().take(self.id, time.monotonic())
+        if not wait:
+            return streamlits(self, client_state)
+        paced(self.id)
+        newest = getattr(self, "_attn_held", None)
+        self._attn_held = client_state  # only the newest request of the tab is kept
+        if newest is None:
+            def run_newest():
+                held, self._attn_held = self._attn_held, None
+                if held is not None:
+                    request_rerun(self, held)
+            loop.call_later(wait, run_newest)
+
+    request_rerun.paced = True
+    AppSession.request_rerun = request_rerun
+    return True

@@ -137,6 +137,12 @@ def confident_row(record) -> int:
     return int(np.argmax(record.weights[:-1].max(1))) if len(record.target_tokens) > 1 else 0
 
 
+def first_row(record) -> int:
+    """The row stop 1 frames before the student picks one: not the row its question asks about,
+    whose brightest cell the view's text would otherwise name."""
+    return 1 if confident_row(record) == 0 and len(record.target_tokens) > 1 else 0
+
+
 def word_of_piece(record, k: int) -> int:
     """The French word (index into :func:`words_of`'s rows) that target piece ``k`` belongs to."""
     _, index = word_groups(record.target_tokens[:-1]) if len(record.target_tokens) > 1 else ([], [0])

@@ -232,3 +232,14 @@ def class_server(tiny_zoo, tmp_path_factory):
             finally:
                 browser.close()
                 store.engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def a_full_share_for_each_test():
+    """Every AppTest session has one id (Streamlit's "test session id"), so the per-session shares
+    of server/limits.py would carry one test's decodings and reruns into the next one's page, and
+    whether a page says "slow down" would depend on what ran before it. Each test starts with a
+    full share, as a new visitor does."""
+    from server.limits import decode_rate, rerun_rate
+    decode_rate.clear()
+    rerun_rate.clear()

@@ -27,6 +27,13 @@ DRAWN = """(() => {
     && !document.querySelector('[data-testid="stStatusWidget"] button')
     && !document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]');
 })()"""
+STILL = """(() => {
+  const now = JSON.stringify([...document.querySelectorAll('.js-plotly-plot text')]
+    .map(e => { const r = e.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top), e.textContent]; }));
+  const same = window.__phoneLabels === now;
+  window.__phoneLabels = now;
+  return same;
+})()"""
 # per chart: pairs of overlapping label boxes (tick labels, bar numbers, panel titles against labels)
 OVERLAPS = """(() => {
   const box = e => e.getBoundingClientRect();
@@ -45,14 +52,17 @@ OVERLAPS = """(() => {
         if (hit(box(xs[i]), box(ys[j]))) found.push([xs[i].textContent, ys[j].textContent]); };
     pairs(ticks, ticks, true); pairs(numbers, numbers, true); pairs(titles, ticks, false); pairs(titles, titles, true);
   }
+  const bars = [...document.querySelectorAll('.js-plotly-plot .modebar-container')];
   return {labels, overlaps: found.slice(0, 10), count: found.length,
+          toolbars: bars.filter(b => getComputedStyle(b).display !== 'none').length,
           width: document.documentElement.scrollWidth, viewport: window.innerWidth};
 })()"""
 
 
 def measured(page, name: str, charts: int = 1) -> dict:
     wait_for(page, DRAWN, f"{name}: its charts", 120, arg=charts)
-    page.wait_for_timeout(800)  # Plotly's last relayout after the first draw
+    # Plotly's last relayout after the first draw: the labels' boxes the same on two polls in a row
+    wait_for(page, STILL, f"{name}: its labels to settle", 60)
     found = page.evaluate(OVERLAPS)
     page.screenshot(path=OUT / f"{name}.png", full_page=True)
     charts = page.locator('[data-testid="stPlotlyChart"]')
@@ -61,6 +71,7 @@ def measured(page, name: str, charts: int = 1) -> dict:
     assert found["labels"] > 10, (name, found)
     assert found["count"] == 0, (name, found)
     assert found["width"] <= found["viewport"], (name, found)  # the page does not scroll sideways
+    assert found["toolbars"] == 0, (name, found)  # no Plotly toolbar over a figure on a phone
     return found
 
 

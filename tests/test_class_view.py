@@ -65,3 +65,11 @@ def test_the_class_alignment_beside_the_model_and_the_gold():
     heatmaps = [t for t in fig.data if t.type == "heatmap"]
     assert len(heatmaps) == 3 and [list(r) for r in heatmaps[0].text] == [["2", "0"], ["1", "1"]]
     assert np.allclose(heatmaps[0].z, [[1, 0], [0.5, 0.5]])  # coloured by share of the class
+
+
+def test_the_class_figures_are_valid_plotly():
+    """Built with Plotly's full validation (viz/ builds them unvalidated): a typo fails here."""
+    import plotly.graph_objects as go
+    go.Figure(answer_counts({"right": 2, "wrong": 1}, {"right"}).to_dict())
+    go.Figure(given_numbers_figure({"e_1": [1.0, 1.5]}, {"e_1": 1.0}, 0.02).to_dict())
+    go.Figure(class_alignment(np.eye(2, dtype=int), 1, np.eye(2), {(0, 0)}, np.eye(2), ["a", "b"], ["x", "y"]).to_dict())

@@ -109,3 +109,24 @@ def test_postgresql_notifies_the_other_process(postgres_url, monkeypatch):
     finally:
         teacher.engine.dispose()
         here.engine.dispose()
+
+
+def test_tabs_on_the_websocket_follow_a_send_inside_their_session(tiny_zoo, tmp_path):
+    """bench/classroom.py's followers against a real server: each holds /_attn/follow open, is
+    answered at the send, clicks *Look again* and draws the sent Step through page (its sentence
+    at its step) without a new socket."""
+    import argparse
+    from helpers.lecture import load_bench
+    bench = load_bench()
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=KEY)
+    code = store.open_class(KEY).code
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": store.url,
+           "ATTN_EXPLORER_TEACHER_KEY": KEY, "OMP_NUM_THREADS": "1"}
+    try:
+        with bench.server(None, env=env) as target:
+            args = argparse.Namespace(timeout=60.0, idle=0.0)
+            result = asyncio.run(bench.follow_the_teacher(target, args, store, KEY, code, 4))
+    finally:
+        store.engine.dispose()
+    assert result["follow_errors"] == 0, result["follow_error_kinds"]
+    assert result["followers"] == 4 and result["follow_max_ms"] is not None

@@ -77,7 +77,7 @@ def contents(data: dict, bleu: pd.DataFrame, text: str, i: int) -> dict[int, lq.
     r, h = data["record"], data["values"]
     local, D, own, local_text = data["local"]
     words = lq.words_of(r)
-    out = {1: lq.heatmap_text(r, 0), 2: lq.encoder_text(r, h, 0), 3: lq.score_text(r, i), 4: lq.softmax_text(r, i),
+    out = {1: lq.heatmap_text(r, lq.first_row(r)), 2: lq.encoder_text(r, h, 0), 3: lq.score_text(r, i), 4: lq.softmax_text(r, i),
            5: lq.context_text(r, h, i), 7: lq.luong_text(r, data["forced"], i),
            8: lq.local_text(local, D, min(i, len(local.target_tokens)), own, local_text),
            10: lq.transformer_text(r, lq.qkv_step(data["forced"]["dot"], data["dot_values"], i), i)}
@@ -144,6 +144,8 @@ def test_every_stop_on_every_sentence_at_every_step(zoo):
     for text in walked:
         data = records(zoo, text)
         T = len(data["record"].target_tokens)
+        # stop 1 frames another row first: the view's text names the framed row's brightest cell
+        assert T == 1 or lq.first_row(data["record"]) != lq.confident_row(data["record"])
         french = tuple(data["record"].target_tokens) + tuple(t for top in data["record"].topk_tokens for t in top)
         for i in range(1, T + 1):
             said = contents(data, bleu, text, i)
@@ -181,3 +183,15 @@ def test_the_landing_sentence_reads_as_the_issue_asks(zoo):
         shown = [round(v, seven.digits) for v in seven.values]
         assert len(seven.right) == 1 or len(set(shown)) < len(shown)
         assert "0.998" not in lq.luong_text(r, data["forced"], i).text
+
+
+def test_stop_7s_bars_are_valid_and_fit_a_phone():
+    """Stop 7's view (``viz.teaching.weight_rows``): valid Plotly, the weights written to the question's
+    digits on the asked piece only, and nothing in it needs a page wider than a phone's."""
+    import plotly.graph_objects as go
+    from viz.narrow import min_width
+    from viz.teaching import weight_rows
+    fig = weight_rows({"a": np.array([0.9984, 0.0016]), "b": np.array([0.9981, 0.0019])}, ["The", "</s>"], 4, 0)
+    go.Figure(fig.to_dict())
+    assert [t["text"] for t in fig.to_dict()["data"]] == [["0.9984", ""], ["0.9981", ""]]
+    assert min_width(fig) == 0

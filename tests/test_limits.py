@@ -79,3 +79,12 @@ def test_the_rate_forgets_the_longest_quiet_sessions():
     for i in range(10):
         rate.take(f"s{i}", float(i))
     assert list(rate._buckets) == ["s7", "s8", "s9"]
+
+
+def test_outside_a_running_server_nothing_is_rate_limited():
+    """The shares are a served visitor's: a server thread, or the tests' AppTest (whose pages all
+    share one made-up session id), decode as often as they ask."""
+    from server.limits import decoding_slot
+    for _ in range(100):
+        with decoding_slot(cost=4.0) as check:
+            check()

@@ -3,6 +3,7 @@ Streamlit's magic off because no page uses it, no config file polled."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import re
 import time
 import tomllib
@@ -82,3 +83,34 @@ def test_the_config_files_are_not_polled_when_no_file_is_watched(watcher_type):
         assert len(calls) == seen
     finally:
         PollingPathWatcher._check_if_path_changed = checked
+
+
+def test_a_tab_rerunning_faster_than_its_share_is_paced_to_its_newest_request(monkeypatch):
+    """Twenty-five requests at once: the share's burst runs at once, the rest wait on the event loop
+    and only the newest of them runs, when the share allows; a fragment's rerun is never held."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.runtime.app_session import AppSession
+    from server import limits, serving
+    ran = []
+    monkeypatch.setattr(AppSession, "request_rerun", lambda self, state=None: ran.append(state.query_string))
+    share = limits.DecodeRate(rate=4.0, burst=10.0)
+    monkeypatch.setattr(limits, "rerun_rate", lambda: share)
+    assert serving.pace_reruns()
+
+    class Tab:
+        id = "flooding-tab"
+
+    tab = Tab()
+
+    async def flood():
+        for i in range(25):
+            AppSession.request_rerun(tab, ClientState(query_string=str(i)))
+        AppSession.request_rerun(tab, ClientState(query_string="fragment", fragment_id="f1"))
+        first = list(ran)
+        await asyncio.sleep(0.6)  # one token at 4 a second: the held request's turn
+        return first
+
+    first = asyncio.run(flood())
+    assert first == [str(i) for i in range(10)] + ["fragment"]
+    assert ran == first + ["24"]
+    assert limits._paced.get("flooding-tab")

@@ -37,7 +37,6 @@ SENT = "sent"                 # in a link the follow opened: this page is the te
 REVEALED = "class_revealed"   # the exercise the teacher revealed
 FOLLOW_SAFETY_S = 30.0        # the follow fragment's own timer: the page's listener does the following
 LOOK = "class_follow_look"    # the follow fragment's "Look again" button, which the listener clicks
-PENDING = "class_pending_send"  # the teacher's page, found by the follow fragment, for the page's run to open
 OPENED = "class_opened_sent"   # the follow fragment opened the teacher's page: the panel is set as its link sets it
 KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
@@ -364,9 +363,6 @@ def _refollow() -> None:
 
 def class_sidebar(pages: dict, current: str) -> None:
     """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
-    sent = st.session_state.pop(PENDING, None)
-    if sent is not None and sent.page in pages and st.session_state.get(CLASS) == sent.code:
-        _open_sent(pages[sent.page], sent.code, sent)  # the follow fragment found a page the teacher sent
     code = joined_class()
     st.session_state.setdefault(PANEL, bool(teacher_key()))  # a class link opens it (joined_class)
     # drawn only while open (opening it reruns the page): most visitors never join a class, and
@@ -515,10 +511,7 @@ def _follow(pages: dict, code: str, current: str) -> None:
             return
         if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] \
                 and state.page in pages:
-            # opened by the page's own run, not this fragment's: a page switched from a fragment
-            # keeps the old address in the browser's bar (and a reload would show the old page)
-            st.session_state[PENDING] = state
-            st.rerun(scope="app")
+            _open_sent(pages[state.page], code, state)
         st.caption(f"Following class **{code}**: the teacher's pages open here.")
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
                   help="The teacher's page opens by itself; this looks at once.")

@@ -175,7 +175,7 @@ def heatmap_stop(lesson: Lesson, card: Card):
     T = lesson.T
     picked = card.action_slot.select_slider(
         "Pick a French row", list(range(T)), format_func=lambda k: f"{k + 1}. {piece(r.target_tokens[k])}",
-        key=f"lesson_row_{card.tag}", on_change=card.mark) if T > 1 else 0
+        key=f"lesson_row_{card.tag}", on_change=card.mark, value=texts.first_row(r)) if T > 1 else 0
     fig = highlighted_heatmap(r.weights, r.source_tokens, r.target_tokens, rows=[picked])
     return show(card, texts.heatmap_text(r, picked), fig, "heatmap"), \
         Link("app_pages/translate.py", "Translate", {"text": lesson.text})

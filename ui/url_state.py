@@ -24,20 +24,24 @@ def set_query_params(**values) -> None:
             st.query_params[k] = str(v)
 
 
-def int_param(name: str, default: int, low: int, high: int) -> int:
+def int_param(name: str, default: int, low: int, high: int, clamp: bool = False, past_high: int | None = None) -> int:
     """The link's whole number ``?name=`` within [low, high]; anything else (not a number, out of
-    range, 24 MB of digits) gives ``default`` and a message naming the bounds. The value itself is
-    not echoed: a link's text is the visitor's."""
+    range, megabytes of digits) gives ``default`` (or, with ``clamp``, a number out of range the
+    nearest bound, or ``past_high`` above it) and a message naming the bounds. The value itself
+    is not echoed: a link's text is the visitor's."""
     raw = query_param(name)
     if raw is None:
         return default
     raw = str(raw).strip()
-    value = int(raw) if len(raw) <= 12 and raw.lstrip("-").isdigit() else None
-    if value is None or not low <= value <= high:
-        st.warning(f"The link's `{name}` is not a whole number from {low:,} to {high:,}: showing {default} instead.",
-                   icon=":material/link_off:")
-        return default
-    return value
+    value = int(raw) if len(raw) <= 12 and raw.lstrip("-").isdigit() and raw.count("-") <= 1 else None
+    if value is not None and low <= value <= high:
+        return value
+    shown = default
+    if clamp and value is not None:
+        shown = low if value < low else (high if past_high is None else past_high)
+    st.warning(f"The link's `{name}` is not a whole number from {low:,} to {high:,}: showing {shown} instead.",
+               icon=":material/link_off:")
+    return shown
 
 
 def names_param(name: str, known, most: int) -> list[str]:

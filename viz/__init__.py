@@ -8,7 +8,10 @@ notebook from a decoding record's arrays or a results CSV.
 - :mod:`viz.bleu`: BLEU by source length with bootstrap bands (Bahdanau et al. 2014, Fig. 2).
 - :mod:`viz.curves`: training curves (loss and dev BLEU per epoch) from ``train_log.csv``.
 - :mod:`viz.teaching`: the teaching pages' figures: one decoder step taken apart, the
-  beam-search tree, forced alignment against gold links, attention emerging in training.
+  beam-search tree, forced alignment against gold links, attention emerging in training, and
+  a class's answers (right and wrong apart, the numbers given, the class's alignment).
+- :mod:`viz.narrow`: the width a figure's labels need, so a phone scrolls a wider figure
+  sideways instead of squeezing its labels together.
 - :mod:`viz.transformer`: every layer × head at once, one head's rows, self-attention.
 - :mod:`viz.attribution`: attention beside attribution on one scale, and what an edit changes.
 - :mod:`viz.classroom`: the classroom load curve (latency against concurrent students).
