@@ -37,8 +37,9 @@ def student(browser, url: str, code: str, n: int) -> None:
     page.get_by_role("button", name="Check my answer").click()
     wait_for(page, "document.body.innerText.includes('Counted in class')", "the step answer counted", 60)
     page.goto(f"{url}/exercises?ex=align&seed=0&class={code}", wait_until="domcontentloaded")
-    rows = wait_for(page, APP_IDLE + " && document.querySelectorAll('[data-testid=\"stButtonGroup\"]').length",
-                    "the alignment grid", 90)
+    # the grid's rows draw one by one: wait for more than the level picker and one row
+    rows = wait_for(page, APP_IDLE + " && (n => n > 2 && n)(document.querySelectorAll('[data-testid=\"stButtonGroup\"]').length)",
+                    "the alignment grid", PAGE_BUDGET)
     assert rows > 2
     # Where is the train station ? -> Où est la gare ? : student n links "Où" to English word n
     first_row = page.locator('[data-testid="stButtonGroup"]').nth(1)
