@@ -70,10 +70,15 @@ def main(argv=None) -> int:
                **timings("input_occlusion", model, src, trg, "input-occlusion", args.repeats),
                "load_average": round(__import__("os").getloadavg()[0], 2),
                "commit": commit, "date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine()}
-        print(json.dumps(row), flush=True)
-        with open(args.out, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+        emit(row, args.out)
     return 0
+
+
+def emit(row: dict, out: str) -> None:
+    """Print a result row and append it to the JSON-lines file ``out``."""
+    print(json.dumps(row), flush=True)
+    with open(out, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ SENTENCES are translated greedily by each model and every target token attribute
 computation). One JSON line per model and point count, appended to ``--out``; one thread.
 """
 import argparse
-import json
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from model.attribution import IG_STEP_SCHEDULE, gradient_attribution  # noqa: E402
 from model.checkpoint import load_checkpoint  # noqa: E402
+from attribution_speed import emit  # noqa: E402 - one way to print and append a row
 from model.search import translate  # noqa: E402
 
 SENTENCES = ["The European Parliament adopted the new policy on Tuesday.",
@@ -46,9 +46,7 @@ def main(argv=None) -> int:
                        "target_tokens": len(record.target_ids), "points": steps,
                        "gap": round(a.completeness_gap, 5), "largest_step_gap": round(float(a.step_gaps.max()), 5),
                        "seconds": round(a.seconds, 2), "commit": commit, "date": time.strftime("%Y-%m-%d")}
-                print(json.dumps(row), flush=True)
-                with open(args.out, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(row) + "\n")
+                emit(row, args.out)
     return 0
 
 

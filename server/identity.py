@@ -10,7 +10,7 @@ HttpOnly cookies.
   *Sign out* or *New key*. The page that holds the key (typed into a password box, never in a
   URL) starts a session in the class store and POSTs a short-lived signed ticket naming it to
   ``/_attn/teacher``; that route redeems it, once, and answers with the cookie. The cookie names
-  the class and the session's random token, signed; the store says whether that session is
+  the class and the sign-in's random token, signed; the store says whether that sign-in is
   still live, in every process alike, so *Sign out* ends a copied cookie too. A session acts
   for its class only, and never for what needs the key (a new key, a new class, the owner's
   actions). Both POST routes refuse a request whose ``Origin`` is not this server's own.

@@ -132,7 +132,7 @@ class FairSlots:
                 raise Superseded()
 
     def release(self) -> None:
-        """Give the slot to the next session's oldest ticket (then that session goes to the back
+        """Give the slot to the next tab's oldest ticket (then that tab goes to the back
         of the turns), or free it."""
         with self._lock:
             if not self._turns:
@@ -289,7 +289,7 @@ class SignInAttempts:
         return [t for t in self._failures.get(who, []) if now - t < window]
 
     def wait(self, session: str, address: str, now: float) -> float:
-        """Seconds this session must wait before its next key is checked (0: it may try now)."""
+        """Seconds this tab must wait before its next key is checked (0: it may try now)."""
         with self._lock:
             mine = self._recent(("session", session), now, self.session_window)
             most = self.per_session

@@ -52,7 +52,7 @@ def test_bleu_recompute_is_the_teachers_only(product, tmp_path, monkeypatch):
     assert page("app_pages/bleu_length.py").button(key="bleu_recompute").disabled
     at = as_teacher("app_pages/bleu_length.py")
     assert not at.button(key="bleu_recompute").disabled
-    class_store().new_key(class_store().teacher_key())  # the key this session holds stops counting
+    class_store().new_key(class_store().teacher_key())  # the key this tab holds stops counting
     run(at.button(key="bleu_recompute").click())
     assert not (tmp_path / "bleu_by_length.csv").exists()
     assert at.button(key="bleu_recompute").disabled
