@@ -71,7 +71,9 @@ def stop_config_polling() -> int:
         return 0
     stopped = 0
     for watcher in gc.get_objects():
-        if isinstance(watcher, PollingPathWatcher) and str(watcher._path).endswith("config.toml"):
+        # type(), not isinstance(): the heap holds weak proxies whose object may be gone
+        # (isinstance would raise ReferenceError) and lazy modules that warn when touched
+        if type(watcher) is PollingPathWatcher and str(watcher._path).endswith("config.toml"):
             watcher.close()  # its next poll sees it inactive and does not schedule another
             stopped += 1
     _LOG.debug("stopped %d config file poller(s)", stopped)

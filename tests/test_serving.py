@@ -6,6 +6,7 @@ import ast
 import asyncio
 import re
 import time
+import weakref
 import tomllib
 from pathlib import Path
 
@@ -72,11 +73,18 @@ def test_the_config_files_are_not_polled_when_no_file_is_watched(watcher_type):
         calls.append(self._path)
         return checked(self)
 
+    class Gone:
+        pass
+
+    gone = Gone()
+    dead_proxy = weakref.proxy(gone)  # on the heap, as a server's heap holds them: touching it raises
+    del gone
     PollingPathWatcher._check_if_path_changed = counting
     try:
         bootstrap._install_config_watchers({})  # what `streamlit run` does for an st.App
         watcher_type("none")
         assert stop_config_polling() >= 1
+        assert type(dead_proxy) is weakref.ProxyType
         time.sleep(0.5)  # every poller's last check (0.2 s after the one before) finds it stopped
         seen = len(calls)
         time.sleep(0.6)
