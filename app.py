@@ -91,6 +91,8 @@ def warm_up() -> None:
         from viz.heatmap import alignment_heatmap
         import numpy as np
         alignment_heatmap(np.eye(2), ["a", "b"], ["c", "d"]).to_json()  # the heatmap trace's lazy imports
+        from viz.fast_figure import import_plotly_objects
+        import_plotly_objects()  # before a class opens a page at once (each lazy import holds a lock)
     except Exception:  # noqa: BLE001 - never stop the server over a warm-up
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
     finally:

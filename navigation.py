@@ -9,6 +9,7 @@ import streamlit as st
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
 from server.limits import recently_paced, SlowDown  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
+from server.serving import page  # st.Page, resolved on disk once per process
 from ui.figures import narrow_screen_css
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/search:", layout="wide")
@@ -17,29 +18,29 @@ st.set_page_config(page_title="Attention Explorer", page_icon=":material/search:
 # with no emoji font installed (Debian's chromium has none by default)
 PAGES = {
     "Explore": [
-        st.Page("app_pages/translate.py", title="Translate", icon=":material/translate:", default=True),
-        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
-        st.Page("app_pages/bleu_length.py", title="BLEU vs length", icon=":material/trending_down:", url_path="bleu-vs-length"),
-        st.Page("app_pages/models.py", title="Models", icon=":material/folder_open:", url_path="models"),
-        st.Page("app_pages/attribution.py", title="Attention or attribution?", icon=":material/science:", url_path="attribution"),
+        page("app_pages/translate.py", title="Translate", icon=":material/translate:", default=True),
+        page("app_pages/compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
+        page("app_pages/bleu_length.py", title="BLEU vs length", icon=":material/trending_down:", url_path="bleu-vs-length"),
+        page("app_pages/models.py", title="Models", icon=":material/folder_open:", url_path="models"),
+        page("app_pages/attribution.py", title="Attention or attribution?", icon=":material/science:", url_path="attribution"),
     ],
     "Teach": [
-        st.Page("app_pages/lesson.py", title="Lesson", icon=":material/school:", url_path="lesson"),
-        st.Page("app_pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step-through"),
-        st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", url_path="worked-example"),
-        st.Page("app_pages/beam_tree.py", title="Beam search tree", icon=":material/account_tree:", url_path="beam-tree"),
-        st.Page("app_pages/what_if.py", title="What if", icon=":material/alt_route:", url_path="what-if"),
-        st.Page("app_pages/forced_alignment.py", title="Forced alignment", icon=":material/straighten:",
+        page("app_pages/lesson.py", title="Lesson", icon=":material/school:", url_path="lesson"),
+        page("app_pages/step_through.py", title="Step through", icon=":material/footprint:", url_path="step-through"),
+        page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", url_path="worked-example"),
+        page("app_pages/beam_tree.py", title="Beam search tree", icon=":material/account_tree:", url_path="beam-tree"),
+        page("app_pages/what_if.py", title="What if", icon=":material/alt_route:", url_path="what-if"),
+        page("app_pages/forced_alignment.py", title="Forced alignment", icon=":material/straighten:",
                 url_path="forced-alignment"),
-        st.Page("app_pages/emerge.py", title="Watch attention emerge", icon=":material/eco:", url_path="emerge"),
-        st.Page("app_pages/luong_to_transformer.py", title="From Luong to the Transformer", icon=":material/layers:",
+        page("app_pages/emerge.py", title="Watch attention emerge", icon=":material/eco:", url_path="emerge"),
+        page("app_pages/luong_to_transformer.py", title="From Luong to the Transformer", icon=":material/layers:",
                 url_path="luong-to-transformer"),
-        st.Page("app_pages/exercises.py", title="Exercises", icon=":material/edit_note:", url_path="exercises"),
-        st.Page("app_pages/classroom.py", title="Run it for a class", icon=":material/co_present:", url_path="classroom"),
+        page("app_pages/exercises.py", title="Exercises", icon=":material/edit_note:", url_path="exercises"),
+        page("app_pages/classroom.py", title="Run it for a class", icon=":material/co_present:", url_path="classroom"),
     ],
 }
 
-page = st.navigation(PAGES)
+chosen = st.navigation(PAGES)
 st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
 if recently_paced():  # this tab asks for reruns faster than its share: they wait their turn (server/serving.py)
     st.warning("Slow down: this tab asks the server for new pages faster than one tab may, so each waits its "
@@ -64,9 +65,9 @@ if not models_loaded.is_set() or warm_up.pending:
     finally:
         loading.empty()
 # the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
-class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, page.url_path)
+class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
 try:
-    page.run()
+    chosen.run()
 except SlowDown as e:  # this tab asked for more decodings than its share: what it typed stays in its boxes
     st.warning(f"Slow down: this tab asked the server for more translations in a few seconds than one tab may. "
                f"Nothing is lost: what you typed stays here, and the page shows its results on your next change "

@@ -17,6 +17,13 @@ for the life of the process. Where files are watched (a developer's ``streamlit 
 :func:`stop_config_polling` stops those watchers under ``fileWatcherType = "none"``. A changed
 config then takes a restart, as the ``[server]`` section already does.
 
+Every rerun of ``navigation.py`` declares the app's pages, and ``st.Page`` resolves each page's
+path on disk (``Path.resolve``, ``is_file``): one ``lstat`` per path component, each releasing
+the GIL, so when thirty followers open the teacher's page at once their threads queue on those
+calls (38 % of the server's busy time in a py-spy profile of thirty followers). Where no file is
+watched :func:`page` builds each page once per process and gives every run a copy (a page
+object carries per-run state, whether ``st.navigation`` chose it, so it is never shared).
+
 A tab that asks for full-page reruns faster than its share (``server.limits.rerun_rate``: a
 script on the raw websocket sending twenty a second) would start a script run for each, every
 one stopping the one before: :func:`pace_reruns` makes such a request wait on the event loop
@@ -27,6 +34,7 @@ and the server's own reruns are not paced.
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
 import logging
 import time
@@ -57,6 +65,24 @@ def compile_pages_once() -> bool:
     clear.keeps_bytecode = True
     ScriptCache.clear = clear
     return True
+
+
+_PAGES: dict[tuple, object] = {}  # (the app's folder, page, its options) -> the page as st.Page built it
+
+
+def page(script: str, **options):
+    """``st.Page(script, **options)``, resolved on disk once per process where no file is watched
+    (see the module); a developer's watching server builds it every run, as Streamlit does."""
+    import streamlit as st
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    if ctx is None or files_watched():
+        return st.Page(script, **options)
+    key = (str(ctx.pages_manager.main_script_parent), script, tuple(sorted(options.items())))
+    built = _PAGES.get(key)
+    if built is None:
+        built = _PAGES[key] = st.Page(script, **options)
+    return copy.copy(built)
 
 
 def stop_config_polling() -> int:

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def page_scripts() -> list[Path]:
     """The scripts Streamlit compiles: the pages script and every page it lists."""
-    main = next(p for p in (ROOT / "navigation.py", ROOT / "explorer.py") if p.exists())
-    pages = re.findall(r'st\.Page\("([^"]+)"', main.read_text())
+    main = ROOT / "navigation.py"
+    pages = re.findall(r'\bpage\("(app_pages/[^"]+)"', main.read_text())
     assert len(pages) >= 10, pages
     return [main] + [ROOT / p for p in pages]
 
@@ -122,3 +122,38 @@ def test_a_tab_rerunning_faster_than_its_share_is_paced_to_its_newest_request(mo
     assert first == [str(i) for i in range(10)] + ["fragment"]
     assert ran == first + ["24"]
     assert limits._paced.get("flooding-tab")
+
+
+def test_each_page_is_resolved_on_disk_once_per_process_and_each_run_gets_its_own(watcher_type, tmp_path,
+                                                                                   monkeypatch):
+    """st.Page resolves its file (an lstat per path component, each releasing the GIL) on every run:
+    under fileWatcherType "none" the pages are built once and every run gets a copy, since
+    st.navigation marks the copy it chose (per-run state); a watching server builds them each run."""
+    from streamlit.navigation.page import StreamlitPage
+    from streamlit.testing.v1 import AppTest
+    from server import serving
+    (tmp_path / "one.py").write_text("import streamlit as st\nst.write('page one')\n")
+    (tmp_path / "two.py").write_text("import streamlit as st\nst.write('page two')\n")
+    main = tmp_path / "main.py"
+    main.write_text("import streamlit as st\nfrom server.serving import page\n"
+                    "chosen = st.navigation([page('one.py', title='One', default=True), page('two.py', title='Two')])\n"
+                    "st.session_state.setdefault('chosen', []).append(chosen)\nchosen.run()\n")
+    built = []
+    streamlits = StreamlitPage.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(args[0])
+        streamlits(self, *args, **kwargs)
+
+    monkeypatch.setattr(StreamlitPage, "__init__", counting)
+    watcher_type("none")
+    at = AppTest.from_file(str(main)).run()
+    at.run()
+    assert [m.value for m in at.markdown] == ["page one"] and not at.exception
+    assert built == ["one.py", "two.py"]  # the first run built them; the second copied them
+    first, second = at.session_state["chosen"]
+    assert first is not second and first._url_path == second._url_path
+    watcher_type("auto")  # a developer's server sees a page file that changed: Streamlit's behaviour
+    at.run()
+    assert built[2:] == ["one.py", "two.py"]
+    serving._PAGES.clear()

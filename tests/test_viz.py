@@ -10,7 +10,7 @@ from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, p
 from types import SimpleNamespace
 
 from viz.teaching import (beam_tree, context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars,
-                          vector_strip)
+                          vector_strip, weight_comparison)
 from viz.transformer import head_grid, head_rows, MARKED_HEAD, self_attention_heatmap
 
 SOURCE = ["▁the", "▁cat", "<b>", "</s>"]
@@ -31,6 +31,7 @@ FIGURES = {
     "context sum": lambda: context_sum(WEIGHTS[0], np.eye(4, 3), SOURCE, WEIGHTS[0] @ np.eye(4, 3)),
     "local-p forms": lambda: local_p_forms({"shipped": (WEIGHTS[0] * 0.9, np.ones(3)),
                                             "Luong eq. 10": (WEIGHTS[0], np.ones(3) * 1.1)}, SOURCE),
+    "weight comparison": lambda: weight_comparison({"additive": WEIGHTS[0], "dot": WEIGHTS[1]}, SOURCE),
     "top-k": lambda: topk_bars(["▁le", "▁la"], np.array([0.7, 0.2]), chosen="▁le"),
     "beam tree": lambda: beam_tree(_tiny_tree(), selected_path=[1, 3]),
     "head grid": lambda: head_grid(np.stack([np.stack([WEIGHTS] * 4)] * 3), SOURCE, TARGET, marked=(2, 1),
@@ -68,6 +69,18 @@ def test_placeholder_is_an_empty_chart_that_says_its_message():
     fig = validated(placeholder("Loading the models…")).to_dict()
     assert fig["data"] == [] and fig["layout"]["annotations"][0]["text"] == "Loading the models…"
     assert fig["layout"]["xaxis"]["visible"] is False and fig["layout"]["yaxis"]["visible"] is False
+
+
+def test_the_warm_up_imports_every_trace_type_viz_draws():
+    """The server imports Plotly's classes for these trace types before a class arrives
+    (viz.fast_figure.import_plotly_objects): a type missing there is imported under load."""
+    import re
+    from pathlib import Path
+    from viz.fast_figure import TRACE_TYPES
+    drawn = {FIGURES[name]().to_dict()["data"][0]["type"] for name in FIGURES}
+    source = "".join(p.read_text(encoding="utf-8") for p in (Path(__file__).parent.parent / "viz").glob("*.py"))
+    built = {name.lower() for name in re.findall(r"\bgo\.([A-Z][a-z]+)\(", source)} - {"figure", "frame"}
+    assert drawn | built <= set(TRACE_TYPES), (drawn | built) - set(TRACE_TYPES)
 
 
 @pytest.mark.parametrize("name", FIGURES)

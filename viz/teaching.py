@@ -153,14 +153,14 @@ def topk_bars(tokens: list[str], probs: np.ndarray, chosen: str | None = None) -
 
 def weight_comparison(weights: dict[str, np.ndarray], words: list[str]) -> go.Figure:
     """Grouped bars of α over the same words under several scores (the worked example)."""
-    fig = go.Figure()
+    x = [escape(w) for w in words]
+    traces = []
     for k, (name, w) in enumerate(weights.items()):
         w = np.asarray(w, dtype=float).reshape(-1)
-        fig.add_trace(go.Bar(x=[escape(x) for x in words], y=w, name=escape(name), text=[f"{v:.3f}" for v in w],
-                             textposition="outside", marker_color=MODEL_COLOURS[k % len(MODEL_COLOURS)]))
-    fig.update_yaxes(range=[0, 1.1], title=dict(text="α_j"), gridcolor="#ddd")
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=-0.2), **_small_layout(BAR_HEIGHT))
-    return fig
+        traces.append(dict(type="bar", x=x, y=w.tolist(), name=escape(name), text=[f"{v:.3f}" for v in w],
+                           textposition="outside", marker=dict(color=MODEL_COLOURS[k % len(MODEL_COLOURS)])))
+    return figure(traces, _small_layout(BAR_HEIGHT, barmode="group", legend=dict(orientation="h", y=-0.2),
+                                        yaxis=dict(range=[0, 1.1], title=dict(text="α_j"), gridcolor="#ddd")))
 
 
 def weight_rows(weights: dict[str, np.ndarray], words: list[str], digits: int = 3,
