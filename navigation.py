@@ -7,7 +7,7 @@ Tests drive this file with Streamlit's AppTest.
 import streamlit as st
 
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
-from server.limits import recently_paced, SlowDown  # torch-free
+from server.limits import page_run_slot, recently_paced, SlowDown  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 from server.serving import page  # st.Page, resolved on disk once per process
 from ui.figures import narrow_screen_css
@@ -64,10 +64,11 @@ if not models_loaded.is_set() or warm_up.pending:
         zoo()
     finally:
         loading.empty()
-# the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
-class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
 try:
-    chosen.run()
+    with page_run_slot():  # a few pages run at once, the others in turn (server/limits.py)
+        # the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
+        class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
+        chosen.run()
 except SlowDown as e:  # this tab asked for more decodings than its share: what it typed stays in its boxes
     st.warning(f"Slow down: this tab asked the server for more translations in a few seconds than one tab may. "
                f"Nothing is lost: what you typed stays here, and the page shows its results on your next change "

@@ -263,6 +263,32 @@ def decoding_slot(cost: float = 1.0):
         slots.release()
 
 
+@per_process
+def _run_slots(n: int) -> FairSlots:
+    return FairSlots(n)
+
+
+@contextmanager
+def page_run_slot():
+    """Hold one of the server's page-run slots while this rerun runs its page. Every rerun is a
+    thread, and thirty followers opening the teacher's page at once are thirty threads taking
+    turns at the GIL: each of the ~40 messages a page sends wakes the event loop (a write to its
+    self-pipe, releasing the GIL), so every thread waits a full round of the others at each
+    element and all thirty finish together, at the end. A few runs at once, the rest served in
+    turn (``FairSlots``: one run per tab a round), finish one after the other instead, sooner on
+    average and no later in total. A rerun superseded while it waits is abandoned."""
+    who, requests = _session()
+    if not who:
+        yield
+        return
+    slots = _run_slots(settings.page_runs())
+    slots.acquire(who, (lambda: superseded(requests)) if requests is not None else None)
+    try:
+        yield
+    finally:
+        slots.release()
+
+
 class SignInAttempts:
     """Wrong teacher keys, counted per browser session and per address, so that a script cannot
     try many keys and a student cannot lock the teacher out:

@@ -13,6 +13,7 @@ ATTN_EXPLORER_HF_MODELS       (none)  Hugging Face encoder–decoders beside the
                                       already in the local cache, or save_pretrained folders (docs/own-model.md)
 ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
 ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
+ATTN_EXPLORER_PAGE_RUNS       2       page runs at once per process (the rest wait their turn, one per tab a round)
 ATTN_EXPLORER_MALLOC_ARENAS   2       glibc malloc arenas of the server process (0: glibc's default, 8 per core)
 ATTN_EXPLORER_CLASS_DB        (SQLite)  the class store: postgresql://user@host/db, sqlite:///path, or unset
 ATTN_EXPLORER_CLASS_DIR       ~/.cache/attention-explorer  the folder of the default SQLite file, classes.sqlite3
@@ -71,6 +72,12 @@ def live_trainings() -> int:
 
 def decoders() -> int:
     return _count("ATTN_EXPLORER_DECODERS", 2)
+
+
+def page_runs() -> int:
+    """Page runs (reruns of a page script) at once per process; the others wait their turn
+    (``server.limits.page_run_slot``)."""
+    return _count("ATTN_EXPLORER_PAGE_RUNS", 2)
 
 
 def malloc_arenas() -> int:

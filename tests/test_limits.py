@@ -88,3 +88,46 @@ def test_outside_a_running_server_nothing_is_rate_limited():
     for _ in range(100):
         with decoding_slot(cost=4.0) as check:
             check()
+
+
+def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(monkeypatch):
+    """page_run_slot: at most ATTN_EXPLORER_PAGE_RUNS pages run at once; the rest wait in turn,
+    and a run whose tab asked for a newer one while it waited never starts."""
+    from server import limits
+    monkeypatch.setenv("ATTN_EXPLORER_PAGE_RUNS", "1")
+
+    class Requests:  # what superseded() reads of Streamlit's ScriptRequests
+        class _state:
+            name = "CONTINUE"
+
+    tabs = {f"tab{k}": Requests() for k in range(4)}
+    local = threading.local()
+    monkeypatch.setattr(limits, "_session", lambda: (local.who, tabs[local.who]))
+    running, most, order, abandoned = [0], [0], [], []
+    lock = threading.Lock()
+
+    def run(who: str) -> None:
+        local.who = who
+        try:
+            with limits.page_run_slot():
+                with lock:
+                    running[0] += 1
+                    most[0] = max(most[0], running[0])
+                    order.append(who)
+                time.sleep(2 * limits.ABANDON_CHECK_S)  # tab3 looks at least once while it waits
+                with lock:
+                    running[0] -= 1
+        except Superseded:
+            abandoned.append(who)
+
+    threads = [threading.Thread(target=run, args=(who,)) for who in tabs]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.01)  # queued in this order
+    tabs["tab3"]._state = type("state", (), {"name": "STOP"})  # tab3 left while it waited
+    for thread in threads:
+        thread.join(5)
+    assert most[0] == 1 and order == ["tab0", "tab1", "tab2"] and abandoned == ["tab3"]
+    local.who = "tab0"
+    with limits.page_run_slot():  # every slot was given back
+        pass
