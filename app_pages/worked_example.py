@@ -37,6 +37,9 @@ set_query_params(seed=seed if seed else None)
 drawn = random_inputs(seed)
 
 
+EDITS = "we_edits"  # {"seed": the seed, "values": {name: array}}: the numbers as last edited
+
+
 def edited(label: str, values: np.ndarray, index: list[str], columns: list[str], key: str) -> np.ndarray:
     """An editable table of numbers; its key carries the seed, so a new seed starts it afresh."""
     st.markdown(label)
@@ -45,17 +48,35 @@ def edited(label: str, values: np.ndarray, index: list[str], columns: list[str],
     return st.data_editor(frame, key=f"{key}_{seed}", column_config=config, width="content").to_numpy(dtype=float)
 
 
-with st.expander("Edit the numbers", expanded=False, icon=":material/edit:"):
-    dims = [f"d{d + 1}" for d in range(H)]
-    c1, c2 = st.columns(2)
-    with c1:
-        s_prev = edited("Decoder state $s_{i-1}$ (1 × 4)", drawn.decoder_state, ["s_{i−1}"], dims, "we_s")
-        annotations = edited("Annotations $h_j$, one row per word (4 × 4)", drawn.annotations, WORDS, dims, "we_h")
-    with c2:
-        W = edited("Alignment weights $W$ (8 × 3): rows 1–4 are $W_a^\\top$ (act on $s_{i-1}$), rows 5–8 are "
-                   "$U_a^\\top$ (act on $h_j$)", drawn.W, [f"s·{d}" for d in dims] + [f"h·{d}" for d in dims],
-                   [f"u{a + 1}" for a in range(A)], "we_W")
-        v = edited("Output weights $v = v_a$ (3 × 1)", drawn.v, [f"u{a + 1}" for a in range(A)], ["v"], "we_v")
+# The four tables are drawn only while their panel is open (opening it reruns the page): closed,
+# they would still cost a third of the page's run, on every rerun and for every follower of a
+# class the teacher sends it to. What was edited is kept for the seed and is where the tables
+# start when the panel opens again ("base": fixed while it is open, so the tables stay as drawn).
+NAMES = ("decoder_state", "annotations", "W", "v")
+kept = st.session_state.get(EDITS)
+if not kept or kept.get("seed") != seed:
+    kept = {"seed": seed, "base": None, "values": None}
+seeds = {name: getattr(drawn, name) for name in NAMES}
+panel = st.expander("Edit the numbers", key="we_edit", on_change="rerun", icon=":material/edit:")
+if panel.open:
+    start = kept["base"] or seeds
+    with panel:
+        dims = [f"d{d + 1}" for d in range(H)]
+        c1, c2 = st.columns(2)
+        with c1:
+            s_prev = edited("Decoder state $s_{i-1}$ (1 × 4)", start["decoder_state"], ["s_{i−1}"], dims, "we_s")
+            annotations = edited("Annotations $h_j$, one row per word (4 × 4)", start["annotations"], WORDS, dims,
+                                 "we_h")
+        with c2:
+            W = edited("Alignment weights $W$ (8 × 3): rows 1–4 are $W_a^\\top$ (act on $s_{i-1}$), rows 5–8 are "
+                       "$U_a^\\top$ (act on $h_j$)", start["W"], [f"s·{d}" for d in dims] + [f"h·{d}" for d in dims],
+                       [f"u{a + 1}" for a in range(A)], "we_W")
+            v = edited("Output weights $v = v_a$ (3 × 1)", start["v"], [f"u{a + 1}" for a in range(A)], ["v"], "we_v")
+    kept = {**kept, "values": dict(decoder_state=s_prev, annotations=annotations, W=W, v=v)}
+else:
+    s_prev, annotations, W, v = ((kept["values"] or seeds)[name] for name in NAMES)
+    kept = {**kept, "base": kept["values"]}
+st.session_state[EDITS] = kept
 try:
     inputs = WorkedInputs(decoder_state=s_prev, annotations=annotations, W=W, v=v)
 except ValueError as e:

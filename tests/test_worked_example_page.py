@@ -15,7 +15,24 @@ def test_worked_example_seed_and_edits_change_every_value():
     assert not at.exception
     # every equation with numbers changes; the two symbolic headers stay
     assert sum(a != b for a, b in zip(latex, changed)) == len(latex) - 2
+    assert len(at.dataframe) == 1  # the cost table: the four editable ones are drawn only while their panel is open
+    at.session_state["we_edit"] = True  # the student opens "Edit the numbers"
+    at.run()
+    assert len(at.dataframe) == 5 and [x.value for x in at.latex] == changed
     at.session_state["we_s_5"] = {"edited_rows": {0: {"d1": 0.9}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert r"\left[\begin{array}{rrrr}0.90" in at.latex[0].value
     assert at.latex[2].value != changed[2]  # the concatenated matrix follows the edit
+    edited = [x.value for x in at.latex]
+    at.session_state["we_edit"] = False  # closed: the edit stays
+    at.run()
+    assert len(at.dataframe) == 1 and [x.value for x in at.latex] == edited
+    at.session_state["we_edit"] = True  # opened again: the tables start from the edit, and a new one adds to it
+    at.run()
+    assert [x.value for x in at.latex] == edited
+    at.session_state["we_h_5"] = {"edited_rows": {1: {"d2": -0.7}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert r"\left[\begin{array}{rrrr}0.90" in at.latex[0].value and at.latex[0].value != edited[0]
+    at.number_input(key="we_seed").set_value(6).run()  # a new seed starts afresh
+    at.number_input(key="we_seed").set_value(5).run()
+    assert [x.value for x in at.latex] == changed
