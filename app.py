@@ -39,8 +39,9 @@ def set_up() -> None:
         sys.exit(f"Attention Explorer: {teacher_key_problem()}")
     from server.shared import guard_clear_cache
     guard_clear_cache()
-    from server.serving import compile_pages_once, pace_reruns, stop_config_polling
+    from server.serving import compile_pages_once, pace_reruns, stop_config_polling, theme_once
     compile_pages_once()
+    theme_once()
     stop_config_polling()
     pace_reruns()
 

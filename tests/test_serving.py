@@ -157,3 +157,34 @@ def test_each_page_is_resolved_on_disk_once_per_process_and_each_run_gets_its_ow
     at.run()
     assert built[2:] == ["one.py", "two.py"]
     serving._PAGES.clear()
+
+
+def test_the_new_session_message_carries_the_theme_streamlit_builds(watcher_type, monkeypatch):
+    """theme_once: with no file watched each theme section is read from the config once and copied
+    into every new_session message, equal to what Streamlit builds; a changed option is then seen
+    only after a restart (a watching server sees it at once, as Streamlit does)."""
+    from streamlit.proto.NewSession_pb2 import CustomThemeConfig
+    from streamlit.runtime import app_session
+    from server import serving
+    streamlits = app_session._populate_theme_msg
+    monkeypatch.setattr(app_session, "_populate_theme_msg", streamlits)  # put back afterwards
+    config.set_option("theme.primaryColor", "#123456")
+    try:
+        assert serving.theme_once() and serving.theme_once()  # idempotent
+        watcher_type("none")
+        for section in ("theme", "theme.light", "theme.dark.sidebar"):
+            expected, first, again = CustomThemeConfig(), CustomThemeConfig(), CustomThemeConfig()
+            streamlits(expected, section)
+            app_session._populate_theme_msg(first, section)
+            app_session._populate_theme_msg(again, section)
+            assert first == expected and again == expected
+        config.set_option("theme.primaryColor", "#654321")
+        kept = CustomThemeConfig()
+        app_session._populate_theme_msg(kept, "theme")
+        assert kept.primary_color == "#123456"
+        watcher_type("auto")
+        seen = CustomThemeConfig()
+        app_session._populate_theme_msg(seen, "theme")
+        assert seen.primary_color == "#654321"
+    finally:
+        config.set_option("theme.primaryColor", None)
