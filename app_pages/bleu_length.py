@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from server import settings
+from server.limits import without_page_slot
 from ui.class_session import signed_in_teacher
 from ui.figures import show_figure
 from ui.zoo import available_models, show_unavailable, zoo
@@ -102,7 +103,8 @@ with st.expander("Recompute from the data"):
                  help=why_not or "Translate the test data with every available model", icon=":material/refresh:"):
         if not signed_in_teacher():  # checked again: a click must not outlive the key (New key, a forged click)
             st.stop()
-        table = recompute(int(limit) or None, int(beam), int(bootstrap))
+        with without_page_slot():  # minutes of decoding: the other tabs' pages keep their turns
+            table = recompute(int(limit) or None, int(beam), int(bootstrap))
         if RESULTS.exists():  # sets the button does not decode (newstest2014) keep their rows
             kept = pd.read_csv(RESULTS)
             table = pd.concat([kept[~kept["set"].isin(table["set"].unique())], table], ignore_index=True)

@@ -18,7 +18,7 @@ import streamlit as st
 from server import settings
 from ui.figures import chart, chart_with_export
 from ui.url_state import query_param, set_query_params
-from server.limits import training_queue
+from server.limits import training_queue, without_page_slot
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
 from viz.teaching import emergence_animation, emergence_curves, highlighted_heatmap
@@ -120,8 +120,9 @@ def wait_for_a_turn(ticket) -> None:
 if st.button("Train both models", key="emerge_train", type="primary", icon=":material/play_arrow:"):
     ticket = training_queue().join()
     try:
-        wait_for_a_turn(ticket)
-        train_both()
+        with without_page_slot():  # the queue's wait and the training leave the other tabs' pages their turns
+            wait_for_a_turn(ticket)
+            train_both()
     finally:  # finished, failed, cancelled or left: the next visitor's turn
         training_queue().leave(ticket)
 

@@ -252,15 +252,19 @@ def decoding_slot(cost: float = 1.0):
             raise SlowDown(wait)
     newer = (lambda: superseded(requests)) if requests is not None else None
     slots = _decoding_slots(settings.decoders())
-    slots.acquire(who, newer)
+    with without_page_slot():  # the model computes outside the page-run slots
+        slots.acquire(who, newer)
 
-    def check() -> None:
-        if newer is not None and newer():
-            raise Superseded()
-    try:
-        yield check
-    finally:
-        slots.release()
+        def check() -> None:
+            if newer is not None and newer():
+                raise Superseded()
+        try:
+            yield check
+        finally:
+            slots.release()
+
+
+_held = threading.local()  # .slot: (slots, session, abandon) while this thread's rerun holds a page-run slot
 
 
 @per_process
@@ -276,17 +280,42 @@ def page_run_slot():
     self-pipe, releasing the GIL), so every thread waits a full round of the others at each
     element and all thirty finish together, at the end. A few runs at once, the rest served in
     turn (``FairSlots``: one run per tab a round), finish one after the other instead, sooner on
-    average and no later in total. A rerun superseded while it waits is abandoned."""
+    average and no later in total. A rerun superseded while it waits is abandoned. Long work that
+    is not page code gives the slot up meanwhile (:func:`without_page_slot`)."""
     who, requests = _session()
-    if not who:
+    if not who or getattr(_held, "slot", None) is not None:
         yield
         return
     slots = _run_slots(settings.page_runs())
-    slots.acquire(who, (lambda: superseded(requests)) if requests is not None else None)
+    abandon = (lambda: superseded(requests)) if requests is not None else None
+    slots.acquire(who, abandon)
+    _held.slot = (slots, who, abandon)
     try:
         yield
     finally:
-        slots.release()
+        held, _held.slot = _held.slot, None
+        if held is not None:  # None: given up for long work and not taken back (the run was superseded)
+            slots.release()
+
+
+@contextmanager
+def without_page_slot():
+    """Give this rerun's page-run slot to the next tab while it does long work that is not page
+    code (a decoding, a training, a recompute: torch computes with the GIL released, or it waits),
+    then wait for a turn again. Without it, two students training on *Watch attention emerge*
+    would hold both slots of their process for the training's length."""
+    held = getattr(_held, "slot", None)
+    if held is None:
+        yield
+        return
+    slots, who, abandon = held
+    _held.slot = None
+    slots.release()
+    try:
+        yield
+    finally:
+        slots.acquire(who, abandon)  # raises Superseded if the tab asked for a newer run meanwhile
+        _held.slot = held
 
 
 class SignInAttempts:

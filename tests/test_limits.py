@@ -131,3 +131,50 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
     local.who = "tab0"
     with limits.page_run_slot():  # every slot was given back
         pass
+
+
+def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(monkeypatch):
+    """without_page_slot (a decoding, a training, a recompute): while one tab's run works outside
+    page code, the next tab's page runs on the only slot; then the first takes its turn again."""
+    from server import limits
+    monkeypatch.setenv("ATTN_EXPLORER_PAGE_RUNS", "1")
+
+    class Requests:
+        class _state:
+            name = "CONTINUE"
+
+    local = threading.local()
+    monkeypatch.setattr(limits, "_session", lambda: (local.who, Requests()))
+    events, lock = [], threading.Lock()
+    working = threading.Event()
+
+    def log(what: str) -> None:
+        with lock:
+            events.append(what)
+
+    def trainer() -> None:
+        local.who = "trainer"
+        with limits.page_run_slot():
+            log("trainer page")
+            with limits.decoding_slot():  # gives the page slot up for the decoding
+                working.set()
+                time.sleep(2 * limits.ABANDON_CHECK_S)
+                log("trainer decoded")
+            log("trainer page again")
+
+    def reader() -> None:
+        local.who = "reader"
+        working.wait(5)
+        with limits.page_run_slot():
+            log("reader page")
+
+    threads = [threading.Thread(target=trainer), threading.Thread(target=reader)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert events == ["trainer page", "reader page", "trainer decoded", "trainer page again"]
+    assert getattr(limits._held, "slot", None) is None
+    local.who = "reader"
+    with limits.page_run_slot():  # every slot was given back
+        pass
