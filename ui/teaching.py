@@ -124,8 +124,9 @@ def _forced(root: str, model_name: str, text: str, target_text: str) -> Decoding
 @shared_result(max_entries=STEPS_KEPT)
 def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    with decoding_slot():
-        return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix))
+    with decoding_slot() as check:  # a superseded rerun stops between two decoder steps
+        return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix),
+                      check=check)
 
 
 @shared_result(max_entries=STEPS_KEPT)
@@ -154,8 +155,8 @@ def _local_p(root: str, model_name: str, text: str) -> LocalPSteps | None:
 @shared_result(max_entries=COSTLY_KEPT)
 def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    with decoding_slot():
-        return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam)
+    with decoding_slot() as check:
+        return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam, check=check)
 
 
 @shared_result(max_entries=STEPS_KEPT)
