@@ -252,16 +252,18 @@ def decoding_slot(cost: float = 1.0):
             raise SlowDown(wait)
     newer = (lambda: superseded(requests)) if requests is not None else None
     slots = _decoding_slots(settings.decoders())
-    with without_page_slot():  # the model computes outside the page-run slots
-        slots.acquire(who, newer)
+    # The page-run slot is kept meanwhile: a decoding runs inside a shared cache's lock, and a run
+    # that gave its slot up would wait for a turn with that lock held, while the slots' holders
+    # wait on the lock for the same translation (a deadlock the 200-student bench found).
+    slots.acquire(who, newer)
 
-        def check() -> None:
-            if newer is not None and newer():
-                raise Superseded()
-        try:
-            yield check
-        finally:
-            slots.release()
+    def check() -> None:
+        if newer is not None and newer():
+            raise Superseded()
+    try:
+        yield check
+    finally:
+        slots.release()
 
 
 _held = threading.local()  # .slot: (slots, session, abandon) while this thread's rerun holds a page-run slot
@@ -301,9 +303,11 @@ def page_run_slot():
 @contextmanager
 def without_page_slot():
     """Give this rerun's page-run slot to the next tab while it does long work that is not page
-    code (a decoding, a training, a recompute: torch computes with the GIL released, or it waits),
-    then wait for a turn again. Without it, two students training on *Watch attention emerge*
-    would hold both slots of their process for the training's length."""
+    code (a training, a recompute: torch computes, or the run waits), then wait for a turn again.
+    Without it, two students training on *Watch attention emerge* would hold both slots of their
+    process for the training's length. Never around work that holds a lock another run may wait
+    on with its slot held (a shared cache's computation, ``decoding_slot``): taking the turn
+    again with that lock held would deadlock."""
     held = getattr(_held, "slot", None)
     if held is None:
         yield

@@ -134,7 +134,7 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
 
 
 def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(monkeypatch):
-    """without_page_slot (a decoding, a training, a recompute): while one tab's run works outside
+    """without_page_slot (a training, a recompute): while one tab's run works outside
     page code, the next tab's page runs on the only slot; then the first takes its turn again."""
     from server import limits
     monkeypatch.setenv("ATTN_EXPLORER_PAGE_RUNS", "1")
@@ -156,10 +156,10 @@ def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(mo
         local.who = "trainer"
         with limits.page_run_slot():
             log("trainer page")
-            with limits.decoding_slot():  # gives the page slot up for the decoding
+            with limits.without_page_slot():  # a training: the page slot is given up meanwhile
                 working.set()
                 time.sleep(2 * limits.ABANDON_CHECK_S)
-                log("trainer decoded")
+                log("trainer trained")
             log("trainer page again")
 
     def reader() -> None:
@@ -173,8 +173,47 @@ def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(mo
         thread.start()
     for thread in threads:
         thread.join(5)
-    assert events == ["trainer page", "reader page", "trainer decoded", "trainer page again"]
+    assert events == ["trainer page", "reader page", "trainer trained", "trainer page again"]
     assert getattr(limits._held, "slot", None) is None
     local.who = "reader"
     with limits.page_run_slot():  # every slot was given back
         pass
+
+
+def test_a_decoding_keeps_its_page_slot_so_tabs_waiting_on_its_translation_cannot_deadlock(monkeypatch):
+    """Tab A computes a translation inside a shared cache's lock; B and C, holding both page slots,
+    wait on that lock for the same translation. A's decoding must not give its slot up: taking a turn
+    again afterwards, with the lock held, would wait for B and C, who wait for A."""
+    from server import limits
+    slots = limits.FairSlots(2)
+    monkeypatch.setattr(limits, "_run_slots", lambda n: slots)  # two slots of this test's own
+
+    class Requests:
+        class _state:
+            name = "CONTINUE"
+
+    local = threading.local()
+    monkeypatch.setattr(limits, "_session", lambda: (local.who, Requests()))
+    cache_lock, computing, done = threading.Lock(), threading.Event(), []
+
+    def tab(who: str) -> None:
+        local.who = who
+        if who != "A":
+            computing.wait(5)
+        with limits.page_run_slot():
+            if who == "A":
+                with cache_lock:  # st.cache_resource's lock while A computes the shared translation
+                    with limits.decoding_slot():
+                        computing.set()
+                        time.sleep(0.3)  # B and C are at the lock by now
+            else:
+                with cache_lock:
+                    pass
+        done.append(who)
+
+    threads = [threading.Thread(target=tab, args=(who,), daemon=True) for who in "ABC"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert sorted(done) == ["A", "B", "C"]
