@@ -94,9 +94,9 @@ class Superseded(StopException):
 
 
 class FairSlots:
-    """At most ``n`` decodings at once; the sessions waiting are served in turn, one decoding
-    each (round robin), so a tab with twenty requests queued waits behind every other tab's one
-    instead of in front of them. A slot freed is handed to the next ticket directly, waking that
+    """At most ``n`` holders at once (decodings, or page runs); the sessions waiting are served in
+    turn, one each (round robin), so a tab with twenty requests queued waits behind every other
+    tab's one instead of in front of them. A slot freed is handed to the next ticket directly, waking that
     thread alone: thirty tabs waiting must not all wake at every release, since each wake takes
     the GIL from the decodings under way."""
 
