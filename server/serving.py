@@ -52,6 +52,19 @@ def files_watched() -> bool:
     return config.get_option("server.fileWatcherType") != "none"
 
 
+def _wrap_once(owner, name: str, wrap) -> bool:
+    """Replace ``owner.name`` by ``wrap(Streamlit's own)``, once per process however often asked;
+    False when this Streamlit has no such attribute (the server then runs as Streamlit does)."""
+    streamlits = getattr(owner, name, None)
+    if streamlits is None:
+        return False
+    if not getattr(streamlits, "attn_wrapped", False):
+        ours = wrap(streamlits)
+        ours.attn_wrapped = True
+        setattr(owner, name, ours)
+    return True
+
+
 def compile_pages_once() -> bool:
     """Make the runtime's ScriptCache keep its bytecode when no file is watched (see the module).
     Returns False when this Streamlit has no such cache."""
@@ -59,17 +72,13 @@ def compile_pages_once() -> bool:
         from streamlit.runtime.scriptrunner.script_cache import ScriptCache
     except ImportError:
         return False
-    if getattr(ScriptCache.clear, "keeps_bytecode", False):
-        return True
-    streamlits_clear = ScriptCache.clear
 
-    def clear(self) -> None:
-        if files_watched():  # a watched file may have changed: Streamlit's own behaviour
-            streamlits_clear(self)
-
-    clear.keeps_bytecode = True
-    ScriptCache.clear = clear
-    return True
+    def wrap(streamlits_clear):
+        def clear(self) -> None:
+            if files_watched():  # a watched file may have changed: Streamlit's own behaviour
+                streamlits_clear(self)
+        return clear
+    return _wrap_once(ScriptCache, "clear", wrap)
 
 
 def theme_once() -> bool:
@@ -79,24 +88,21 @@ def theme_once() -> bool:
         from streamlit.runtime import app_session
     except ImportError:
         return False
-    streamlits = getattr(app_session, "_populate_theme_msg", None)
-    if streamlits is None or getattr(streamlits, "built_once", False):
-        return streamlits is not None
-    built: dict[str, object] = {}
 
-    def populate(msg, section: str = "theme") -> None:
-        if files_watched():  # a watched config file may have changed: Streamlit's own behaviour
-            return streamlits(msg, section)
-        theme = built.get(section)
-        if theme is None:
-            theme = type(msg)()
-            streamlits(theme, section)
-            built[section] = theme
-        msg.MergeFrom(theme)
+    def wrap(streamlits):
+        built: dict[str, object] = {}
 
-    populate.built_once = True
-    app_session._populate_theme_msg = populate
-    return True
+        def populate(msg, section: str = "theme") -> None:
+            if files_watched():  # a watched config file may have changed: Streamlit's own behaviour
+                return streamlits(msg, section)
+            theme = built.get(section)
+            if theme is None:
+                theme = type(msg)()
+                streamlits(theme, section)
+                built[section] = theme
+            msg.MergeFrom(theme)
+        return populate
+    return _wrap_once(app_session, "_populate_theme_msg", wrap)
 
 
 _PAGES: dict[tuple, object] = {}  # (the app's folder, page, its options) -> the page as st.Page built it
@@ -145,31 +151,27 @@ def pace_reruns() -> bool:
         from streamlit.runtime.app_session import AppSession
     except ImportError:
         return False
-    streamlits = getattr(AppSession, "request_rerun", None)
-    if streamlits is None or getattr(streamlits, "paced", False):
-        return streamlits is not None
 
-    def request_rerun(self, client_state=None) -> None:
-        from server.limits import paced, rerun_rate
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is None or client_state is None or client_state.fragment_id:
-            return streamlits(self, client_state)  # the server's own, or a fragment's: as Streamlit does
-        wait = rerun_rate().take(self.id, time.monotonic())
-        if not wait:
-            return streamlits(self, client_state)
-        paced(self.id)
-        newest = getattr(self, "_attn_held", None)
-        self._attn_held = client_state  # only the newest request of the tab is kept
-        if newest is None:
-            def run_newest():
-                held, self._attn_held = self._attn_held, None
-                if held is not None:
-                    request_rerun(self, held)
-            loop.call_later(wait, run_newest)
-
-    request_rerun.paced = True
-    AppSession.request_rerun = request_rerun
-    return True
+    def wrap(streamlits):
+        def request_rerun(self, client_state=None) -> None:
+            from server.limits import paced, rerun_rate
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is None or client_state is None or client_state.fragment_id:
+                return streamlits(self, client_state)  # the server's own, or a fragment's: as Streamlit does
+            wait = rerun_rate().take(self.id, time.monotonic())
+            if not wait:
+                return streamlits(self, client_state)
+            paced(self.id)
+            newest = getattr(self, "_attn_held", None)
+            self._attn_held = client_state  # only the newest request of the tab is kept
+            if newest is None:
+                def run_newest():
+                    held, self._attn_held = self._attn_held, None
+                    if held is not None:
+                        request_rerun(self, held)
+                loop.call_later(wait, run_newest)
+        return request_rerun
+    return _wrap_once(AppSession, "request_rerun", wrap)
