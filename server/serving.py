@@ -1,5 +1,5 @@
 """How the Streamlit runtime is set up for a class server: each page compiled once per process,
-no file polled, each tab's reruns paced to its share.
+no file polled, each tab's reruns paced to its share, each tab's page sent as its run ends.
 
 Streamlit keeps each script's bytecode in one ``ScriptCache`` per process, but empties it
 whenever the last browser session disconnects (``WebsocketSessionManager``: "avoid stale cached
@@ -35,6 +35,17 @@ one stopping the one before: :func:`pace_reruns` makes such a request wait on th
 instead, keeping only the newest, which runs when the tab's share allows (its page then says
 "slow down", ``navigation.py``). A wait costs a timer, not a thread or a run. Fragment reruns
 and the server's own reruns are not paced.
+
+Every message a page run sends goes through the event loop, which also reads every tab's
+clicks and starts every tab's run; when thirty followers rerun at once the page threads hold the
+GIL and the loop gets it back only every few milliseconds, at each system call it makes. Streamlit
+spent two of those per message: a write to the loop's own wake-up pipe from the loop itself
+(``Runtime._enqueued_some_message``) and a turn of the loop after every message it flushes
+(``await asyncio.sleep(0)`` in ``Runtime._loop_coroutine``), so each tab's page went out only
+after every page had run. :func:`send_promptly` sets the flush event directly when already on
+the loop and lets a flush send a tab's messages in one turn (a message is only serialised into
+the tab's send queue there; each socket has its own sender task), so each tab's page leaves as
+its run ends.
 """
 from __future__ import annotations
 
@@ -175,3 +186,44 @@ def pace_reruns() -> bool:
                 loop.call_later(wait, run_newest)
         return request_rerun
     return _wrap_once(AppSession, "request_rerun", wrap)
+
+
+class _FlushInOneTurn:
+    """``asyncio`` as ``streamlit.runtime.runtime`` sees it after :func:`send_promptly`: the same
+    module, but ``sleep(0)``, the flush loop's yield after each message, returns at once."""
+
+    def __getattr__(self, name: str):
+        return getattr(asyncio, name)
+
+    @staticmethod
+    def sleep(delay: float, result=None):
+        return _at_once(result) if delay == 0 else asyncio.sleep(delay, result)
+
+
+async def _at_once(result=None):
+    return result
+
+
+def send_promptly() -> bool:
+    """Let the event loop send each tab's messages as its run produces them (see the module).
+    Returns False when this Streamlit's Runtime has neither part."""
+    try:
+        from streamlit.runtime import runtime
+    except ImportError:
+        return False
+    if getattr(runtime, "asyncio", None) is asyncio:
+        runtime.asyncio = _FlushInOneTurn()
+
+    def wrap(streamlits):
+        def enqueued_some_message(self) -> None:
+            objs = self._get_async_objs()
+            try:
+                on_loop = asyncio.get_running_loop() is objs.eventloop
+            except RuntimeError:
+                on_loop = False
+            if on_loop:  # Streamlit's call_soon_threadsafe would write to the loop's own pipe
+                objs.need_send_data.set()
+            else:
+                streamlits(self)
+        return enqueued_some_message
+    return _wrap_once(runtime.Runtime, "_enqueued_some_message", wrap)

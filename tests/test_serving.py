@@ -188,3 +188,61 @@ def test_the_new_session_message_carries_the_theme_streamlit_builds(watcher_type
         assert seen.primary_color == "#654321"
     finally:
         config.set_option("theme.primaryColor", None)
+
+
+def test_a_flush_sends_a_tabs_messages_in_one_turn_of_the_event_loop():
+    """Streamlit's flush loop yields the event loop after every message it sends (each yield, under
+    a class's GIL contention, a wait of milliseconds): after send_promptly only that yield,
+    sleep(0), returns at once; every other sleep and every other asyncio name is asyncio's own."""
+    import inspect
+    from streamlit.runtime import runtime
+    from server import serving
+    assert serving.send_promptly() and serving.send_promptly()  # idempotent
+    # the yield it removes is still where Streamlit has it (a later Streamlit may differ: look again)
+    assert "await asyncio.sleep(0)" in inspect.getsource(runtime.Runtime._loop_coroutine)
+    turns = []
+
+    async def flush():
+        async def other_task():
+            turns.append("other")
+        asyncio.get_running_loop().create_task(other_task())
+        for _ in range(3):
+            await runtime.asyncio.sleep(0)
+            turns.append("message")
+        await runtime.asyncio.sleep(0.01)  # a real sleep: the other task runs
+        turns.append("after")
+
+    asyncio.run(flush())
+    assert turns == ["message", "message", "message", "other", "after"]
+    assert runtime.asyncio.wait is asyncio.wait and runtime.asyncio.create_task is asyncio.create_task
+
+
+def test_a_message_enqueued_on_the_event_loop_wakes_the_flush_without_a_write_to_the_loops_pipe():
+    """On the loop, the runtime's flush event is set at once (no call_soon_threadsafe, a write to the
+    loop's own pipe per message); from a script thread it is set on the loop, as Streamlit does."""
+    import threading
+    from types import SimpleNamespace
+    from streamlit.runtime.runtime import Runtime
+    from server import serving
+    assert serving.send_promptly()
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        objs = SimpleNamespace(eventloop=loop, need_send_data=asyncio.Event())
+        runtime = SimpleNamespace(_get_async_objs=lambda: objs)
+        writes = []
+        original = loop._write_to_self
+        loop._write_to_self = lambda: (writes.append(1), original())
+        Runtime._enqueued_some_message(runtime)
+        on_loop = (objs.need_send_data.is_set(), len(writes))
+        objs.need_send_data.clear()
+        thread = threading.Thread(target=Runtime._enqueued_some_message, args=(runtime,))
+        thread.start()
+        thread.join()
+        before_a_turn = objs.need_send_data.is_set()
+        await asyncio.wait_for(objs.need_send_data.wait(), 5)
+        return on_loop, before_a_turn, len(writes)
+
+    on_loop, before_a_turn, writes = asyncio.run(main())
+    assert on_loop == (True, 0)
+    assert not before_a_turn and writes == 1  # a script thread's message: the pipe wakes the loop
