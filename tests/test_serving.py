@@ -246,3 +246,47 @@ def test_a_message_enqueued_on_the_event_loop_wakes_the_flush_without_a_write_to
     on_loop, before_a_turn, writes = asyncio.run(main())
     assert on_loop == (True, 0)
     assert not before_a_turn and writes == 1  # a script thread's message: the pipe wakes the loop
+
+
+def test_a_sessions_script_events_reach_the_loop_in_order_with_one_wake_up_for_all_those_waiting(caplog):
+    """Streamlit scheduled one event-loop callback per message a page sends (a write to the loop's
+    pipe, releasing the GIL, each): now the events waiting are handled by one callback, in the
+    order sent; one that fails is logged and the others still run, and later events still come."""
+    import threading
+    from streamlit.runtime.app_session import AppSession
+    from server import serving
+    assert serving.send_promptly()
+
+    class Session:
+        def __init__(self, loop):
+            self.loop, self.handled, self.wake_ups = loop, [], 0
+
+        def _call_soon_on_event_loop(self, callback):
+            self.wake_ups += 1
+            self.loop.call_soon_threadsafe(callback)
+
+        def _handle_scriptrunner_event_on_event_loop(self, sender, event=None, forward_msg=None):
+            if event == "fails":
+                raise ValueError("this event fails")
+            self.handled.append(event)
+
+    async def main():
+        session = Session(asyncio.get_running_loop())
+        for i in range(40):  # a run's messages, sent while the loop is busy (here: with this coroutine)
+            AppSession._on_scriptrunner_event(session, "runner", event=i, forward_msg=object())
+        AppSession._on_scriptrunner_event(session, "runner", event="fails")
+        AppSession._on_scriptrunner_event(session, "runner", event="after")
+        await asyncio.sleep(0.01)
+        burst = (list(session.handled), session.wake_ups)
+        thread = threading.Thread(target=lambda: [AppSession._on_scriptrunner_event(session, "runner", event=f"t{i}")
+                                                  for i in range(20)])
+        thread.start()
+        thread.join()
+        await asyncio.sleep(0.01)
+        return burst, session.handled[len(burst[0]):]
+
+    with caplog.at_level("ERROR", logger="server.serving"):
+        (handled, wake_ups), from_thread = asyncio.run(main())
+    assert handled == list(range(40)) + ["after"] and wake_ups == 1
+    assert from_thread == [f"t{i}" for i in range(20)]
+    assert "this event fails" in caplog.text

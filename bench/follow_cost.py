@@ -1,0 +1,101 @@
+"""What a room following the teacher costs its server: ``--followers`` tabs on one process follow
+the class through the lesson's three sends (``bench/classroom.py``'s SENDS), ``--rounds`` times.
+Per follower and send: the milliseconds from the page's listener clicking *Look again* (the
+server answered ``/_attn/follow``) until the sent page has drawn, and the server's CPU per
+follower. One JSON line.
+
+    python bench/follow_cost.py [--followers 30] [--rounds 3] [--app DIR] [--append FILE]
+
+Nothing else runs on the server: the sent pages are warmed first (the teacher's own screen
+drew them), so what is timed is the followers' own reruns, all woken at the same moment as a
+class's are. The teacher sends through the class store from this process, so the server's
+follow board sees it at its next read of the store (SQLite: ``server.follow.POLL_S``); that
+wait is not in the click times. ``--app DIR`` runs another checkout's app.py (a before/after
+on the same host).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from classroom import ROOT, SENDS, server, Tab  # noqa: E402
+from classroom_modes import until_sent  # noqa: E402
+from classroom_report import host  # noqa: E402
+from classroom_servers import cpu_seconds  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+async def follow(base: str, pid: int, store, key: str, code: str, followers: int, rounds: int) -> dict:
+    tabs = [Tab(base, 60) for _ in range(followers)]
+    for tab in tabs:
+        await tab.do(("open", "exercises", urlencode({"class": code})))
+    teacher = Tab(base, 60)
+    for page, params in SENDS:
+        await teacher.do(("open", page, urlencode(params)))
+    clicks, cpu, errors = [], 0.0, []
+    for _ in range(rounds):
+        for page, params in SENDS:
+            await asyncio.sleep(1.0)  # every listener waiting again
+            before = cpu_seconds(pid)
+            await asyncio.to_thread(store.send, key, code, page, params)
+            results = await asyncio.gather(*(until_sent(tab, page, time.perf_counter() + 30) for tab in tabs))
+            await asyncio.sleep(0.1)  # the replies still being sent belong to this send
+            cpu += cpu_seconds(pid) - before
+            clicks += [ms for ms, _, error in results if not error]
+            errors += [error for _, _, error in results if error]
+    return {"click_p10_ms": pct(clicks, 0.1), "click_p50_ms": pct(clicks, 0.5), "click_p67_ms": pct(clicks, 0.67),
+            "click_p95_ms": pct(clicks, 0.95), "click_max_ms": round(max(clicks), 1),
+            "server_cpu_ms_per_follow": round(1000 * cpu / (followers * rounds * len(SENDS)), 1),
+            "follows": len(clicks), "errors": len(errors), "error_kinds": sorted(set(errors))}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--followers", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--app", type=Path, default=ROOT, help="the checkout whose app.py runs (default: this one)")
+    p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
+    args = p.parse_args(argv)
+    class_dir = tempfile.mkdtemp(prefix="follow-cost-")
+    key = secrets.token_urlsafe(12)
+    env = {"ATTN_EXPLORER_CLASS_DIR": class_dir, "ATTN_EXPLORER_TEACHER_KEY": key, "ATTN_EXPLORER_CLASS_DB": "",
+           "ATTN_EXPLORER_JOINS_PER_MINUTE": str(max(300, 2 * args.followers))}
+    os.environ.update(env)  # the store opened here and the server's are the same SQLite file
+    from server.class_store import ClassStore
+    store = ClassStore(f"sqlite:///{class_dir}/classes.sqlite3", teacher_key=key)
+    try:
+        key = store.teacher_key()
+        code = store.open_class(key).code
+        with server(None, env=env, root=args.app.resolve()) as target:
+            result = asyncio.run(follow(target.base, target.pids()[0], store, key, code, args.followers, args.rounds))
+    finally:
+        store.engine.dispose()
+        shutil.rmtree(class_dir, ignore_errors=True)
+    line = json.dumps({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds,
+                       "app": str(args.app), **result, "host": host(),
+                       "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.app, capture_output=True,
+                                                text=True).stdout.strip(), "date": time.strftime("%Y-%m-%d")})
+    if args.append:
+        with open(args.append, "a") as f:
+            f.write(line + "\n")
+    print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
