@@ -31,7 +31,7 @@ def set_up() -> None:
     - a chosen teacher key too short to guard a class refused, with the reason, at start;
     - a browser's "clear cache" clearing its own session, not every visitor's shared caches;
     - each page compiled once per process, no config file polled, each tab's reruns paced to its
-      share, each tab's page sent as its run ends (server/serving.py)."""
+      share, each tab's page sent as its run ends, runs started off the event loop (server/serving.py)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     limit_malloc_arenas()
     from server.settings import teacher_key_problem
@@ -39,12 +39,14 @@ def set_up() -> None:
         sys.exit(f"Attention Explorer: {teacher_key_problem()}")
     from server.shared import guard_clear_cache
     guard_clear_cache()
-    from server.serving import compile_pages_once, pace_reruns, send_promptly, stop_config_polling, theme_once
+    from server.serving import (compile_pages_once, pace_reruns, send_promptly, start_runs_off_the_loop,
+                                stop_config_polling, theme_once)
     compile_pages_once()
     theme_once()
     stop_config_polling()
     pace_reruns()
     send_promptly()
+    start_runs_off_the_loop()
 
 
 def limit_malloc_arenas() -> None:

@@ -7,7 +7,7 @@ Tests drive this file with Streamlit's AppTest.
 import streamlit as st
 
 from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
-from server.limits import page_run_slot, recently_paced, SlowDown  # torch-free
+from server.limits import page_run_slot, recently_paced, SlowDown, without_page_slot  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 from server.serving import page  # st.Page, resolved on disk once per process
 from ui.figures import narrow_screen_css
@@ -40,35 +40,47 @@ PAGES = {
     ],
 }
 
-chosen = st.navigation(PAGES)
-st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
-if recently_paced():  # this tab asks for reruns faster than its share: they wait their turn (server/serving.py)
-    st.warning("Slow down: this tab asks the server for new pages faster than one tab may, so each waits its "
-               "turn. Nothing is lost: the page shows what you last typed or picked.", icon=":material/hourglass_top:")
-if not models_loaded.is_set() or warm_up.pending:
-    # The first visit after the server started: torch and the checkpoints are still loading
-    # (app.py loads them in the background). An empty chart drawn now makes the browser fetch
-    # and start Plotly's 4.7 MB bundle during that wait instead of after it (bench/app_speed.py
-    # measures the cold start; docs/performance.md). The
-    # wait ends here, before the page runs, so the chart is gone whatever the page does (a
-    # page may st.stop() early). Each step first waits for the warm-up thread to have done
-    # it (server/loading.py: never import or load alongside it).
-    loading = st.empty()
-    warm_up.wait(warm_up.figures_ready)
-    from viz.fast_figure import placeholder
-    loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
-                         config={"displayModeBar": False, "staticPlot": True})
-    try:
-        warm_up.wait(warm_up.finished)
-        from ui.zoo import zoo
-        zoo()
-    finally:
-        loading.empty()
+
+def draw() -> None:
+    """The page this rerun asked for, with the navigation and the class panel."""
+    chosen = st.navigation(PAGES)
+    st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
+    if recently_paced():  # this tab asks for reruns faster than its share: they wait their turn (server/serving.py)
+        st.warning("Slow down: this tab asks the server for new pages faster than one tab may, so each waits its "
+                   "turn. Nothing is lost: the page shows what you last typed or picked.",
+                   icon=":material/hourglass_top:")
+    if not models_loaded.is_set() or warm_up.pending:
+        # The first visit after the server started: torch and the checkpoints are still loading
+        # (app.py loads them in the background). An empty chart drawn now makes the browser fetch
+        # and start Plotly's 4.7 MB bundle during that wait instead of after it (bench/app_speed.py
+        # measures the cold start; docs/performance.md). The
+        # wait ends here, before the page runs, so the chart is gone whatever the page does (a
+        # page may st.stop() early). Each step first waits for the warm-up thread to have done
+        # it (server/loading.py: never import or load alongside it), giving the page-run slot to
+        # the next tab meanwhile.
+        loading = st.empty()
+        with without_page_slot():
+            warm_up.wait(warm_up.figures_ready)
+        from viz.fast_figure import placeholder
+        loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
+                             config={"displayModeBar": False, "staticPlot": True})
+        try:
+            with without_page_slot():
+                warm_up.wait(warm_up.finished)
+            from ui.zoo import zoo
+            zoo()
+        finally:
+            loading.empty()
+    # the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
+    class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
+    chosen.run()
+
+
 try:
-    with page_run_slot():  # a few pages run at once, the others in turn (server/limits.py)
-        # the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
-        class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
-        chosen.run()
+    # a few pages run at once, the others in turn (server/limits.py), from the rerun's first line:
+    # thirty followers' reruns start together, and all but a few wait here, off the GIL
+    with page_run_slot():
+        draw()
 except SlowDown as e:  # this tab asked for more decodings than its share: what it typed stays in its boxes
     st.warning(f"Slow down: this tab asked the server for more translations in a few seconds than one tab may. "
                f"Nothing is lost: what you typed stays here, and the page shows its results on your next change "

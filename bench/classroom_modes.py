@@ -65,8 +65,9 @@ async def follow(tab: Tab, k: int, link: tuple[str, str], teacher: TeacherSends 
 
 async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str | None, str | None]:
     """What a following browser tab does until it shows ``page`` (its url path): the page's listener
-    holds ``/_attn/follow`` open and, when the class changes, clicks *Look again*, whose rerun opens
-    the sent page inside the session. A server whose page polls instead (a timer, then a full page
+    holds ``/_attn/follow`` open and, when the class changes, opens the sent page inside the
+    session (one rerun of that page, as the Back button asks for one), or clicks *Look again*
+    when the change sends no new page. A server whose page polls instead (a timer, then a full page
     load of the link it is sent to) is followed that way."""
     while time.perf_counter() < deadline:
         left = deadline - time.perf_counter()
@@ -75,7 +76,12 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
             if answer is None:
                 await asyncio.sleep(1.0)  # as the page's script: a failed request is tried again
                 continue
-            ms, digest, error = await tab.do(("click", LOOK, True))
+            path, _, query = (answer.get("link") or "").partition("?")
+            if answer.get("open") and path in tab.pages and (path, query) != (tab.path, tab.query):
+                # the teacher's page, opened as the page's listener opens it (ui/class_session.py)
+                ms, digest, error = await tab.do(("history", path, query))
+            else:  # a change that sends no new page: the listener clicks Look again
+                ms, digest, error = await tab.do(("click", LOOK, True))
             if error or tab.path == page:
                 return ms, digest, error
         elif tab.timer is not None:

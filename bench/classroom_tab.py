@@ -91,10 +91,11 @@ class Tab:
                                         ping_interval=None, open_timeout=self.timeout)  # as browsers: deflate, no pings
                 self.page, self.query, self.widgets, self.path = "", value, {}, target
                 await self.send(page_name=target)  # a first load names its page by URL path
-            elif verb == "goto":  # a page link carrying query parameters, as a shared link does
+            elif verb in ("goto", "history"):  # a page link carrying query parameters, as a shared link does;
+                # "history": the page's listener opening the teacher's page, as the Back button opens one
                 self.page, self.query, self.path = self.pages[target], value, target
                 self.widgets = {}  # only widgets outside the page are kept, and navigation.py has none
-                await self.send()
+                await self.send(history=verb == "history")
             else:
                 if target not in self.keys:
                     return 0.0, None, f"no widget {target!r} on the page"
@@ -124,10 +125,12 @@ class Tab:
             digest, error = None, f"disconnect ({type(e).__name__})"
         return 1000 * (time.perf_counter() - start), digest, error
 
-    async def send(self, page_name: str = "", fragment_id: str = "", extra: list | None = None) -> None:
+    async def send(self, page_name: str = "", fragment_id: str = "", extra: list | None = None,
+                   history: bool = False) -> None:
         msg = BackMsg()
         state = msg.rerun_script  # the ClientState the front end's sendRerunBackMsg builds
         state.query_string = self.query
+        state.is_history_navigation = history
         state.fragment_id = fragment_id
         state.page_script_hash = self.page
         state.page_name = page_name

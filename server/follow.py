@@ -16,8 +16,10 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
   ``/_attn/follow?class=CODE&v=VERSION`` (:func:`routes`), which the server answers when the
   class's version differs from the one the tab shows, or after ``WAIT_S`` (then it asks again).
   Waiting costs no thread and no rerun: an ``asyncio.Event`` per request, set by the board's
-  thread. Only then does the tab rerun its follow fragment (``ui``'s class panel), which opens
-  the sent page.
+  thread. The answer carries the sent page's link (:func:`sent_link`), which the page opens
+  inside its browser session as the browser's Back button would (one rerun, the sent page's);
+  a change that sends no new page (a reveal, the class closed) reruns the tab's follow fragment
+  (``ui``'s class panel) instead.
 
 The board holds class codes, versions and what the teacher sent (a page name and its link's
 parameters), never a visitor's data; ``MAX_WAITERS`` open requests per process at most.
@@ -28,12 +30,14 @@ import asyncio
 import logging
 import threading
 import time
+from urllib.parse import urlencode
 
 from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, StoreUnavailable, class_store,
                                 normalise_code)
 from server.shared import per_process
 
 FOLLOW_PATH = "/_attn/follow"
+SENT = "sent"       # in a link to the teacher's page: opened by following (ui/class_session.py)
 POLL_S = 0.5        # SQLite: the followed classes' versions are read this often, once per process
 PG_POLL_S = 5.0     # PostgreSQL: a read besides the notifications
 WATCH_S = 60.0      # a class no tab asked about for this long is no longer read
@@ -194,6 +198,14 @@ class FollowBoard:
             return None
 
 
+def sent_link(code: str, state: FollowState) -> str | None:
+    """The teacher's page as a follower opens it, relative to the app's address: the page's url
+    path and the query its link had, with the class and ``sent=1``; None before any send."""
+    if state.page is None:
+        return None
+    return f"{state.page}?{urlencode({**state.params, 'class': code, SENT: '1'})}"
+
+
 @per_process
 def _board(store: ClassStore) -> FollowBoard:
     return FollowBoard(store)
@@ -205,8 +217,9 @@ def follow_board() -> FollowBoard:
 
 
 async def follow_changes(request):
-    """``GET /_attn/follow?class=CODE&v=VERSION``: ``{"version": N, "open": bool}`` as soon as the
-    class's version is not VERSION, or after WAIT_S; 404 for no such class, 503 when busy."""
+    """``GET /_attn/follow?class=CODE&v=VERSION``: ``{"version": N, "open": bool, "link": "page?query"}``
+    as soon as the class's version is not VERSION, or after WAIT_S (``link``: :func:`sent_link`,
+    null before any send); 404 for no such class, 503 when busy."""
     from starlette.responses import JSONResponse
     code = normalise_code(request.query_params.get("class"))
     try:
@@ -222,7 +235,8 @@ async def follow_changes(request):
         return JSONResponse({"error": str(e)}, status_code=503, headers=headers)
     if state is None:
         return JSONResponse({"error": "no such class"}, status_code=404, headers=headers)
-    return JSONResponse({"version": state.version, "open": state.open}, headers=headers)
+    return JSONResponse({"version": state.version, "open": state.open, "link": sent_link(code, state)},
+                        headers=headers)
 
 
 def routes() -> list:
@@ -230,4 +244,4 @@ def routes() -> list:
     return [Route(FOLLOW_PATH, follow_changes, methods=["GET"])]
 
 
-__all__ = ["FollowBoard", "follow_board", "routes", "FOLLOW_PATH", "Busy"]
+__all__ = ["FollowBoard", "follow_board", "routes", "sent_link", "FOLLOW_PATH", "SENT", "Busy"]

@@ -49,6 +49,12 @@ order, with one wake-up for all those waiting; sets the flush event directly whe
 the loop; and lets a flush send a tab's messages in one turn (a message is only serialised into
 the tab's send queue there; each socket has its own sender task). Each tab's page now leaves as
 its run ends, and a follower costs its process about a fifth less CPU (``bench/follow_cost.py``).
+
+Every rerun is a new thread, which Streamlit starts on the event loop; ``Thread.start`` waits
+until the new thread holds the GIL, and with page threads running that takes a switch interval
+or two (5–20 ms): thirty followers' reruns kept the loop from reading the next click, or sending
+anything, for 150–250 ms. :func:`start_runs_off_the_loop` hands that wait to one thread per
+process, which starts the runs in the order asked.
 """
 from __future__ import annotations
 
@@ -56,6 +62,7 @@ import asyncio
 import copy
 import gc
 import logging
+import queue
 import threading
 import time
 from collections import deque
@@ -270,3 +277,50 @@ def _drain_events(session, lock, waiting, draining) -> None:
             session._handle_scriptrunner_event_on_event_loop(*args, **kwargs)
         except Exception:  # noqa: BLE001 - one event's failure must not stop the session's others
             _LOG.exception("script event %s", args[1:2] or kwargs.get("event"))
+
+
+class _Starter:
+    """The thread that starts this process's script runs (see the module), in the order asked."""
+
+    def __init__(self):
+        self._asked: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self, start) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="script-starter", daemon=True)
+                self._thread.start()
+        self._asked.put(start)
+
+    def _run(self) -> None:
+        while True:
+            start = self._asked.get()
+            try:
+                start()
+            except Exception:  # noqa: BLE001 - one run that cannot start must not stop the others'
+                _LOG.exception("a script run did not start")
+
+
+_STARTER = _Starter()
+
+
+def start_runs_off_the_loop() -> bool:
+    """Start each script run's thread from ``_STARTER``'s thread when asked on the event loop, so
+    the loop does not wait for the new thread to take the GIL (see the module); elsewhere (a
+    test's AppTest) as Streamlit does. False when this Streamlit's ScriptRunner has no ``start``."""
+    try:
+        from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+    except ImportError:
+        return False
+
+    def wrap(streamlits):
+        def start(self) -> None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return streamlits(self)
+            _STARTER.start(lambda: streamlits(self))
+        return start
+    return _wrap_once(ScriptRunner, "start", wrap)

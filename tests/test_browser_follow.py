@@ -1,7 +1,8 @@
 """Following the teacher in real browsers (Debian Chromium driven by Playwright, as
 tests/test_browser.py): a teacher signed in in one browser sends three pages; three students
 following the class each show every page, settled, within the budget, without a page load (the
-page opens inside the browser session: the front end is not loaded again)."""
+page opens inside the browser session: the front end is not loaded again), each opened by the
+page's follow listener with one rerun of the sent page."""
 from __future__ import annotations
 
 import json
@@ -60,8 +61,10 @@ def test_three_students_follow_three_sends_each_settled_within_the_budget(class_
             done = wait_for(student, "window.attnSettled && window.attnSettled[arg]", f"send {n + 1} settled", PAGE_BUDGET, arg=n)
             times.append(round((done - sent_at) / 1000, 2))
         settled.append(times)
-    # the sent pages opened inside each browser session: no student's page was loaded again
+    # the sent pages opened inside each browser session: no student's page was loaded again, and
+    # each send was opened by the page's listener itself (one rerun), not through Look again
     assert [s.evaluate("performance.timeOrigin") for s in students] == loads
+    assert [s.evaluate("window.attnSentOpened") for s in students] == [len(SENDS)] * len(students)
     budget = CEILING * SETTLE_S * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))  # a busy host: in proportion
     (OUTPUT / "follow-settle.json").write_text(json.dumps(
         {"settled_s": settled, "budget_s": round(budget, 2), "load_average": os.getloadavg(),

@@ -290,3 +290,41 @@ def test_a_sessions_script_events_reach_the_loop_in_order_with_one_wake_up_for_a
     assert handled == list(range(40)) + ["after"] and wake_ups == 1
     assert from_thread == [f"t{i}" for i in range(20)]
     assert "this event fails" in caplog.text
+
+
+def test_script_runs_asked_for_on_the_event_loop_are_started_by_the_starter_thread_in_order(monkeypatch):
+    """Thread.start waits for the new thread to take the GIL (5–20 ms with pages running): on the
+    event loop a run's thread is started by the process's starter thread instead, in the order
+    asked, and the loop goes on at once; off the loop (AppTest) as Streamlit does."""
+    import threading
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+    from server import serving
+    assert serving.start_runs_off_the_loop() and serving.start_runs_off_the_loop()  # idempotent
+    starters = []
+    real_start = threading.Thread.start
+
+    def start(thread):
+        if thread.name == "ScriptRunner.scriptThread":
+            starters.append((threading.current_thread().name, thread._target.__self__.n))
+        real_start(thread)
+    monkeypatch.setattr(threading.Thread, "start", start)
+
+    class Runner:
+        def __init__(self, n):
+            self.n, self._script_thread, self.done = n, None, threading.Event()
+
+        def _run_script_thread(self):
+            self.done.set()
+
+    async def on_the_loop():
+        runners = [Runner(i) for i in range(5)]
+        for runner in runners:
+            ScriptRunner.start(runner)
+        return runners
+
+    runners = asyncio.run(on_the_loop())
+    assert all(r.done.wait(10) for r in runners)
+    assert starters == [("script-starter", i) for i in range(5)]
+    alone = Runner(5)
+    ScriptRunner.start(alone)  # no event loop: Streamlit's own start, here
+    assert alone.done.wait(10) and starters[-1] == (threading.current_thread().name, 5)

@@ -25,7 +25,7 @@ from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher, OutsideClass,
                                 StoreUnavailable)
 from server.class_store import StoreBusy
-from server.follow import FOLLOW_PATH, follow_board
+from server.follow import FOLLOW_PATH, follow_board, SENT, sent_link as link_of
 from server.limits import client_address, sign_in_attempts
 
 CLASS = "class_code"          # the joined class's code
@@ -33,7 +33,6 @@ FOLLOW = "class_follow"       # the "Follow the teacher" toggle
 KEY = "class_teacher_key"     # the teacher's key, once the store accepted it
 SESSION = "class_session"     # this browser session's anonymous id
 APPLIED = "class_applied"     # the last [page, params] taken from the teacher
-SENT = "sent"                 # in a link the follow opened: this page is the teacher's last send
 REVEALED = "class_revealed"   # the exercise the teacher revealed
 FOLLOW_SAFETY_S = 30.0        # the follow fragment's own timer: the page's listener does the following
 LOOK = "class_follow_look"    # the follow fragment's "Look again" button, which the listener clicks
@@ -364,6 +363,8 @@ def _refollow() -> None:
 def class_sidebar(pages: dict, current: str) -> None:
     """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
     code = joined_class()
+    if code and st.session_state.get(FOLLOW) and not teacher_key() and st.query_params.get(SENT):
+        _take_sent_link(code, current)
     st.session_state.setdefault(PANEL, bool(teacher_key()))  # a class link opens it (joined_class)
     # drawn only while open (opening it reruns the page): most visitors never join a class, and
     # open, its boxes and buttons are five of the ~28 elements a rerun of Translate sends
@@ -516,7 +517,7 @@ def _follow(pages: dict, code: str, current: str) -> None:
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
                   help="The teacher's page opens by itself; this looks at once.")
         shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
-        _listener(code, pages, state.version, (state.page, {**state.params, "class": code, SENT: "1"}) if shown else None)
+        _listener(code, pages, state.version, link_of(code, state) if shown else None)
         if st.session_state.get(REVEALED) != state.revealed:
             st.session_state[REVEALED] = state.revealed
             st.rerun(scope="app")
@@ -525,29 +526,57 @@ def _follow(pages: dict, code: str, current: str) -> None:
 
 def _open_sent(page, code: str, state) -> None:
     """Open the teacher's page as its link would, inside this session (no page load: the browser
-    keeps its scripts, the server its session): every widget as the link sets it, because the
-    previous page's values are dropped first (only the class's own ``class_*`` keys stay)."""
-    st.session_state[APPLIED] = [state.page, state.params]
-    for name in [n for n in st.session_state.keys() if not str(n).startswith(KEPT)]:
-        del st.session_state[name]
+    keeps its scripts, the server its session): every widget as the link sets it."""
+    _apply_sent(state)
     st.session_state[OPENED] = True  # the class panel too is set as the link sets it, on the page's run (joined_class)
     st.switch_page(page, query_params={**state.params, "class": code, SENT: "1"})
 
 
-def _listener(code: str, pages: dict, version: int, sent: tuple[str, dict] | None) -> None:
+def _take_sent_link(code: str, current: str) -> None:
+    """This run is the page's listener opening the teacher's page (``_listener``: the sent link,
+    opened inside the session as the Back button opens a page): if this page and its link's
+    parameters are what the teacher sent and not yet taken, take them before the page draws,
+    as ``_open_sent`` does (the page's widgets as the link sets them)."""
+    try:
+        state = follow_board().state(code)
+    except StoreUnavailable:
+        return
+    if state is None or state.page != current or st.session_state.get(APPLIED) == [state.page, state.params]:
+        return
+    if {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)} != state.params:
+        return
+    _apply_sent(state)
+    st.session_state[FOLLOW] = st.session_state[PANEL] = True
+    st.session_state["class_code_box"] = code
+
+
+def _apply_sent(state) -> None:
+    """Take the teacher's [page, params]: the previous page's values are dropped (only the class's
+    own ``class_*`` keys stay), so every widget starts as the sent link sets it."""
+    st.session_state[APPLIED] = [state.page, state.params]
+    for name in [n for n in st.session_state.keys() if not str(n).startswith(KEPT)]:
+        del st.session_state[name]
+
+
+def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
     """The page's wait for the class's next change: an HTTP request the server answers when the
-    version is no longer ``version`` (``server/follow.py``), then a click on *Look again*. The
+    version is no longer ``version`` (``server/follow.py``). The answer names the teacher's page
+    (its link): a page other than this one opens inside the session as the browser's Back
+    button opens one (the address set, then a ``popstate`` event, which Streamlit's front end
+    answers with one rerun of that page with that query; ``_take_sent_link`` takes it before it
+    draws); any other change (a reveal, the class closed) clicks *Look again*, which reruns the
+    follow fragment. One rerun per tab for a send, not a fragment run and then the page's. The
     browser runs the script once per page load (Streamlit updates an ``st.html`` element's
     contents in place, without running its script again), so the script reads what to wait for
     from the element's ``data-`` attributes, which each rerun updates. With ``sent`` (the
-    teacher's page and its link's parameters, shown now) it also puts that link in the address
-    bar: Streamlit's front end keeps the old address after a page switch the server made, and a
+    teacher's page's link, ``server.follow.sent_link``, shown now) it also puts that link in the
+    address bar: Streamlit's front end keeps the old address after a page switch the server made, and a
     reload must show the teacher's page."""
     base = _base_path(pages)
     url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': version})}"
-    here = f"{base}/{sent[0]}?{urlencode(sent[1])}" if sent else ""
+    here = f"{base}/{sent}" if sent else ""
     st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(version)}"
- data-here="{escape(here)}"></div><script>(() => {{
+ data-here="{escape(here)}" data-base="{escape(base)}"></div><script>(() => {{
   if (window.attnFollowing) return;
   window.attnFollowing = true;
   const sleep = ms => new Promise(done => setTimeout(done, ms));
@@ -564,8 +593,15 @@ def _listener(code: str, pages: dict, version: int, sent: tuple[str, dict] | Non
         if (r.ok) {{
           const s = await r.json();
           if (s.version !== Number(d.dataset.version) || !s.open) {{
-            const look = document.querySelector('.st-key-{LOOK} button');
-            if (look) look.click();
+            const sent = s.open && s.link ? d.dataset.base + '/' + s.link : '';
+            if (sent && location.pathname + location.search !== sent) {{
+              history.replaceState(history.state, '', sent);
+              window.dispatchEvent(new PopStateEvent('popstate', {{state: history.state}}));
+              window.attnSentOpened = (window.attnSentOpened || 0) + 1;  // the browser tests count them
+            }} else {{
+              const look = document.querySelector('.st-key-{LOOK} button');
+              if (look) look.click();
+            }}
             for (let i = 0; i < 200 && data() && data().dataset.url === url; i++) await sleep(50);
           }}
           pause = 1000;
