@@ -155,17 +155,34 @@ STEPS_KEPT = 128         # a teaching page's per-sentence results: our models on
 COSTLY_KEPT = 64         # beam trees, forced decodings, attributions: asked for on fewer sentences, larger each
 
 
+_SHARED: dict[tuple, object] = {}  # a shared result's cached function, by where it is defined (see below)
+
+
 def shared_result(max_entries: int | None = None):
     """Cache a function's results once per process for every session, as ``st.cache_data``
     does, but hand out the one stored object: ``st.cache_data`` unpickles a fresh copy on
     every call, and Step through's slider asked for four records per move (a twentieth of the
     server's CPU in a class, docs/performance.md). The results are made read-only instead
-    (``read_only``), which is the promise ``st.cache_data``'s copies kept."""
+    (``read_only``), which is the promise ``st.cache_data``'s copies kept.
+
+    A page script runs again on every rerun, and with it the decorators of the functions it
+    defines: Streamlit then names the cache again from the function's source
+    (``inspect.getsource``, 4 % of a follower's rerun in a profile of the Exercises page). Where
+    no file is watched the source cannot change while the server runs, so the cached function
+    is built once per process, by the place it is defined, and every run gets that one."""
     def wrap(fn):
-        @functools.wraps(fn)
-        def computed(*args, **kwargs):
-            return read_only(fn(*args, **kwargs))
-        return st.cache_resource(show_spinner=False, max_entries=max_entries)(computed)
+        from server.serving import files_watched
+        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__, max_entries)
+        watched = files_watched()
+        built = None if watched else _SHARED.get(where)
+        if built is None:
+            @functools.wraps(fn)
+            def computed(*args, **kwargs):
+                return read_only(fn(*args, **kwargs))
+            built = st.cache_resource(show_spinner=False, max_entries=max_entries)(computed)
+            if not watched:
+                _SHARED[where] = built
+        return built
     return wrap
 
 

@@ -1,0 +1,34 @@
+"""ui/zoo.py's shared results: one stored object per result for every session of the process,
+and, for a function a page script defines (run again on every rerun), one cached function per
+process where no file is watched."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def define(calls: list):
+    """What a page script's rerun does: define the function again, decorated."""
+    from ui.zoo import shared_result
+
+    @shared_result(max_entries=4)
+    def doubled(x: int) -> np.ndarray:
+        calls.append(x)
+        return np.array([2 * x])
+    return doubled
+
+
+@pytest.mark.parametrize("watched", [False, True])
+def test_a_page_scripts_shared_result_is_built_once_per_process_where_no_file_is_watched(monkeypatch, watched):
+    from server import serving
+    from ui import zoo
+    monkeypatch.setattr(serving, "files_watched", lambda: watched)
+    monkeypatch.setattr(zoo, "_SHARED", {})
+    calls = []
+    first, again = define(calls), define(calls)
+    first.clear()
+    assert (first is again) is not watched  # watched: built on every run, as Streamlit does
+    assert first(3) == [6] and again(3) == [6] and first(3) is again(3)  # one stored result either way
+    assert calls == [3]
+    with pytest.raises(ValueError):  # handed out read-only, not copied
+        first(3)[0] = 1
