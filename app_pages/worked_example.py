@@ -14,6 +14,7 @@ import streamlit as st
 
 from ui.figures import chart_with_export
 from ui.url_state import int_param, set_query_params
+from ui.zoo import shared_result
 from teaching.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
                                   SOURCE_WORDS, WorkedInputs)
 from viz.teaching import latex_matrix, shaped, weight_comparison
@@ -128,6 +129,14 @@ with tab_add:
          f"$\\sum_j \\alpha_j$ = {additive.weights.sum():.3f}")
     show("**6. Context vector**: the weighted sum of the annotations (eq. 5)", context_lines(additive))
 
+@shared_result()
+def cost_table(words: int, hidden: int, alignment: int):
+    """The two scores' costs as an Arrow table, converted from pandas once per process (``st.dataframe``
+    converts a pandas frame on every run; the bytes it sends are the same)."""
+    import pyarrow as pa
+    return pa.Table.from_pandas(pd.DataFrame(cost(words, hidden, alignment)).set_index("score"))
+
+
 # -- dot ----------------------------------------------------------------------------------------
 with tab_dot:
     st.latex(r"e_{ij} = s_i^\top h_j \qquad \text{(Luong eq. 8, dot)}")
@@ -146,7 +155,7 @@ with tab_dot:
 with tab_compare:
     chart_with_export(weight_comparison({"additive": additive.weights, "dot": dot.weights}, WORDS),
                       "worked-example-weights", "we_weights")
-    st.dataframe(pd.DataFrame(cost(N, H, A)).set_index("score"), key="we_cost")
+    st.dataframe(cost_table(N, H, A), key="we_cost")
     st.caption("Additive attention learns 2·4·3 + 3 = 27 numbers and pays a small network per word; the dot "
                "product on its own learns none and costs 4 multiplications per word, but needs s and h_j of the "
                "same size and can only measure their similarity. The shipped luong-dot is not parameter-free: its "
