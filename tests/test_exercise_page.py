@@ -29,6 +29,14 @@ def open_exercise(**query) -> AppTest:
     return at
 
 
+def sign_in(at: AppTest, key: str = KEY) -> None:
+    """The teacher signs in: the Class panel opened (a click on its title), the key typed, *Sign in*."""
+    at.session_state["class_panel"] = True
+    at.run()
+    at.text_input(key="class_key_box").set_value(key)
+    at.button(key="class_sign_in").click().run()
+
+
 def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
@@ -120,8 +128,7 @@ def test_the_teachers_summary_counts_the_class(store):
         answer_which(code, 5, right)
     assert len(store.summary(KEY, code)) == 3
     at = open_exercise(ex="which", seed="5", **{"class": code})
-    at.text_input(key="class_key_box").set_value(KEY)
-    at.button(key="class_sign_in").click().run()
+    sign_in(at)
     assert not at.exception
     assert metric(at, "Students who answered") == "3" and metric(at, "Right").startswith("1 ")
     assert f"Class {code}: the answers, live" in [h.value for h in at.subheader]
@@ -134,6 +141,8 @@ def test_a_student_cannot_act_as_the_teacher_whatever_the_link(store):
     code = store.open_class(KEY).code
     at = open_exercise(ex="which", seed="5", **{"class": code, "key": KEY, "teacher": "1", "class_teacher_key": KEY,
                                                 "class_session": "0" * 16})
+    at.session_state["class_panel"] = True  # what a click on the Class panel's title sets
+    at.run()
     everything = texts(at) + " ".join(h.value for h in at.subheader)
     assert "the answers, live" not in everything and "Students who answered" not in everything
     buttons = {b.key for b in at.button}
@@ -163,8 +172,7 @@ def test_the_teacher_opens_a_class_and_a_follower_gets_the_page(store):
     at = open_exercise(ex="step", seed="4")
     at.session_state["class_panel"] = True
     at.run()
-    at.text_input(key="class_key_box").set_value(KEY)
-    at.button(key="class_sign_in").click().run()
+    sign_in(at)
     at.button(key="class_open").click().run()
     assert not at.exception
     code = at.session_state["class_code"]
@@ -218,8 +226,7 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
         check(at, f"align:{seed}")
         assert "Counted in class" in texts(at)
     teacher = open_exercise(ex="align", seed=str(seed), **{"class": code})
-    teacher.text_input(key="class_key_box").set_value(KEY)
-    teacher.button(key="class_sign_in").click().run()
+    sign_in(teacher)
     assert metric(teacher, "Students who answered") == "3" and metric(teacher, "Right").startswith("2 ")
     z = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"][0]["z"]
     from helpers.apptest import array
@@ -266,8 +273,7 @@ def test_a_wrong_answer_then_the_revealed_one_counts_wrong(store):
     s = class_figures(store, code, f"which:{seed}")
     assert (s.students, s.correct, s.retries, s.fixed) == (1, 0, 1, 1)
     teacher = open_exercise(ex="which", seed=str(seed), **{"class": code})
-    teacher.text_input(key="class_key_box").set_value(KEY)
-    teacher.button(key="class_sign_in").click().run()
+    sign_in(teacher)
     assert metric(teacher, "Right").startswith("0 ") and metric(teacher, "Retries (not counted)") == "1"
 
 

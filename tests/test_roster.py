@@ -141,8 +141,8 @@ def test_a_locked_class_refuses_a_new_id_and_a_removed_student_leaves_the_summar
         await give_up(second, code, 1)
         names = [m.nickname for m in store.roster_of(KEY, code)]
         assert len(set(names)) == 2
-        for t in (first, second):  # each sees the nickname the teacher's list shows
-            assert sum(f"You are **{n}**" in text(t) for n in names) == 1, text(t)[-600:]
+        for t in (first, second):  # each sees the nickname the teacher's list shows (under the Class panel)
+            assert sum(f"as **{n}**" in text(t) for n in names) == 1, text(t)[-600:]
         store.lock(KEY, code)
         _, _, error = await late.do(("open", "exercises", f"ex=step&seed=1&class={code}"))
         assert error is None and "is locked" in text(late)

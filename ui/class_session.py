@@ -82,8 +82,8 @@ def joined_class() -> str:
         code = in_link  # a link naming a class joins it
         st.session_state[CLASS] = code
         st.session_state[FOLLOW] = bool(code)  # opened from the class link: following
-        if code:
-            st.session_state[PANEL] = True  # the panel says which class, and offers to stop following
+        # the Class panel stays closed: the follow line under it says which class and under which
+        # nickname, and a class of followers would otherwise draw its boxes on every sent page
         if code and st.query_params.get(SENT):  # opened by following: this is the teacher's page already
             try:
                 state = follow_board().state(code)
@@ -95,7 +95,7 @@ def joined_class() -> str:
         if code and not teacher_key():
             _enter(code)
     if st.session_state.pop(OPENED, False) and st.session_state[CLASS]:  # as a fresh load of the sent link sets it
-        st.session_state[FOLLOW] = st.session_state[PANEL] = True
+        st.session_state[FOLLOW] = True
         st.session_state["class_code_box"] = st.session_state[CLASS]
     return st.session_state[CLASS]
 
@@ -365,7 +365,7 @@ def class_sidebar(pages: dict, current: str) -> None:
     code = joined_class()
     if code and st.session_state.get(FOLLOW) and not teacher_key() and st.query_params.get(SENT):
         _take_sent_link(code, current)
-    st.session_state.setdefault(PANEL, bool(teacher_key()))  # a class link opens it (joined_class)
+    st.session_state.setdefault(PANEL, bool(teacher_key()))  # open for the teacher, closed for a student
     # drawn only while open (opening it reruns the page): most visitors never join a class, and
     # open, its boxes and buttons are five of the ~28 elements a rerun of Translate sends
     panel = st.sidebar.expander("Class", key=PANEL, on_change="rerun", icon=":material/groups:")
@@ -513,7 +513,8 @@ def _follow(pages: dict, code: str, current: str) -> None:
         if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] \
                 and state.page in pages:
             _open_sent(pages[state.page], code, state)
-        st.caption(f"Following class **{code}**: the teacher's pages open here.")
+        st.caption(f"Following class **{code}**" + (f" as **{nickname()}**" if nickname() else "")
+                   + ": the teacher's pages open here (*Class* above turns it off).")
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
                   help="The teacher's page opens by itself; this looks at once.")
         shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
@@ -546,7 +547,7 @@ def _take_sent_link(code: str, current: str) -> None:
     if {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)} != state.params:
         return
     _apply_sent(state)
-    st.session_state[FOLLOW] = st.session_state[PANEL] = True
+    st.session_state[FOLLOW] = True
     st.session_state["class_code_box"] = code
 
 
