@@ -102,6 +102,8 @@ class Tab:
                 state = WidgetState(id=self.keys[target])
                 if verb == "click":
                     state.trigger_value = True  # a button: true for this one rerun, never resent
+                elif isinstance(value, bool):
+                    state.bool_value = value  # a toggle, or an expander opened (st.expander(on_change=...))
                 elif isinstance(value, str):
                     state.string_value = value
                 else:

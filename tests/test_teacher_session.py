@@ -69,10 +69,11 @@ def tab(base: str, cookie: str = "", context: ssl.SSLContext | None = None):
 
 
 async def sign_in(t, code: str, key: str) -> str:
-    """Type the key into the class panel of the class link's page (opened once per tab) and press
-    *Sign in*."""
+    """Type the key into the class panel of the class link's page (opened once per tab, the panel
+    opened by a click on its title) and press *Sign in*."""
     opening = [("open", "exercises", f"ex=step&seed=0&class={code}")] if t.ws is None else []
-    for action in (*opening, ("set", "class_key_box", key), ("click", "class_sign_in", True)):
+    for action in (*opening, ("set", "class_panel", True), ("set", "class_key_box", key),
+                   ("click", "class_sign_in", True)):
         _, _, error = await t.do(action)
         assert error is None, (action, error)
     return t.drawn.decode("utf-8", "replace")

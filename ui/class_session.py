@@ -365,10 +365,11 @@ def class_sidebar(pages: dict, current: str) -> None:
     code = joined_class()
     if code and st.session_state.get(FOLLOW) and not teacher_key() and st.query_params.get(SENT):
         _take_sent_link(code, current)
-    st.session_state.setdefault(PANEL, bool(teacher_key()))  # open for the teacher, closed for a student
     # drawn only while open (opening it reruns the page): most visitors never join a class, and
-    # open, its boxes and buttons are five of the ~28 elements a rerun of Translate sends
-    panel = st.sidebar.expander("Class", key=PANEL, on_change="rerun", icon=":material/groups:")
+    # open, its boxes and buttons are five of the ~28 elements a rerun of Translate sends. Open
+    # at first for the teacher, closed for a student (the browser's own state wins after that)
+    panel = st.sidebar.expander("Class", expanded=bool(teacher_key()), key=PANEL, on_change="rerun",
+                                icon=":material/groups:")
     if panel.open:
         with panel:
             if teacher_key():
