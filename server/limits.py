@@ -276,14 +276,14 @@ def _run_slots(n: int) -> FairSlots:
 
 @contextmanager
 def page_run_slot():
-    """Hold one of the server's page-run slots while this rerun runs its page. Every rerun is a
-    thread, and thirty followers opening the teacher's page at once are thirty threads taking
-    turns at the GIL: each of the ~40 messages a page sends wakes the event loop (a write to its
-    self-pipe, releasing the GIL), so every thread waits a full round of the others at each
-    element and all thirty finish together, at the end. A few runs at once, the rest served in
-    turn (``FairSlots``: one run per tab a round), finish one after the other instead, sooner on
-    average and no later in total. A rerun superseded while it waits is abandoned. Long work that
-    is not page code gives the slot up meanwhile (:func:`without_page_slot`)."""
+    """Hold one of the server's page-run slots while this rerun runs its page (``navigation.py``
+    takes it at the rerun's first line). Every rerun is a thread, and thirty followers opening the
+    teacher's page at once are thirty threads taking turns at the GIL, each losing it at every
+    system call, so all thirty would finish together, at the end. A few runs at once, the rest
+    served in turn (``FairSlots``: one run per tab a round) and waiting off the GIL, finish one
+    after the other instead, sooner on average and no later in total. A rerun superseded while
+    it waits is abandoned. Long work that is not page code gives the slot up meanwhile
+    (:func:`without_page_slot`)."""
     who, requests = _session()
     if not who or getattr(_held, "slot", None) is not None:
         yield
