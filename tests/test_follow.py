@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -130,3 +131,44 @@ def test_tabs_on_the_websocket_follow_a_send_inside_their_session(tiny_zoo, tmp_
         store.engine.dispose()
     assert result["follow_errors"] == 0, result["follow_error_kinds"]
     assert result["followers"] == 4 and result["follow_max_ms"] is not None
+
+
+def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(store, monkeypatch):
+    """The page's listener opens the teacher's link as the Back button opens a page (a rerun of that
+    page with that query, ui/class_session.py ``_take_sent_link``): the previous page's values are
+    dropped, so the sent exercise shows as its link sets it; a later change of the student's is
+    kept on the next rerun of the same link (taken once), and a link that is not the teacher's
+    last send changes nothing. One run: the follow panel never has to switch page itself."""
+    from streamlit.testing.v1 import AppTest
+    from conftest import ROOT, TEACHER_KEY
+    from server.follow import follow_board
+    from ui import class_session
+    switched = []
+    opened = class_session._open_sent
+    monkeypatch.setattr(class_session, "_open_sent", lambda *a: (switched.append(a[2].page), opened(*a)))
+    code = store.open_class(TEACHER_KEY).code
+    at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=60)
+    at.query_params.update({"class": code, "ex": "which", "seed": "2"})
+    at.run()
+    at.switch_page("app_pages/exercises.py")
+    at.run()
+    assert at.number_input(key="ex_seed").value == 2 and at.session_state["class_follow"]
+
+    def open_link(query: dict) -> None:  # what the listener's popstate makes the front end ask for
+        at.query_params.clear()
+        at.query_params.update({**query, "class": code, "sent": "1"})
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+
+    open_link({"ex": "which", "seed": "5"})  # not sent by the teacher: the student's values stand
+    assert at.number_input(key="ex_seed").value == 2
+    store.send(TEACHER_KEY, code, "exercises", {"ex": "which", "seed": "5"})
+    deadline = time.monotonic() + 10
+    while follow_board().state(code).version == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)  # as the listener: answered once this process's board has read the send
+    open_link({"ex": "which", "seed": "5"})
+    assert at.number_input(key="ex_seed").value == 5 and not switched
+    assert at.session_state["class_applied"] == ["exercises", {"ex": "which", "seed": "5"}]
+    at.number_input(key="ex_seed").set_value(7).run()
+    open_link({"ex": "which", "seed": "5"})  # the same link again: taken already, the student's 7 stays
+    assert at.number_input(key="ex_seed").value == 7
