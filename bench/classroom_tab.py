@@ -94,7 +94,9 @@ class Tab:
             elif verb in ("goto", "history"):  # a page link carrying query parameters, as a shared link does;
                 # "history": the page's listener opening the teacher's page, as the Back button opens one
                 self.page, self.query, self.path = self.pages[target], value, target
-                self.widgets = {}  # only widgets outside the page are kept, and navigation.py has none
+                # a browser resends navigation.py's own widgets (the class panel's) with a page change;
+                # these tabs set none of them, and the session keeps their values by key
+                self.widgets = {}
                 await self.send(history=verb == "history")
             else:
                 if target not in self.keys:
