@@ -496,11 +496,12 @@ def roster_panel(code: str) -> None:
 
 def _follow(pages: dict, code: str, current: str) -> None:
     """The teacher's state, as this process's follow board holds it (``server/follow.py``: no
-    store read per tab). A page the teacher sent opens inside this browser session
-    (``_open_sent``); a reveal reruns the page. The page's listener (``_listener``) waits on the
-    server for the class's next change and then reruns this fragment by its *Look again* button,
-    so a tab costs nothing while nothing changes; the fragment's own timer (FOLLOW_SAFETY_S) only
-    covers a listener that could not run."""
+    store read per tab). The page's listener (``_listener``) waits on the server for the class's
+    next change, so a tab costs nothing while nothing changes, and opens a sent page itself (one
+    rerun, taken by ``_take_sent_link``); any other change reruns this fragment by its *Look
+    again* button: a reveal reruns the page, and a sent page not yet shown opens inside this
+    browser session (``_open_sent``). The fragment's own timer (FOLLOW_SAFETY_S) only covers a
+    listener that could not run."""
     @st.fragment(run_every=FOLLOW_SAFETY_S)
     def follow():
         try:
