@@ -72,18 +72,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from contextlib import nullcontext
 from dataclasses import replace
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -92,7 +89,7 @@ from classroom_lesson import (BAD_TEXT, COMPARED, FAULTS, MODELS, ROOT, SENDS, S
                               SHOWN_SECTIONS, Lesson, make_lessons, news_sentences)
 from classroom_modes import (FOLLOWED, TeacherSends, attend, classroom, follow_the_teacher, reconnect,  # noqa: E402,F401
                              reference, soak)
-from classroom_report import host, pct, print_table, summary  # noqa: E402,F401
+from classroom_report import emit, host, pct, print_table, stamp, summary  # noqa: E402,F401
 from classroom_servers import Meter, Target, cpu_ms_by_kind, cpu_seconds, lecture, rss_kb, server  # noqa: E402,F401
 from classroom_tab import Tab, draw  # noqa: E402,F401
 from server.class_store import ClassStore  # noqa: E402 - the class the bench opens, as the teacher
@@ -265,21 +262,14 @@ def main(argv=None) -> int:
 
     result.update(load_average_start=load_start, load_average=[round(x, 2) for x in os.getloadavg()])
     result.update(faulty_sessions=sum(bool(x.fault) for x in lessons), think_s=args.think,
-                  ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, host=host(), started=started,
-                  commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                        text=True).stdout.strip(), date=date.today().isoformat(),
-                  machine=f"{platform.machine()} {os.cpu_count()} cores")  # as scripts/run_benchmarks.sh stamps
+                  ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, started=started, **stamp(ROOT))
     if not args.json and not args.soak and "per_kind" in result:
         print_table(result, lessons)
     elif not args.json and args.follow_only:
         print(f"follow the teacher: {result['followers']} followers, p50 {result['follow_p50_ms']} ms, p95 "
               f"{result['follow_p95_ms']} ms, max {result['follow_max_ms']} ms, {result['follow_errors']} errors; idle: "
               f"{result.get('idle_cpu_pct_of_core')} % of a core")
-    line = json.dumps(result, ensure_ascii=False)
-    if args.append:
-        with open(args.append, "a") as f:
-            f.write(line + "\n")
-    print(line)
+    emit(result, args.append)
     return 0
 
 

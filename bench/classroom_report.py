@@ -6,9 +6,12 @@ all of them, sessions per replica and, after a killed replica, how its sessions 
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
+import subprocess
+from datetime import date
 from pathlib import Path
 
 from classroom_lesson import Lesson
@@ -26,6 +29,23 @@ def host() -> str:
     models = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
               if line.startswith("model name")]
     return f"{models[0] if models else platform.machine()}, {os.cpu_count()} cores"
+
+
+def stamp(root: Path) -> dict:
+    """What every JSON line of these benches carries: the host, the commit of the checkout whose
+    app ran, the date and the machine (as scripts/run_benchmarks.sh stamps)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+    return {"host": host(), "commit": commit.stdout.strip(), "date": date.today().isoformat(),
+            "machine": f"{platform.machine()} {os.cpu_count()} cores"}
+
+
+def emit(result: dict, append: Path | None) -> None:
+    """Print the run's JSON line, and append it to ``append`` (results/benchmarks.jsonl) if given."""
+    line = json.dumps(result, ensure_ascii=False)
+    if append:
+        with open(append, "a") as f:
+            f.write(line + "\n")
+    print(line)
 
 
 def summary(out: list, lessons: list[Lesson], ref: dict | None, say, killed: str | None = None) -> dict:

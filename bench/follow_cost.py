@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,13 +29,8 @@ from urllib.parse import urlencode
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom import ROOT, SENDS, server, Tab  # noqa: E402
 from classroom_modes import until_sent  # noqa: E402
-from classroom_report import host  # noqa: E402
+from classroom_report import emit, pct, stamp  # noqa: E402
 from classroom_servers import cpu_seconds  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
 async def follow(base: str, pid: int, store, key: str, code: str, followers: int, rounds: int) -> dict:
@@ -86,14 +79,8 @@ def main(argv=None) -> int:
     finally:
         store.engine.dispose()
         shutil.rmtree(class_dir, ignore_errors=True)
-    line = json.dumps({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds,
-                       "app": str(args.app), **result, "host": host(),
-                       "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.app, capture_output=True,
-                                                text=True).stdout.strip(), "date": time.strftime("%Y-%m-%d")})
-    if args.append:
-        with open(args.append, "a") as f:
-            f.write(line + "\n")
-    print(line)
+    emit({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds, "app": str(args.app), **result,
+          **stamp(args.app)}, args.append)
     return 0
 
 
