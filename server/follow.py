@@ -198,12 +198,17 @@ class FollowBoard:
             return None
 
 
+def sent_params(code: str, state: FollowState) -> dict:
+    """The query of the teacher's page as a follower opens it: its link's, with the class and ``sent=1``."""
+    return {**state.params, "class": code, SENT: "1"}
+
+
 def sent_link(code: str, state: FollowState) -> str | None:
     """The teacher's page as a follower opens it, relative to the app's address: the page's url
-    path and the query its link had, with the class and ``sent=1``; None before any send."""
+    path and :func:`sent_params`; None before any send."""
     if state.page is None:
         return None
-    return f"{state.page}?{urlencode({**state.params, 'class': code, SENT: '1'})}"
+    return f"{state.page}?{urlencode(sent_params(code, state))}"
 
 
 @per_process
@@ -244,4 +249,4 @@ def routes() -> list:
     return [Route(FOLLOW_PATH, follow_changes, methods=["GET"])]
 
 
-__all__ = ["FollowBoard", "follow_board", "routes", "sent_link", "FOLLOW_PATH", "SENT", "Busy"]
+__all__ = ["FollowBoard", "follow_board", "routes", "sent_link", "sent_params", "FOLLOW_PATH", "SENT", "Busy"]

@@ -39,22 +39,22 @@ and the server's own reruns are not paced.
 Every message a page run sends goes through the event loop, which also reads every tab's
 clicks and starts every tab's run; when thirty followers rerun at once the page threads hold the
 GIL and the loop gets it back only every few milliseconds, at each system call it makes, while
-each page thread loses it at each system call of its own. Streamlit made three of those per
+each page thread loses it at each system call of its own. Streamlit makes three of those per
 message: the page thread's write to the loop's wake-up pipe (``call_soon_threadsafe`` in
 ``AppSession._on_scriptrunner_event``), the same write from the loop itself
 (``Runtime._enqueued_some_message``) and a turn of the loop after every message it flushes
-(``await asyncio.sleep(0)`` in ``Runtime._loop_coroutine``), so each tab's page went out only
-after every page had run. :func:`send_promptly` hands a session's script events to the loop in
-order, with one wake-up for all those waiting; sets the flush event directly when already on
-the loop; and lets a flush send a tab's messages in one turn (a message is only serialised into
-the tab's send queue there; each socket has its own sender task). Each tab's page now leaves as
-its run ends, and a follower costs its process about a fifth less CPU (``bench/follow_cost.py``).
+(``await asyncio.sleep(0)`` in ``Runtime._loop_coroutine``), so each tab's page would go out
+only after every page had run. :func:`send_promptly` hands a session's script events to the
+loop in order, with one wake-up for all those waiting; sets the flush event directly when
+already on the loop; and lets a flush send a tab's messages in one turn (a message is only
+serialised into the tab's send queue there; each socket has its own sender task). Each tab's
+page leaves as its run ends (``bench/follow_cost.py`` measures a room's follow clicks).
 
 Every rerun is a new thread, which Streamlit starts on the event loop; ``Thread.start`` waits
 until the new thread holds the GIL, and with page threads running that takes a switch interval
-or two (5–20 ms): thirty followers' reruns kept the loop from reading the next click, or sending
-anything, for 150–250 ms. :func:`start_runs_off_the_loop` hands that wait to one thread per
-process, which starts the runs in the order asked.
+or two (5–20 ms): thirty followers' reruns would keep the loop from reading the next click, or
+sending anything, for 150–250 ms. :func:`start_runs_off_the_loop` hands that wait to one thread
+per process, which starts the runs in the order asked.
 """
 from __future__ import annotations
 

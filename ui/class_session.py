@@ -25,7 +25,7 @@ from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher, OutsideClass,
                                 StoreUnavailable)
 from server.class_store import StoreBusy
-from server.follow import FOLLOW_PATH, follow_board, SENT, sent_link as link_of
+from server.follow import FOLLOW_PATH, follow_board, SENT, sent_link as link_of, sent_params
 from server.limits import client_address, sign_in_attempts
 
 CLASS = "class_code"          # the joined class's code
@@ -336,8 +336,13 @@ def _close_class() -> None:
         st.session_state["class_error"] = str(e)
 
 
+def _link_params() -> dict:
+    """This page's link's parameters, without the class and the ``sent`` mark: what a send carries."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)}
+
+
 def _send(page_path: str) -> None:
-    params = {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)}
+    params = _link_params()
     try:
         class_store().send(teacher_key(), st.session_state[CLASS], page_path, params)
         st.session_state["class_sent"] = True
@@ -532,7 +537,7 @@ def _open_sent(page, code: str, state) -> None:
     keeps its scripts, the server its session): every widget as the link sets it."""
     _apply_sent(state)
     st.session_state[OPENED] = True  # the class panel too is set as the link sets it, on the page's run (joined_class)
-    st.switch_page(page, query_params={**state.params, "class": code, SENT: "1"})
+    st.switch_page(page, query_params=sent_params(code, state))
 
 
 def _take_sent_link(code: str, current: str) -> None:
@@ -546,7 +551,7 @@ def _take_sent_link(code: str, current: str) -> None:
         return
     if state is None or state.page != current or st.session_state.get(APPLIED) == [state.page, state.params]:
         return
-    if {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)} != state.params:
+    if _link_params() != state.params:
         return
     _apply_sent(state)
     st.session_state[FOLLOW] = True
