@@ -9,7 +9,7 @@ used along that path: the α stored in the tree at each of its steps.
 """
 import streamlit as st
 
-from ui.figures import chart_with_export
+from ui.figures import chart_with_export, shared_figure
 from ui.url_state import int_param
 from ui.widgets import plain, sentence_input
 from ui.zoo import pick_model, target_language
@@ -65,8 +65,8 @@ st.caption(f"{len(tree) - 1} nodes explored, {sum(not n.pruned for n in tree[1:]
            f"finished hypothesis, {len(hypotheses)} finished hypotheses. Hypotheses are ranked by log p / length.")
 
 path = beam_path(tree, st.session_state[NODE])
-chart_with_export(beam_tree(tree, selected_path=path), f"beam-tree-{name}", "beam_tree", on_select=pick_from_tree,
-                  selection_mode="points")
+chart_with_export(shared_figure(record, ("tree", tuple(path)), lambda: beam_tree(tree, selected_path=path)),
+                  f"beam-tree-{name}", "beam_tree", on_select=pick_from_tree, selection_mode="points")
 st.caption("Click a node to see the attention along its path. Grey dotted: pruned. Thick orange: the chosen "
            "path. Outlined: the path shown below.")
 
@@ -86,8 +86,8 @@ if weights is None:
     st.info("No attention to show: " + ("the path is empty (the root)." if not path else
                                          "RNNenc has no attention."), icon=":material/info:")
 else:
-    chart_with_export(highlighted_heatmap(weights, record.source_tokens, tokens, title="α_ij along the path shown",
-                                          target_language=target_language(entry)),
+    chart_with_export(shared_figure(record, ("path", tuple(path), target_language(entry)), lambda: highlighted_heatmap(
+        weights, record.source_tokens, tokens, title="α_ij along the path shown", target_language=target_language(entry))),
                       f"beam-path-{name}", "beam_heatmap")
     st.caption("Row i is the attention the decoder used at step i of this hypothesis, stored in the tree when "
                "beam search expanded it.")

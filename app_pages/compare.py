@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from model.search import InputError
-from ui.figures import show_figure
+from ui.figures import shared_figure, show_figure
 from ui.url_state import names_param, set_query_params
 from ui.widgets import decoding_choice, plain, sentence_input, view_choice, WORD_RULE
 from ui.zoo import cached_translate, target_language, usable_models
@@ -112,8 +112,10 @@ for k, n in enumerate(chosen):
         title = models[n].display_name + ("" if n not in choices else f" · layer {choices[n][0] + 1}, "
                                           + ("mean" if choices[n][1] is None else f"head {choices[n][1] + 1}"))
         language = target_language(models[n])
-        show_figure(alignment_heatmap(weights, source, target, title=title, target_language=language),
-                    f"alignment-{n}", key=f"compare_heatmap_{n}",
+        fig = shared_figure(records[n], ("alignment", view, title, language),
+                            lambda w=weights, s=source, t=target, m=title, x=language:
+                            alignment_heatmap(w, s, t, title=m, target_language=x))
+        show_figure(fig, f"alignment-{n}", key=f"compare_heatmap_{n}",
                     latex=lambda w=weights, s=source, t=target, m=title, x=language: alignment_tex(w, s, t, m, x))
         # the CSV is written only when clicked (the loop's values bound now), as the figure's HTML is
         st.download_button("Attention matrix (CSV)", lambda w=weights, s=source, t=target: matrix_csv(w, s, t),

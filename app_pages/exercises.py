@@ -257,15 +257,14 @@ def solution(ex, words):
 def which_page():
     models = [m for m in usable_models("there is no heatmap to show", attention_only=True) if m in MECHANISMS]
     ex = which_exercise(seed, models, list(EXAMPLES))
-    weights, source, target = word_attention(ex.model, ex.sentence)
+    question = word_attention(ex.model, ex.sentence)
     family = ex.question == "family"
     st.markdown(f"**Level {level('which', seed)} of 3**: "
                 + ("which *family* of attention drew this heatmap? Look at how sharp the rows are, and whether "
                    "cells far from the diagonal are exactly 0." if family else
                    "which exact score drew it? (The hardest: dot, general and concat differ little on one heatmap.)"))
     # before the answer the figure, its title and its files' names say nothing of the model
-    chart_with_export(alignment_heatmap(weights, source, target, title="α by word: which model drew this?"),
-                      f"exercise-which-{seed}", "ex_which_fig")
+    chart_with_export(question, f"exercise-which-{seed}", "ex_which_fig")
     st.caption(f"The model's own greedy translation of *{plain(ex.sentence)}*, with its attention merged to words.")
     options = ([f for f in FAMILIES if any(FAMILY_OF[m] == f for m in models)] if family else models)
     names = FAMILIES if family else MECHANISMS
@@ -287,8 +286,9 @@ def which_page():
 
 
 def word_attention(model_name: str, sentence: str):
+    """The exercise's heatmap: the model's word-level α, titled without naming the model."""
     try:
-        return _word_view(model_name, sentence)[:3]
+        return _word_view(model_name, sentence)[-1]
     except InputError as e:
         st.warning(str(e))
         st.stop()
@@ -296,13 +296,15 @@ def word_attention(model_name: str, sentence: str):
 
 @shared_result(max_entries=128)
 def _word_view(model_name: str, sentence: str):
-    """A model's word-level attention on an exercise's sentence, its cues and its heatmap: made
-    once per process for every student who checks or is shown it (a class answers the same
-    exercise at once), each student's page only draws them."""
+    """A model's word-level attention on an exercise's sentence, its cues, its heatmap and the same
+    heatmap as the question shows it (its title names no model): made once per process for every
+    student who is asked, checks or is shown it (a class answers the same exercise at once), each
+    student's page only draws them."""
     record = cached_translate(model_name, sentence, 1)
     weights, source, target = merge_to_words(record.weights, record.source_tokens, record.target_tokens)
     title = DISPLAY_NAMES.get(model_name, model_name)
-    return weights, source, target, attention_cues(weights), alignment_heatmap(weights, source, target, title=title)
+    return (weights, source, target, attention_cues(weights), alignment_heatmap(weights, source, target, title=title),
+            alignment_heatmap(weights, source, target, title="α by word: which model drew this?"))
 
 
 def side_by_side(models: list, sentence: str) -> None:
@@ -314,7 +316,7 @@ def side_by_side(models: list, sentence: str) -> None:
     columns = st.columns(3)
     for k, name in enumerate(models):
         try:
-            *_, cues, figure = _word_view(name, sentence)
+            *_, cues, figure, _ = _word_view(name, sentence)
         except InputError as e:
             st.warning(str(e))
             st.stop()

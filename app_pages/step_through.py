@@ -15,7 +15,7 @@ Equation numbers are the ones the docstrings of ``model/decoders.py`` and
 import numpy as np
 import streamlit as st
 
-from ui.figures import chart, export_popover
+from ui.figures import chart, export_popover, shared_figure
 from ui.url_state import query_param
 from ui.widgets import plain, sentence_input, small
 from ui.zoo import pick_model, target_language
@@ -149,13 +149,15 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
                       + (" Bars missing: outside the window." if not np.isfinite(energies).all() else "")
                       + recomputation_gap(energies) + note):
             label = "e′_ij (score + Gaussian)" if record.positions is not None else "e_ij"
-            chart(source_bars(energies, record.source_tokens, label, highlight=top), figure_name("energies"),
-                  "step_energies")
+            chart(shared_figure(record, ("energies", k, label),
+                                lambda: source_bars(energies, record.source_tokens, label, highlight=top)),
+                  figure_name("energies"), "step_energies")
     if "weights" in shown:
         with equation(weights_title, r"\alpha_{ij} = \frac{\exp(e_{ij})}{\sum_{k} \exp(e_{ik})}",
                       f"$\\sum_j \\alpha_{{{i}j}}$ = {weights.sum():.4f}. The largest weight, {weights[top]:.3f}, "
                       f"goes to `{record.source_tokens[top]}`: the framed row of the heatmap."):
-            chart(source_bars(weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top, fmt=".3f"),
+            chart(shared_figure(record, ("weights", k), lambda: source_bars(
+                weights, record.source_tokens, "α_ij", colour="#009E73", highlight=top, fmt=".3f")),
                   figure_name("weights"), "step_weights")
     if values is not None and "context" in shown:
         # local-p (eq. 10): the weights the context sums are m_i α_ij, whose total is the window mass m_i
@@ -174,7 +176,8 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
 def vector_section(title: str, latex: str | list[str], vector, label: str, note: str, key: str):
     if key in shown:
         with equation(title, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
-            chart(vector_strip(vector, label), figure_name(key), f"step_{key}")
+            chart(shared_figure(record, ("vector", key, k, label), lambda: vector_strip(vector, label)),
+                  figure_name(key), f"step_{key}")
 
 
 def output_section(title: str, latex: list[str], note: str = ""):
@@ -182,7 +185,8 @@ def output_section(title: str, latex: list[str], note: str = ""):
         with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
                                     f"emits the first, `{record.target_tokens[k]}` "
                                     f"($p$ = {np.exp(record.token_logprobs[k]):.3f}). " + note):
-            chart(topk_bars(record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k]),
+            chart(shared_figure(record, ("topk", k), lambda: topk_bars(
+                record.topk_tokens[k], record.topk_probs[k], chosen=record.target_tokens[k])),
                   figure_name("topk"), "step_topk")
 
 
@@ -199,9 +203,9 @@ def glance() -> None:
     """The heatmap with the step's row framed, and the step at a glance."""
     row = st.container(horizontal=True, gap="large")
     if record.has_attention:
-        chart(highlighted_heatmap(record.weights, record.source_tokens, record.target_tokens, rows=[k],
-                                  title=f"α_ij: row {i} is the step explained"), figure_name("heatmap"),
-              "step_heatmap", where=row)
+        chart(shared_figure(record, ("glance", k), lambda: highlighted_heatmap(
+            record.weights, record.source_tokens, record.target_tokens, rows=[k],
+            title=f"α_ij: row {i} is the step explained")), figure_name("heatmap"), "step_heatmap", where=row)
     else:
         row.info("RNNenc has no attention, so there is no α to draw: every step reads the same fixed vector c "
                  f"({RNNENC_SOURCE}).", icon=":material/block:")

@@ -10,7 +10,7 @@ import streamlit as st
 
 from model.search import InputError
 from ui.examples import EXAMPLES
-from ui.figures import show_figure
+from ui.figures import shared_figure, show_figure
 from ui.url_state import set_query_params
 from ui.widgets import decoding_choice, plain, sentence_input, view_choice, WORD_RULE
 from ui.zoo import attention_caption, cached_translate, pick_model, target_language
@@ -80,8 +80,8 @@ else:
                    "Hover a cell for α_ij. Colour: α from 0 (dark) to 1 (light), the same scale on every page.")
     if attention_caption(entry):  # which of its layers x heads this one matrix is
         st.caption(attention_caption(entry))
-    fig = alignment_heatmap(weights, source, target, title=f"α_ij: {models[name].display_name}",
-                            target_language=language)
+    fig = shared_figure(record, ("alignment", view, models[name].display_name, language), lambda: alignment_heatmap(
+        weights, source, target, title=f"α_ij: {models[name].display_name}", target_language=language))
     show_figure(fig, f"alignment-{name}", key="translate_heatmap",
                 latex=lambda w=weights, s=source, t=target: alignment_tex(w, s, t, models[name].display_name, language))
     st.download_button("Download attention matrix (CSV)", lambda w=weights, s=source, t=target: matrix_csv(w, s, t),
@@ -92,7 +92,8 @@ st.subheader("How sure was the model?")
 st.caption("p(y_i | y_<i, x) of each output token: the probability the model gave the token it wrote. "
            + ("A word's probability is the product of its pieces' (the chain rule)." if view == "words" else ""))
 tgt_words, tgt_index = word_groups(record.target_tokens) if view == "words" else (None, None)
-prob_fig = probability_figure(record.target_tokens, record.token_logprobs, groups=tgt_index, group_labels=tgt_words)
+prob_fig = shared_figure(record, ("probabilities", view), lambda: probability_figure(
+    record.target_tokens, record.token_logprobs, groups=tgt_index, group_labels=tgt_words))
 show_figure(prob_fig, f"token-probabilities-{name}", key="translate_probabilities")
 # built only when opened: a table is Streamlit's largest front-end chunk after Plotly's, and
 # the first page should not wait for it

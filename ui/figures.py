@@ -2,6 +2,11 @@
 *SVG · PDF · PNG · HTML* popover and the download buttons it opens."""
 from __future__ import annotations
 
+import functools
+import threading
+import weakref
+from collections import OrderedDict
+
 import streamlit as st
 
 from server import settings
@@ -12,14 +17,76 @@ FIT_MAX = 6000   # px: the widest such width
 NARROW = 640     # px: a screen this narrow or narrower draws no Plotly toolbar over the figures
 
 
+FIGURES_PER_RESULT = 64  # figures kept per shared result: a long sentence's steps, each in a few views
+
+
+class SharedFigures:
+    """Figures drawn from a shared result (a decoding record every tab of the process is handed,
+    ``ui.zoo.shared_result``), made once per process: a class opening one link, or stepping
+    through one sentence, asks for the same figures in every tab, and building one (the spec, its
+    JSON-ready form, the width its labels need) is a good part of a page's run. Each figure is kept
+    with its result, the last :data:`FIGURES_PER_RESULT` of them, and goes when the result does
+    (a shared cache dropped it and no page holds it). A figure handed out is read, never changed."""
+
+    def __init__(self, per_result: int = FIGURES_PER_RESULT):
+        self.per_result = per_result
+        self._lock = threading.RLock()  # a result's weak reference may call back on any thread, inside it
+        self._kept: dict[int, tuple] = {}  # id(result) -> (weak reference to it, OrderedDict key -> figure)
+
+    def get(self, result, key: tuple, build):
+        """The figure ``build()`` makes from ``result``; ``key``: everything else the figure
+        depends on (the step, the title, the view...)."""
+        with self._lock:
+            entry = self._kept.get(id(result))
+            if entry is not None and entry[0]() is result and key in entry[1]:
+                entry[1].move_to_end(key)
+                return entry[1][key]
+        fig = build()
+        rid = id(result)
+        with self._lock:
+            entry = self._kept.get(rid)
+            if entry is None or entry[0]() is not result:
+                ref = weakref.ref(result, lambda dead: self._forget(rid, dead))
+                entry = self._kept[rid] = (ref, OrderedDict())
+            figures = entry[1]
+            figures[key] = fig
+            figures.move_to_end(key)
+            while len(figures) > self.per_result:
+                figures.popitem(last=False)
+        return fig
+
+    def _forget(self, rid: int, dead) -> None:
+        with self._lock:
+            if rid in self._kept and self._kept[rid][0] is dead:
+                del self._kept[rid]
+
+
+_SHARED_FIGURES = SharedFigures()
+
+
+def shared_figure(result, key: tuple, build):
+    """``build()``, a figure of the shared ``result``, made once per process for ``key`` (see
+    :class:`SharedFigures`)."""
+    return _SHARED_FIGURES.get(result, key, build)
+
+
+class _Html(str):
+    """HTML that ``st.html`` takes as it is: a string with ``_repr_html_``, which Streamlit reads
+    instead of asking the disk whether the string names a file and dedenting it (every rerun)."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
+@functools.lru_cache(maxsize=1)
 def narrow_screen_css() -> str:
     """The page's style for narrow screens (one ``<style>``, drawn once per page by
-    ``navigation.py``): a figure box keyed ``fitw{W}_…`` is at least W px wide and scrolls
-    sideways inside the page; under :data:`NARROW` px the Plotly toolbar, which would cover the
-    figure's top, is hidden (the export popover and the chart's own taps still work)."""
+    ``navigation.py``, made once per process): a figure box keyed ``fitw{W}_…`` is at least W px
+    wide and scrolls sideways inside the page; under :data:`NARROW` px the Plotly toolbar, which
+    would cover the figure's top, is hidden (the export popover and the chart's own taps still work)."""
     rules = "".join(f'[class*="st-key-fitw{w}_"]>div{{min-width:{w}px}}' for w in range(FIT_STEP, FIT_MAX + 1, FIT_STEP))
-    return (f'<style>[class*="st-key-fitw"]{{overflow-x:auto;overflow-y:hidden}}{rules}'
-            f"@media (max-width:{NARROW}px){{.js-plotly-plot .modebar-container{{display:none!important}}}}</style>")
+    return _Html(f'<style>[class*="st-key-fitw"]{{overflow-x:auto;overflow-y:hidden}}{rules}'
+                 f"@media (max-width:{NARROW}px){{.js-plotly-plot .modebar-container{{display:none!important}}}}</style>")
 
 
 def chart(fig, filename: str, key: str, where=None, more_config: dict | None = None, **options) -> None:

@@ -91,8 +91,10 @@ def matrix_csv(weights: np.ndarray, source_tokens: list[str], target_tokens: lis
 
 def figure_html(fig: go.Figure, title: str = "Attention Explorer") -> str:
     """A self-contained HTML page (plotly.js inlined): opens offline, stays interactive."""
-    return fig.to_html(include_plotlyjs=True, full_html=True, config={"displaylogo": False},
-                       default_width="100%", default_height=fig.layout.height or 600) \
+    # a figure of its own: a figure from viz/ may be shared by every tab (ui.figures.shared_figure), read only
+    spec = copy.deepcopy(fig if isinstance(fig, dict) else fig.to_dict())
+    return go.Figure(spec).to_html(include_plotlyjs=True, full_html=True, config={"displaylogo": False},
+                                   default_width="100%", default_height=spec["layout"].get("height") or 600) \
         .replace("<head>", f"<head><title>{_escape(title)}</title>", 1)
 
 

@@ -32,7 +32,13 @@ class Figure(go.Figure):
     reads an attribute that only Plotly's constructor sets, and ``__getattr__`` builds the
     figure then, once, exactly as ``go.Figure(spec, _validate=False)`` would have. A built
     figure's ``to_dict`` goes the same way from Plotly's property dicts (no deep copy: a figure
-    from ``viz/`` is built for one call and never changed afterwards)."""
+    from ``viz/`` is built for one call and never changed afterwards).
+
+    A figure drawn on many pages (``ui.figures.shared_figure``: the same figure for every tab
+    that shows the same result) answers ``to_dict`` once: the JSON-ready dict is kept and the same
+    one handed to every caller (Streamlit's ``plotly_chart`` and ``viz.narrow.min_width`` read it
+    on every draw), and so are values derived from it (:meth:`derived`). Read that dict, never
+    change it; ``set_layout`` forgets both."""
 
     def __init__(self, spec: dict):  # Plotly's own __init__ runs on first use, in __getattr__
         self.__dict__["_spec"] = spec
@@ -49,6 +55,7 @@ class Figure(go.Figure):
         """Set top-level layout properties (``shapes=[...]``), in the spec while there is one;
         returns the figure."""
         spec = self.__dict__.get("_spec")
+        self.__dict__.pop("_derived", None)
         for name, value in props.items():
             if spec is not None:
                 spec["layout"][name] = value
@@ -56,7 +63,20 @@ class Figure(go.Figure):
                 self.layout[name] = value
         return self
 
+    def derived(self, name: str, compute):
+        """``compute()`` (a value of this figure's spec, e.g. its JSON-ready dict), made once and
+        kept while the spec is unchanged; a figure Plotly has built computes it every time."""
+        if "_spec" not in self.__dict__:
+            return compute()
+        kept = self.__dict__.setdefault("_derived", {})
+        if name not in kept:
+            kept[name] = compute()
+        return kept[name]
+
     def to_dict(self) -> dict:
+        return self.derived("to_dict", self._to_dict)
+
+    def _to_dict(self) -> dict:
         spec = self.__dict__.get("_spec")
         if spec is None:  # built: its traces' and layout's own properties, the same way
             spec = {"data": [trace._props for trace in self._data_objs], "layout": self._layout_obj._props}

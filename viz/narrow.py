@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+from .fast_figure import Figure
+
 CHAR_EM = 0.62   # a sans-serif character's mean width, in em
 LINE_EM = 1.25   # a label's line height, in em (its width when turned vertical)
 GAP = 4          # px between two labels
@@ -57,8 +59,14 @@ def _bar_text_need(trace: dict, base: float) -> float:
 def min_width(fig) -> int:
     """The width (CSS px) below which ``fig``'s labels would overlap: what its x axes' tick labels
     and its bars' numbers need, plus its margins, its y labels and a colour bar; 0 when the
-    figure has no labels of its own to fit."""
-    spec = fig if isinstance(fig, dict) else fig.to_dict()
+    figure has no labels of its own to fit (kept with a figure of ``viz.fast_figure``: a shared
+    figure is measured once)."""
+    if isinstance(fig, Figure):
+        return fig.derived("min_width", lambda: _min_width(fig.to_dict()))
+    return _min_width(fig if isinstance(fig, dict) else fig.to_dict())
+
+
+def _min_width(spec: dict) -> int:
     layout = spec.get("layout") or {}
     base = (layout.get("font") or {}).get("size") or 12
     needs = [_axis_need(v, base) for k, v in layout.items() if k.startswith("xaxis") and isinstance(v, dict)]
