@@ -33,6 +33,11 @@ class SharedFigures:
         self._lock = threading.RLock()  # a result's weak reference may call back on any thread, inside it
         self._kept: dict[int, tuple] = {}  # id(result) -> (weak reference to it, OrderedDict key -> figure)
 
+    def __len__(self) -> int:
+        """How many results have figures kept."""
+        with self._lock:
+            return len(self._kept)
+
     def get(self, result, key: tuple, build):
         """The figure ``build()`` makes from ``result``; ``key``: everything else the figure
         depends on (the step, the title, the view...)."""

@@ -1,0 +1,77 @@
+"""Figures made once per process for every tab that draws them from one shared result
+(``ui.figures.shared_figure``), and a figure's JSON-ready dict and label width made once
+(``viz.fast_figure.Figure.derived``)."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+
+from ui.figures import SharedFigures
+from viz.export import figure_html
+from viz.heatmap import alignment_heatmap
+from viz.narrow import min_width
+from viz.teaching import highlighted_heatmap
+
+SOURCE, TARGET = ["▁the", "▁cat", "</s>"], ["▁le", "▁chat", "</s>"]
+
+
+class Result:
+    """A shared cache's result: any object a weak reference can point at (a decoding record)."""
+
+
+def heatmap(title: str = "α") -> object:
+    return alignment_heatmap(np.eye(3), SOURCE, TARGET, title=title)
+
+
+def test_a_result_and_key_give_every_tab_the_one_figure_built_once():
+    figures, built = SharedFigures(), []
+
+    def build(title):
+        built.append(title)
+        return heatmap(title)
+
+    record = Result()
+    first = figures.get(record, ("alignment", "α"), lambda: build("α"))
+    assert figures.get(record, ("alignment", "α"), lambda: build("α")) is first
+    assert figures.get(record, ("alignment", "β"), lambda: build("β")) is not first
+    assert figures.get(Result(), ("alignment", "α"), lambda: build("α")) is not first  # another sentence's record
+    assert built == ["α", "β", "α"]
+
+
+def test_figures_go_with_their_result_and_a_result_keeps_its_last_few():
+    figures, built = SharedFigures(per_result=2), []
+
+    def build(k):
+        built.append(k)
+        return heatmap(str(k))
+
+    record = Result()
+    for k in range(3):
+        figures.get(record, (k,), lambda k=k: build(k))
+    figures.get(record, (2,), lambda: build(2))  # kept
+    figures.get(record, (0,), lambda: build(0))  # the oldest went: made again
+    assert built == [0, 1, 2, 0] and len(figures) == 1
+    del record
+    gc.collect()
+    assert len(figures) == 0  # the shared cache dropped the record: its figures go with it
+
+
+def test_a_figure_answers_to_dict_and_its_width_once_until_its_layout_changes():
+    fig = highlighted_heatmap(np.eye(3), SOURCE, TARGET, rows=[1], title="row 2")
+    spec = fig.to_dict()
+    assert fig.to_dict() is spec and spec["layout"]["shapes"]  # the framed row
+    width = min_width(fig)
+    assert min_width(fig) == width == min_width(fig.to_dict())
+    fig.set_layout(title=dict(text="changed"))
+    assert fig.to_dict() is not spec and fig.to_dict()["layout"]["title"]["text"] == "changed"
+
+
+def test_the_html_download_leaves_a_shared_figure_as_it_was():
+    """The download builds a Plotly figure of its own: a shared figure is never turned into Plotly's
+    objects under the tabs reading it."""
+    fig = heatmap("shared")
+    spec = fig.to_dict()
+    page = figure_html(fig, "alignment")
+    assert "<title>alignment</title>" in page and "shared" in page
+    assert "_spec" in fig.__dict__ and fig.to_dict() is spec
