@@ -106,8 +106,7 @@ def context_lines(steps) -> list[str]:
 
 
 # -- additive -------------------------------------------------------------------------------------
-tab_add, tab_dot, tab_compare = st.tabs(["Additive (Bahdanau)", "Dot product (Luong)", "Compare"])
-with tab_add:
+def additive_tab() -> None:
     st.latex(r"e_{ij} = v_a^\top \tanh\left(W_a s_{i-1} + U_a h_j\right) \qquad \text{(Bahdanau eq. 6, A.1.2)}")
     st.caption("Written for all four words at once: put $s_{i-1}$ beside every $h_j$ and multiply by one matrix $W$ "
                "whose top half is $W_a^\\top$ and bottom half $U_a^\\top$, so row $j$ of $XW$ is "
@@ -138,7 +137,7 @@ def cost_table(words: int, hidden: int, alignment: int):
 
 
 # -- dot ----------------------------------------------------------------------------------------
-with tab_dot:
+def dot_tab() -> None:
     st.latex(r"e_{ij} = s_i^\top h_j \qquad \text{(Luong eq. 8, dot)}")
     st.caption("The same inputs, scored by a plain dot product: no weights to learn, no tanh. (Luong's decoder "
                "scores the state *after* its RNN step; here both scores read the same vector, to compare them. "
@@ -152,7 +151,7 @@ with tab_dot:
     show("**3. Context vector**: the same weighted sum, with the dot product's weights", context_lines(dot))
 
 # -- compare -------------------------------------------------------------------------------------
-with tab_compare:
+def compare_tab() -> None:
     chart_with_export(weight_comparison({"additive": additive.weights, "dot": dot.weights}, WORDS),
                       "worked-example-weights", "we_weights")
     st.dataframe(cost_table(N, H, A), key="we_cost")
@@ -163,3 +162,12 @@ with tab_compare:
                "s_iᵀ W_m h_j and learns what to look for through W_m. The real RNNsearch computes U_a h_j "
                "(plus a bias this example leaves out) once per sentence (model/attention.py, compute_proj_keys), "
                "so each decoder step only pays for W_a s_{i−1}, the tanh and v_a.")
+
+
+# only the chosen tab is drawn (choosing one reruns the page): a class the teacher sends here opens on
+# the first, and the other two were half of the elements every follower's run drew and sent
+for tab, draw_tab in zip(st.tabs(["Additive (Bahdanau)", "Dot product (Luong)", "Compare"], key="we_tab",
+                                 on_change="rerun"), (additive_tab, dot_tab, compare_tab)):
+    if tab.open:
+        with tab:
+            draw_tab()

@@ -92,8 +92,13 @@ def train_briefly(at):
     return at.button(key="emerge_train").click()
 
 
+def compare_tab(at):
+    at.session_state["we_tab"] = "Compare"  # the tab clicked: only the chosen tab is drawn
+    return at
+
+
 TEACHING_PAGES = {  # page, its link, an action that draws its figures -> popovers, charts with the camera only
-    "worked_example": ({}, None, {"we_weights_export"}, set()),
+    "worked_example": ({}, compare_tab, {"we_weights_export"}, set()),
     "what_if": ({"text": "1 2 3 4 5", "model": "rnnsearch"}, None, {"whatif_before_export", "whatif_after_export"},
                 set()),
     "beam_tree": ({"text": "1 2 3 4 5", "model": "rnnsearch", "beam": "3"}, None,

@@ -13,12 +13,12 @@ def test_worked_example_seed_and_edits_change_every_value():
     at.number_input(key="we_seed").set_value(5).run()
     changed = [x.value for x in at.latex]
     assert not at.exception
-    # every equation with numbers changes; the two symbolic headers stay
-    assert sum(a != b for a, b in zip(latex, changed)) == len(latex) - 2
-    assert len(at.dataframe) == 1  # the cost table: the four editable ones are drawn only while their panel is open
+    # every equation with numbers changes; the additive tab's symbolic header stays
+    assert sum(a != b for a, b in zip(latex, changed)) == len(latex) - 1
+    assert len(at.dataframe) == 0  # the four editable tables are drawn only while their panel is open
     at.session_state["we_edit"] = True  # the student opens "Edit the numbers"
     at.run()
-    assert len(at.dataframe) == 5 and [x.value for x in at.latex] == changed
+    assert len(at.dataframe) == 4 and [x.value for x in at.latex] == changed
     at.session_state["we_s_5"] = {"edited_rows": {0: {"d1": 0.9}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert r"\left[\begin{array}{rrrr}0.90" in at.latex[0].value
@@ -26,7 +26,7 @@ def test_worked_example_seed_and_edits_change_every_value():
     edited = [x.value for x in at.latex]
     at.session_state["we_edit"] = False  # closed: the edit stays
     at.run()
-    assert len(at.dataframe) == 1 and [x.value for x in at.latex] == edited
+    assert len(at.dataframe) == 0 and [x.value for x in at.latex] == edited
     at.session_state["we_edit"] = True  # opened again: the tables start from the edit, and a new one adds to it
     at.run()
     assert [x.value for x in at.latex] == edited
@@ -36,3 +36,19 @@ def test_worked_example_seed_and_edits_change_every_value():
     at.number_input(key="we_seed").set_value(6).run()  # a new seed starts afresh
     at.number_input(key="we_seed").set_value(5).run()
     assert [x.value for x in at.latex] == changed
+
+
+def test_only_the_chosen_tab_is_drawn():
+    """The page opens on the additive score (as a sent page does for the whole class); the dot
+    product's equations and the comparison are drawn when their tab is chosen, from the same inputs."""
+    at = open_page("worked_example")
+    first = " ".join(x.value for x in at.latex)
+    assert r"v_a^\top \tanh" in first and "s_i^\\top h_j" not in first and not at.dataframe and not at.get("plotly_chart")
+    at.session_state["we_tab"] = "Dot product (Luong)"  # the tab clicked
+    at.run()
+    dot = " ".join(x.value for x in at.latex)
+    assert "s_i^\\top h_j" in dot and r"v_a^\top \tanh" not in dot and not at.exception
+    at.session_state["we_tab"] = "Compare"
+    at.run()
+    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 1 and not at.exception
+    assert len(at.dataframe[0].value) == 2  # the two scores' costs
