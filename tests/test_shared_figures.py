@@ -39,8 +39,8 @@ def test_a_result_and_key_give_every_tab_the_one_figure_built_once():
     assert built == ["α", "β", "α"]
 
 
-def test_figures_go_with_their_result_and_a_result_keeps_its_last_few():
-    figures, built = SharedFigures(per_result=2), []
+def test_the_last_figures_drawn_are_kept_and_a_dead_results_never_handed_out():
+    figures, built = SharedFigures(kept=2), []
 
     def build(k):
         built.append(k)
@@ -50,11 +50,25 @@ def test_figures_go_with_their_result_and_a_result_keeps_its_last_few():
     for k in range(3):
         figures.get(record, (k,), lambda k=k: build(k))
     figures.get(record, (2,), lambda: build(2))  # kept
-    figures.get(record, (0,), lambda: build(0))  # the oldest went: made again
-    assert built == [0, 1, 2, 0] and len(figures) == 1
+    figures.get(record, (0,), lambda: build(0))  # the least recently drawn went: made again
+    assert built == [0, 1, 2, 0] and len(figures) == 2
+    first = figures.get(record, (0,), lambda: build(0))
     del record
     gc.collect()
-    assert len(figures) == 0  # the shared cache dropped the record: its figures go with it
+    again = Result()  # a new sentence's record, perhaps at the dead one's address
+    assert figures.get(again, (0,), lambda: build(0)) is not first and built == [0, 1, 2, 0, 0]
+
+
+def test_a_large_results_figures_are_made_for_each_draw():
+    """A text box's 1,000 characters make a heatmap of ~60,000 cells: not kept, so what a process
+    keeps stays small whatever visitors type."""
+    figures, built = SharedFigures(largest=100), []
+    small, large = Result(), Result()
+    small.source_tokens, small.target_tokens = ["a"] * 10, ["b"] * 10
+    large.source_tokens, large.target_tokens = ["a"] * 10, ["b"] * 11
+    for record in (small, small, large, large):
+        figures.get(record, ("alignment",), lambda r=record: built.append(len(r.target_tokens)) or heatmap())
+    assert built == [10, 11, 11] and len(figures) == 1
 
 
 def test_a_figure_answers_to_dict_and_its_width_once_until_its_layout_changes():

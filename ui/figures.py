@@ -17,53 +17,49 @@ FIT_MAX = 6000   # px: the widest such width
 NARROW = 640     # px: a screen this narrow or narrower draws no Plotly toolbar over the figures
 
 
-FIGURES_PER_RESULT = 64  # figures kept per shared result: a long sentence's steps, each in a few views
+FIGURES_KEPT = 256     # figures a process keeps for every tab; the least recently drawn go first
+LARGEST_SHARED = 1600  # source x target tokens (40 x 40) past which a result's figures are made per draw
 
 
 class SharedFigures:
     """Figures drawn from a shared result (a decoding record every tab of the process is handed,
     ``ui.zoo.shared_result``), made once per process: a class opening one link, or stepping
     through one sentence, asks for the same figures in every tab, and building one (the spec, its
-    JSON-ready form, the width its labels need) is a good part of a page's run. Each figure is kept
-    with its result, the last :data:`FIGURES_PER_RESULT` of them, and goes when the result does
-    (a shared cache dropped it and no page holds it). A figure handed out is read, never changed."""
+    JSON-ready form, the width its labels need) is a good part of a page's run.
 
-    def __init__(self, per_result: int = FIGURES_PER_RESULT):
-        self.per_result = per_result
-        self._lock = threading.RLock()  # a result's weak reference may call back on any thread, inside it
-        self._kept: dict[int, tuple] = {}  # id(result) -> (weak reference to it, OrderedDict key -> figure)
+    The last :data:`FIGURES_KEPT` figures drawn are kept, each with a weak reference to its result
+    (a figure of a result no longer alive is never handed out, even to a new result at the same
+    address). A result larger than :data:`LARGEST_SHARED` cells (a heatmap of a text box's 1,000
+    characters holds 60,000 hover labels) has its figures made for each draw, so what a process
+    keeps stays small whatever visitors type. A figure handed out is read, never changed."""
+
+    def __init__(self, kept: int = FIGURES_KEPT, largest: int = LARGEST_SHARED):
+        self.kept, self.largest = kept, largest
+        self._lock = threading.Lock()
+        self._figures: OrderedDict = OrderedDict()  # (id(result), key) -> (weak reference to result, figure)
 
     def __len__(self) -> int:
-        """How many results have figures kept."""
         with self._lock:
-            return len(self._kept)
+            return len(self._figures)
 
     def get(self, result, key: tuple, build):
         """The figure ``build()`` makes from ``result``; ``key``: everything else the figure
         depends on (the step, the title, the view...)."""
+        if len(getattr(result, "source_tokens", ())) * len(getattr(result, "target_tokens", ())) > self.largest:
+            return build()
+        slot = (id(result), key)
         with self._lock:
-            entry = self._kept.get(id(result))
-            if entry is not None and entry[0]() is result and key in entry[1]:
-                entry[1].move_to_end(key)
-                return entry[1][key]
+            kept = self._figures.get(slot)
+            if kept is not None and kept[0]() is result:
+                self._figures.move_to_end(slot)
+                return kept[1]
         fig = build()
-        rid = id(result)
         with self._lock:
-            entry = self._kept.get(rid)
-            if entry is None or entry[0]() is not result:
-                ref = weakref.ref(result, lambda dead: self._forget(rid, dead))
-                entry = self._kept[rid] = (ref, OrderedDict())
-            figures = entry[1]
-            figures[key] = fig
-            figures.move_to_end(key)
-            while len(figures) > self.per_result:
-                figures.popitem(last=False)
+            self._figures[slot] = (weakref.ref(result), fig)
+            self._figures.move_to_end(slot)
+            while len(self._figures) > self.kept:
+                self._figures.popitem(last=False)
         return fig
-
-    def _forget(self, rid: int, dead) -> None:
-        with self._lock:
-            if rid in self._kept and self._kept[rid][0] is dead:
-                del self._kept[rid]
 
 
 _SHARED_FIGURES = SharedFigures()
