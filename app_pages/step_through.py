@@ -17,7 +17,7 @@ import streamlit as st
 
 from ui.figures import chart, export_popover, shared_figure
 from ui.url_state import query_param
-from ui.widgets import plain, sentence_input, small
+from ui.widgets import equation_text, plain, sentence_input, small
 from ui.zoo import pick_model, target_language
 from model.analysis import entropy
 from ui.teaching import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url, source_or_stop,
@@ -108,8 +108,7 @@ def equation(title: str, latex: str | list[str], note: str | None = None):
     the numbers drawn beside them. One row and one text, not columns holding a title, each
     equation and a caption: each element is a message the server builds and sends."""
     row = st.container(horizontal=True, gap="medium")
-    body = f"**{title}**\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
-    row.markdown(body + (f"\n\n{small(note)}" if note else ""), width=EQUATION_WIDTH)
+    row.markdown(equation_text(f"**{title}**", latex, note), width=EQUATION_WIDTH)
     return row
 
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from ui.figures import chart_with_export
 from ui.url_state import int_param, set_query_params
-from ui.widgets import small
+from ui.widgets import equation_text
 from ui.zoo import shared_result
 from teaching.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
                                   SOURCE_WORDS, WorkedInputs)
@@ -92,10 +92,8 @@ st.latex(r"s_{i-1} = " + shaped(latex_matrix(inputs.decoder_state), 1, H) + r",\
 
 
 def show(title: str, latex: str | list[str], note: str | None = None) -> None:
-    """One step: its title, equations and note as one text (one element, as Step through's
-    sections: each element is a message the server builds and sends to every follower)."""
-    body = f"{title}\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in ([latex] if isinstance(latex, str) else latex))
-    st.markdown(body + (f"\n\n{small(note)}" if note else ""))
+    """One step: its title, equations and note as one text, as Step through's sections."""
+    st.markdown(equation_text(title, latex, note))
 
 
 def context_lines(steps) -> list[str]:

@@ -93,3 +93,12 @@ def small(text: str) -> str:
                 break
     return f":small[{text}]" if depth == 0 else text
 
+
+def equation_text(title: str, latex: str | list[str], note: str | None = None) -> str:
+    """A section's title, its equations (display math, one block each) and its note in small
+    type, as one markdown body: one element where a title, each equation and a caption were
+    several (each element is a message the server builds and sends to every tab)."""
+    lines = [latex] if isinstance(latex, str) else latex
+    body = f"{title}\n\n" + "\n\n".join(f"$$\n{line}\n$$" for line in lines)
+    return body + (f"\n\n{small(note)}" if note else "")
+
