@@ -34,9 +34,9 @@ KEY = "class_teacher_key"     # the teacher's key, once the store accepted it
 SESSION = "class_session"     # this browser session's anonymous id
 APPLIED = "class_applied"     # the last [page, params] taken from the teacher
 REVEALED = "class_revealed"   # the exercise the teacher revealed
-FOLLOW_SAFETY_S = 30.0        # the follow fragment's own timer: the page's listener does the following
-LOOK = "class_follow_look"    # the follow fragment's "Look again" button, which the listener clicks
-OPENED = "class_opened_sent"   # the follow fragment opened the teacher's page: the panel is set as its link sets it
+FOLLOW_SAFETY_S = 30.0        # while the server cannot be asked for changes, the listener looks again this often
+LOOK = "class_follow_look"    # the follow panel's "Look again" button, which the listener clicks
+OPENED = "class_opened_sent"   # the follow panel opened the teacher's page: the panel is set as its link sets it
 KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
 SIGN_IN_TRIES = 5             # wrong teacher keys one session may type…
@@ -503,33 +503,29 @@ def _follow(pages: dict, code: str, current: str) -> None:
     """The teacher's state, as this process's follow board holds it (``server/follow.py``: no
     store read per tab). The page's listener (``_listener``) waits on the server for the class's
     next change, so a tab costs nothing while nothing changes, and opens a sent page itself (one
-    rerun, taken by ``_take_sent_link``); any other change reruns this fragment by its *Look
-    again* button: a reveal reruns the page, and a sent page not yet shown opens inside this
-    browser session (``_open_sent``). The fragment's own timer (FOLLOW_SAFETY_S) only covers a
-    listener that could not run."""
-    @st.fragment(run_every=FOLLOW_SAFETY_S)
-    def follow():
-        try:
-            state = follow_board().state(code)
-        except StoreUnavailable as e:
-            st.caption(f"Cannot reach the class ({e}).")
-            return
-        if state is None or not state.open:
-            st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
-            return
-        if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] \
-                and state.page in pages:
-            _open_sent(pages[state.page], code, state)
-        st.caption(f"Following class **{code}**" + (f" as **{nickname()}**" if nickname() else "")
-                   + ": the teacher's pages open here (*Class* above turns it off).")
-        st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
-                  help="The teacher's page opens by itself; this looks at once.")
-        shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
-        _listener(code, pages, state.version, link_of(code, state) if shown else None)
-        if st.session_state.get(REVEALED) != state.revealed:
-            st.session_state[REVEALED] = state.revealed
-            st.rerun(scope="app")
-    follow()
+    rerun, taken by ``_take_sent_link``); any other change (a reveal, the class closed) clicks
+    *Look again*, a rerun of the page, on which a sent page not yet shown opens inside this
+    browser session (``_open_sent``). Drawn as plain elements, not a fragment: every follower's
+    every rerun draws this panel, and a fragment's own bookkeeping (copies of the page's
+    cursors, its container, its timer) cost more than the panel itself (docs/performance.md)."""
+    try:
+        state = follow_board().state(code)
+    except StoreUnavailable as e:
+        st.caption(f"Cannot reach the class ({e}).")
+        return
+    if state is None or not state.open:
+        st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
+        return
+    if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] and state.page in pages:
+        _open_sent(pages[state.page], code, state)
+    if st.session_state.get(REVEALED) != state.revealed:  # taken before the page draws: it shows on this run
+        st.session_state[REVEALED] = state.revealed
+    st.caption(f"Following class **{code}**" + (f" as **{nickname()}**" if nickname() else "")
+               + ": the teacher's pages open here (*Class* above turns it off).")
+    st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
+              help="The teacher's page opens by itself; this looks at once.")
+    shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
+    _listener(code, pages, state.version, link_of(code, state) if shown else None)
 
 
 def _open_sent(page, code: str, state) -> None:
@@ -573,7 +569,9 @@ def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
     button opens one (the address set, then a ``popstate`` event, which Streamlit's front end
     answers with one rerun of that page with that query; ``_take_sent_link`` takes it before it
     draws); any other change (a reveal, the class closed) clicks *Look again*, which reruns the
-    follow fragment. One rerun per tab for a send, not a fragment run and then the page's. The
+    page. One rerun per tab for a send. While the server cannot be asked (the request fails: a
+    proxy that does not pass it, the server busy), the script clicks *Look again* every
+    ``FOLLOW_SAFETY_S``, so the tab still follows, by the store's state its reruns read. The
     browser runs the script once per page load (Streamlit updates an ``st.html`` element's
     contents in place, without running its script again), so the script reads what to wait for
     from the element's ``data-`` attributes, which each rerun updates. With ``sent`` (the
@@ -589,8 +587,9 @@ def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
   window.attnFollowing = true;
   const sleep = ms => new Promise(done => setTimeout(done, ms));
   const data = () => document.getElementById('attn-follow');
+  const look = () => {{ const b = document.querySelector('.st-key-{LOOK} button'); if (b) b.click(); }};
   (async () => {{
-    let pause = 1000;
+    let pause = 1000, looked = Date.now();
     for (;;) {{
       const d = data();
       if (!d) {{ await sleep(500); continue; }}
@@ -607,8 +606,7 @@ def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
               window.dispatchEvent(new PopStateEvent('popstate', {{state: history.state}}));
               window.attnSentOpened = (window.attnSentOpened || 0) + 1;  // the browser tests count them
             }} else {{
-              const look = document.querySelector('.st-key-{LOOK} button');
-              if (look) look.click();
+              look();
             }}
             for (let i = 0; i < 200 && data() && data().dataset.url === url; i++) await sleep(50);
           }}
@@ -616,6 +614,7 @@ def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
           continue;
         }}
       }} catch (e) {{}}
+      if (Date.now() - looked >= {int(1000 * FOLLOW_SAFETY_S)}) {{ look(); looked = Date.now(); }}
       await sleep(pause);
       pause = Math.min(2 * pause, 15000);
     }}
