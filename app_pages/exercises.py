@@ -83,10 +83,10 @@ def progress_line() -> None:
     """*Next exercise* (the next seed: the next level, 1 → 2 → 3, then new numbers) and how many
     of this tab's exercises were right at the first answer."""
     done = st.session_state.get(PROGRESS, {})
-    left, right = st.columns([1, 3], vertical_alignment="center")
-    left.button("Next exercise", key="ex_next", on_click=next_exercise, icon=":material/arrow_forward:")
+    row = st.container(horizontal=True, vertical_alignment="center")  # one block, where columns send three
+    row.button("Next exercise", key="ex_next", on_click=next_exercise, icon=":material/arrow_forward:")
     if done:
-        right.caption(f"**{sum(done.values())} of {len(done)}** right at the first answer in this tab.")
+        row.caption(f"**{sum(done.values())} of {len(done)}** right at the first answer in this tab.")
 
 
 def solution_button() -> None:
@@ -167,11 +167,16 @@ SCORE_LATEX = {"dot": r"e_j = s^\top h_j", "general": r"e_j = s^\top W_a h_j",
                "additive": r"e_j = v_a^\top \tanh\left(W_a s + U_a h_j\right)"}
 
 
+NUMBER_BOX_PX = 120  # a box for "-12.34" and its buttons: rows of them wrap on a phone
+
+
 def numbers(label: str, n: int, key: str) -> list:
+    """A row of ``n`` boxes for two-decimal numbers, ``key``1 … ``key``n. One horizontal block,
+    where ``st.columns`` would send n + 1 (the room gets this page at each send of it)."""
     st.markdown(label)
-    cells = st.columns(n)
-    return [cells[j].number_input(f"{key}{j + 1}", value=None, step=0.01, format="%.2f", key=f"ex_{seed}_{key}{j}",
-                                  label_visibility="visible") for j in range(n)]
+    row = st.container(horizontal=True)
+    return [row.number_input(f"{key}{j + 1}", value=None, step=0.01, format="%.2f", key=f"ex_{seed}_{key}{j}",
+                             label_visibility="visible", width=NUMBER_BOX_PX) for j in range(n)]
 
 
 def step_page():
