@@ -42,7 +42,7 @@ from .attention import Reweigh
 from .data import Batch
 from .decoders import Memory
 from .search import DecodingRecord, model_device
-from .vocabulary import BOS_ID
+from .vocabulary import BOS_ID, EOS_ID
 
 METHODS = ("attention", "gxi", "ig", "knock-out", "input-occlusion")
 LABELS = {"attention": "attention", "gxi": "gradient × input", "ig": "integrated gradients",
@@ -53,8 +53,13 @@ IG_STEPS = 20
 IG_STEP_SCHEDULE = (20, 50, 100)
 IG_TARGET_GAP = 0.01
 IG_WORK = 800 * 50
-INPUT_BASELINE = ("x_j's token embedding set to the zero vector (the integrated-gradients baseline, one piece at a "
-                  "time; position encodings, where the model has them, kept); the encoder runs again")
+INPUT_BASELINE = ("one piece's token embedding (x_j) replaced by the zero vector (the integrated-gradients baseline, "
+                  "one piece at a time; position encodings, where the model has them, kept); the encoder runs again")
+# the in-distribution control of input occlusion: x_j replaced by another piece's embedding, a vector the
+# encoder has seen in training (the zero vector, or the table's mean, whose norm is far below any piece's, has not)
+INPUT_RANDOM_BASELINE = ("one piece's token embedding (x_j) replaced by that of a piece drawn uniformly from the "
+                         "source vocabulary (seeded; position encodings kept); the encoder runs again")
+SPECIAL = EOS_ID + 1  # ids below are padding, unknown, <s> and </s> (model.vocabulary)
 # what the app computes on a click: a gradient method's cost grows with T x (T + S) (T copies of the
 # sentence, each through S encoder and T decoder steps); these keep a click within a few seconds on one core
 BUDGET = {"ig": 800, "gxi": 8000}
@@ -279,9 +284,13 @@ def decode_states(model, src_ids: list[int], target_ids: list[int]):
 
 
 @torch.no_grad()
-def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.Tensor | None = None):
+def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.Tensor | None = None,
+                      every_layer: bool = True):
     """Run step i again once per source position in ``columns[i]``, that position knocked out of
     step i's attention (α_ij = 0, the row renormalised) and every step before it as decoded.
+    ``every_layer``: a Transformer loses the position in every cross-attention layer and head (the
+    default, the page's knock-out); False: in the shown layer's heads only (the layer whose head
+    average the record's α is).
     Returns log p (T, K, V) for K positions per step; with ``targets`` (T,), only
     (log p(y_i) (T, K), argmax (T, K)), without keeping T x K x V."""
     memory, starts, _ = decoded
@@ -292,7 +301,7 @@ def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.T
     out = []
     for i, ((state, prev), cols) in enumerate(zip(starts, columns)):
         state = {n: v.index_select(0, copies) for n, v in state.items()}
-        reweigh = Reweigh(torch.tensor(cols), zeros)
+        reweigh = Reweigh(torch.tensor(cols), zeros, every_layer=every_layer)
         logprobs = model.step(prev.index_select(0, copies), state, memory, reweigh)[0]  # K x V
         out.append(logprobs if targets is None else (logprobs[:, targets[i]], logprobs.argmax(1)))
     if targets is None:
@@ -339,9 +348,18 @@ def all_step_features(model, src_vec: torch.Tensor, trg_vec: torch.Tensor, src: 
 
 
 @torch.no_grad()
-def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk: int = 8):
-    """Teacher-forced on target_ids, with each source piece's token embedding zeroed in turn
-    (:data:`INPUT_BASELINE`): returns log p(y_i | x) (T,), log p(y_i | x without x_j) (T, S) and
+def random_piece_embeddings(model, n: int, rng: torch.Generator) -> torch.Tensor:
+    """The token embeddings of n source pieces drawn uniformly from the vocabulary, special pieces
+    (padding, unknown, <s>, </s>) left out, as :func:`embeddings` reads them: (n, E). Seeded by ``rng``."""
+    ids = torch.randint(SPECIAL, model.cfg.vocab_size, (1, n), generator=rng).to(model_device(model))  # zoo ids
+    return embeddings(model, ids, ids[:, :1])[0][0]
+
+
+@torch.no_grad()
+def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk: int = 8,
+                         baseline: torch.Tensor | None = None):
+    """Teacher-forced on target_ids, with each source piece's token embedding replaced in turn by
+    ``baseline`` ((E,) or one per position (S, E); None: the zero vector, :data:`INPUT_BASELINE`): returns log p(y_i | x) (T,), log p(y_i | x without x_j) (T, S) and
     the argmax of each occluded step (T, S). The unoccluded pass runs in the same batches, so both
     come from one function. ``chunk``: sentence copies per pass (memory: chunk x T x V)."""
     device = model_device(model)
@@ -353,10 +371,12 @@ def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk
     S = src_vec.size(1)
     keep = torch.ones(S + 1, S, 1, device=device)  # copy 0 as it is, copy j + 1 without x_j
     keep[torch.arange(1, S + 1), torch.arange(S)] = 0.0
+    fill = torch.zeros_like(src_vec[0]) if baseline is None else baseline.to(src_vec)  # (S or 1) x E
     own_rows, arg_rows = [], []
     for part in keep.split(chunk):
         n = part.size(0)
-        feats = all_step_features(model, src_vec * part, trg_vec.expand(n, -1, -1), src)  # n x T x F
+        vectors = src_vec * part + (1.0 - part) * fill  # x_j -> the baseline where part is 0
+        feats = all_step_features(model, vectors, trg_vec.expand(n, -1, -1), src)  # n x T x F
         logprobs = output_logprobs(model, feats.reshape(n * T, -1)).view(n, T, -1)
         own_rows.append(logprobs.gather(2, targets.view(1, T, 1).expand(n, T, 1)).squeeze(2))
         arg_rows.append(logprobs.argmax(2))
