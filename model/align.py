@@ -95,6 +95,7 @@ class ForcedAlignment:
     links: set[tuple[int, int]]
     src_owner: np.ndarray | None = None  # English pieces x English tokens (see word_pieces)
     trg_owner: np.ndarray | None = None  # French pieces x French tokens
+    attribution: object | None = None  # the model.attribution.Attribution read, where a method is
 
     def links_of(self, piece_weights: np.ndarray) -> set[tuple[int, int]]:
         """The same rule on another piece-level matrix (French pieces x English pieces, EOS
@@ -107,13 +108,14 @@ class ForcedAlignment:
 
 
 def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], french: list[str],
-                     hansards: bool = False, method: str = "attention") -> ForcedAlignment:
+                     hansards: bool = False, method: str = "attention", steps: int | None = None) -> ForcedAlignment:
     """Force-decode French words given English words, as ``python -m model.align`` does.
 
     hansards=True writes the tokens back as ordinary text first (``model.hansards``: ``de le``
     → ``du``, ``Speaker ,`` → ``Speaker,``), the text the models were trained on; the result
     is still per gold token. hansards=False reads the tokens as typed, joined by spaces.
-    ``method``: the matrix the links are read from, the attention or an attribution method's.
+    ``method``: the matrix the links are read from, the attention or an attribution method's
+    (``steps``: integrated gradients' points, model.attribution.IG_STEPS if None).
     """
     if not english or not french:
         raise ValueError("both sentences need at least one word")
@@ -124,34 +126,55 @@ def forced_alignment(model: Seq2Seq, vocab: Vocabulary, english: list[str], fren
     # a piece shared by two tokens gives each half its log-probability, so the words still sum to the sentence
     word_logprobs = (trg_owner / trg_owner.sum(1, keepdims=True)).T @ rec.token_logprobs[:len(trg_ids)]
     word_weights, links = None, set()
-    matrix = rec.weights
+    matrix, attribution = rec.weights, None
     if method != "attention":
-        from .attribution import attribute  # Captum only when an attribution is asked for
-        matrix = attribute(model, src_ids, rec.target_ids, method).relevance
+        from .attribution import attribute, IG_STEPS  # Captum only when an attribution is asked for
+        attribution = attribute(model, src_ids, rec.target_ids, method, steps or IG_STEPS)
+        matrix = attribution.relevance
     if matrix is not None:
         weights = matrix[:len(trg_ids), :len(src_ids)]  # drop the EOS row and column
         word_weights = merge_by_owner(weights, src_owner, trg_owner)
         links = links_from_attention(word_weights)
     return ForcedAlignment(english=list(english), french=list(french), record=rec, word_logprobs=word_logprobs,
                            eos_logprob=float(rec.token_logprobs[len(trg_ids)]), word_weights=word_weights,
-                           links=links, src_owner=src_owner, trg_owner=trg_owner)
+                           links=links, src_owner=src_owner, trg_owner=trg_owner, attribution=attribution)
 
 
-def align_corpus(model, vocab, pairs: list[GoldPair], hansards: bool = True, method: str = "attention") -> dict:
-    predicted = [forced_alignment(model, vocab, p.english, p.french, hansards, method).links  # (English i, French j)
-                 for p in pairs]
-    return alignment_error_rate(predicted, [p.sure for p in pairs], [p.possible for p in pairs])
+def completeness(attributions: list) -> dict:
+    """Integrated gradients' completeness gap over a corpus: in total (Σ |δ_i| / Σ |f(x) − f(x')| over
+    every step of every sentence), per sentence and per step (|δ_i| / |f(x_i) − f(x'_i)|)."""
+    delta = np.concatenate([np.abs(a.delta) for a in attributions])
+    attributed = np.concatenate([np.abs(a.logprobs - a.at_baseline) for a in attributions])
+    sentences = np.array([a.completeness_gap for a in attributions])
+    steps = np.concatenate([a.step_gaps for a in attributions])
+    return {"points": attributions[0].steps, "gap_total": round(float(delta.sum() / attributed.sum()), 5),
+            "gap_sentence_median": round(float(np.median(sentences)), 5),
+            "gap_sentence_max": round(float(sentences.max()), 5),
+            "sentences_above_1pct": round(float((sentences > 0.01).mean()), 4),
+            "gap_step_median": round(float(np.median(steps)), 5), "gap_step_p95": round(float(np.percentile(steps, 95)), 5),
+            "steps_above_1pct": round(float((steps > 0.01).mean()), 4), "steps": int(steps.size)}
+
+
+def align_corpus(model, vocab, pairs: list[GoldPair], hansards: bool = True, method: str = "attention",
+                 steps: int | None = None) -> dict:
+    aligned = [forced_alignment(model, vocab, p.english, p.french, hansards, method, steps) for p in pairs]
+    result = alignment_error_rate([a.links for a in aligned],  # (English i, French j)
+                                  [p.sure for p in pairs], [p.possible for p in pairs])
+    if method == "ig":
+        result["completeness"] = completeness([a.attribution for a in aligned])
+    return result
 
 
 RULE = ("each French word -> its most-attended English word (sum over English pieces, mean over French "
         "pieces)")
 
 
-def score(model, vocab, pairs: list[GoldPair], hansards: bool, method: str = "attention") -> dict:
+def score(model, vocab, pairs: list[GoldPair], hansards: bool, method: str = "attention",
+          steps: int | None = None) -> dict:
     """align_corpus, rounded and labelled with its rule, method, sentence count and time."""
     start = time.time()
     result = {k: round(v, 4) if isinstance(v, float) else v
-              for k, v in align_corpus(model, vocab, pairs, hansards, method).items()}
+              for k, v in align_corpus(model, vocab, pairs, hansards, method, steps).items()}
     tokens = ("gold tokens written back as ordinary text (model.hansards)" if hansards
               else "gold tokens as given, joined by spaces")
     result.update(sentences=len(pairs), seconds=round(time.time() - start, 1), rule=RULE, tokens=tokens, method=method)
@@ -215,6 +238,8 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--method", default="attention", choices=METHODS,
                    help="the matrix read as alignment: the attention, or an attribution (model/attribution.py)")
+    p.add_argument("--ig-steps", type=int, default=None,
+                   help="integrated gradients' points (default model.attribution.IG_STEPS); the completeness gap is printed")
     p.add_argument("--as-given", action="store_true",
                    help="force-decode the gold tokens as given (de le, Speaker ,) instead of written back as "
                         "ordinary text (reported beside the written-text reading; docs/alignment.md)")
@@ -247,6 +272,13 @@ def write_all_metrics(model, vocab, cfg, args, pairs, result, heads) -> None:
 def report(name: str, result: dict, heads: dict | None, pairs: list) -> None:
     print(f"{name}: AER {result['aer']:.3f}  precision {result['precision']:.3f}  recall {result['recall']:.3f}  "
           f"({result['method']}, {len(pairs)} sentences, {result['tokens']}, {result['seconds']} s)")
+    if "completeness" in result:
+        c = result["completeness"]
+        print(f"  integrated gradients, {c['points']} points: completeness gap {100 * c['gap_total']:.2f} % in total; "
+              f"per sentence median {100 * c['gap_sentence_median']:.2f} %, largest {100 * c['gap_sentence_max']:.2f} %, "
+              f"{100 * c['sentences_above_1pct']:.0f} % of sentences above 1 %; per step median "
+              f"{100 * c['gap_step_median']:.2f} %, 95th percentile {100 * c['gap_step_p95']:.2f} %, "
+              f"{100 * c['steps_above_1pct']:.0f} % of {c['steps']} steps above 1 %")
     if heads is not None:
         for r in heads["rows"]:
             print(f"  layer {r['layer']} head {r['head']}: AER {r['aer']:.3f}  precision {r['precision']:.3f}  "
@@ -271,7 +303,7 @@ def main(argv=None) -> int:
         print("error: --write-metrics stores the attention's AER; an attribution's goes to --csv", file=sys.stderr)
         return 1
     pairs = read_gold(args.gold)[:args.limit]
-    result = score(model, vocab, pairs, hansards=not args.as_given, method=args.method)
+    result = score(model, vocab, pairs, hansards=not args.as_given, method=args.method, steps=args.ig_steps)
     heads = (score_heads(model, vocab, pairs, hansards=not args.as_given)
              if model.cfg.decoder == "transformer" and args.method == "attention" else None)
     if args.write_metrics:
