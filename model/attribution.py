@@ -359,8 +359,9 @@ def random_piece_embeddings(model, n: int, rng: torch.Generator) -> torch.Tensor
 def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk: int = 8,
                          baseline: torch.Tensor | None = None):
     """Teacher-forced on target_ids, with each source piece's token embedding replaced in turn by
-    ``baseline`` ((E,) or one per position (S, E); None: the zero vector, :data:`INPUT_BASELINE`): returns log p(y_i | x) (T,), log p(y_i | x without x_j) (T, S) and
-    the argmax of each occluded step (T, S). The unoccluded pass runs in the same batches, so both
+    ``baseline`` ((E,) or one per position (S, E); None: the zero vector, :data:`INPUT_BASELINE`):
+    returns log p(y_i | x) (T,), log p(y_i | x without x_j) (T, S) and the argmax of each occluded
+    step (T, S). The unoccluded pass runs in the same batches, so both
     come from one function. ``chunk``: sentence copies per pass (memory: chunk x T x V)."""
     device = model_device(model)
     T = len(target_ids)
