@@ -25,7 +25,8 @@ METHOD_HELP = {
     "knock-out": "remove source position j from step i's attention (α_ij = 0, the row renormalised) and measure the "
                  "drop in log p(y_i): how much the step uses what its attention reads at j (the encoder still saw "
                  "the word; the score follows α by construction)",
-    "input-occlusion": f"zero the word's input and measure the drop in log p(y_i); baseline: {INPUT_BASELINE}",
+    "input-occlusion": "replace one source piece's token embedding by the zero vector (a word of several pieces keeps "
+                       f"its other pieces) and measure the drop in log p(y_i); baseline: {INPUT_BASELINE}",
     "gxi": "gradient × input: Σ_d x_jd ∂log p(y_i)/∂x_jd over piece j's embedding",
     "ig": f"integrated gradients from the baseline x' = {BASELINE}, with {', then '.join(map(str, IG_STEP_SCHEDULE))} "
           f"points until the completeness gap is at most {IG_TARGET_GAP:.0%}",
@@ -88,13 +89,15 @@ def disagreement_text(record, name: str, relevance: np.ndarray, scores: np.ndarr
         if gap[i] <= 0.05:
             break
         j, k = attended[i], relevance[i].argmax()
+        effect = "raises" if scores[i, k] > 0 else "lowers"
         line = (f"**{plain(trg[i])}** (step {i + 1}): the attention is mostly on *{plain(src[j])}* "
-                f"(α = {alpha[i, j]:.2f}), but by {name} *{plain(src[k])}* mattered most ({relevance[i, k]:.0%} of "
-                f"the step's attribution, against {relevance[i, j]:.0%} for *{plain(src[j])}*")
+                f"(α = {alpha[i, j]:.2f}), but by {name} *{plain(src[k])}* has the largest |a_ij| "
+                f"({relevance[i, k]:.0%} of the step's |attribution|, against {relevance[i, j]:.0%} for "
+                f"*{plain(src[j])}*; by this method it {effect} log p(y_i)")
         if name == LABELS["knock-out"]:
             line += f"; knocking *{plain(src[j])}* out of the attention moves log p by {-scores[i, j]:+.2f}"
         elif name == LABELS["input-occlusion"]:
-            line += f"; zeroing *{plain(src[j])}*'s input moves log p by {-scores[i, j]:+.2f}"
+            line += f"; replacing the piece *{plain(src[j])}*'s embedding by zero moves log p by {-scores[i, j]:+.2f}"
         if share is not None:
             line += f"; the step draws {share[i]:.0%} of its attribution from the source, the rest from the " \
                     "French written so far"
@@ -133,8 +136,11 @@ def completeness(a, record) -> None:
     relative to |f(x) − f(x')| (what is attributed), not to log p."""
     gap, steps = a.completeness_gap, a.step_gaps
     worst = int(np.argmax(steps))
-    line = (f"Integrated gradients' completeness gap ({a.steps} points): Σ_i |Σ_j a_ij − (f(x) − f(x'))| over "
-            f"Σ_i |f(x) − f(x')| = {gap:.2%} (the largest step: {steps[worst]:.2%}, step {worst + 1}).")
+    line = (f"Integrated gradients' completeness gap ({a.steps} points): Σ_i |Σ_j a_ij + Σ_k a_ik − (f(x) − f(x'))| "
+            f"(j over the source pieces, k over the French prefix) over Σ_i |f(x) − f(x')| = {gap:.2%} in total; per "
+            f"step |…| / |f(x) − f(x')|: median {np.median(steps):.2%}, {int((steps > IG_TARGET_GAP).sum())} of "
+            f"{len(steps)} steps above {IG_TARGET_GAP:.0%}, the largest {steps[worst]:.2%} (step {worst + 1}). The "
+            f"points are chosen for the total, not for every step.")
     if gap > IG_TARGET_GAP:
         line += (f" Above the {IG_TARGET_GAP:.0%} aimed at: more points would cost more than a click may spend "
                  f"here; `python -m model.align --method ig` takes any sentence.")
@@ -212,9 +218,9 @@ def edit_section(name: str, entry, text: str, record) -> None:
 
 st.title("Attention or attribution?")
 st.caption("Every page shows attention as if it were the reason for each word. Here it stands beside measures of how "
-           "much each source piece mattered to the probability of each French word (two gradient methods, removing "
-           "the piece from the attention, zeroing the word's input), and you can edit the attention and watch the "
-           "model decode again.")
+           "much each source piece moves the probability of each French word (two gradient methods, removing "
+           "the piece from the attention, replacing one piece's embedding by the zero vector), and you can edit the "
+           "attention and watch the model decode again.")
 text = sentence_input("attribution")
 c_model, _ = st.columns([2, 3])
 with c_model:

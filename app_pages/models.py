@@ -291,45 +291,27 @@ for name, entry in entries.items():
             st.caption("No training log (`train_log.csv`) in this folder.")
 
 
-CONTROL_COLUMNS = {"most": "most-attended", "second": "second-most attended", "proportional": "drawn ∝ α",
-                   "threshold": "drawn among α ≥ {threshold}"}
-
-
-def knock_out_tables(result: dict) -> None:
-    """The knock-out test with its controls (``python -m model.faithfulness``), both levels, and what it shows."""
-    from model.faithfulness import findings, LEVELS, pooled_curve
+def knock_out_tables(result: dict, sample: str) -> None:
+    """The knock-out test (``python -m model.faithfulness``): being the argmax at matched α, the controls at
+    every level with their intervals, the drops, the curve and what it shows, made from the numbers."""
+    from model.faithfulness import (control_table, drop_table, findings, LEVEL_NAMES, LEVELS, matched_table,
+                                    pooled_curve)
     from viz.attribution import change_curve
-    sample = result["sample"]
-    for level, title in (("knock_out", "Attention knock-out"), ("input_occlusion", "Input occlusion")):
-        rows = []
-        for m in result["models"]:
-            c = m[level]["controls"]
-            row = {"model": m["model"], "steps": m["steps"]}
-            for key, label in CONTROL_COLUMNS.items():
-                label = label.format(threshold=result["threshold"])
-                row[label] = MISSING if c[key]["changed"] is None else f"{100 * c[key]['changed']:.1f} %"
-                if level == "knock_out":  # the input level removes the same pieces
-                    row[f"median α, {label}"] = fmt(c[key]["median_alpha"], 3)
-            rows.append(row)
-        st.markdown(f"**{title}**: word changes when the piece is removed ({LEVELS[level]})")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.caption(f"The first {sample['first']} {sample['origin']} sentences of `{sample['data']}`, greedy "
-               f"translations, every step; random draws seeded ({sample['seed']}) and the same for both levels, each "
-               "among the pieces other than the most-attended one. `python -m model.faithfulness` "
-               "(docs/attribution.md).")
+    st.markdown(f"**{sample}: being the most-attended piece, at matched α** (word changes of the argmax pieces minus "
+                "those of every other removal in the same α bin, 0.01 wide; points, 95 % interval over sentences)")
+    st.dataframe(pd.DataFrame(matched_table(result)), hide_index=True, width="stretch")
+    level = st.radio("Level", [lv for lv in LEVELS if any(lv in m for m in result["models"])],
+                     format_func=LEVEL_NAMES.get, horizontal=True, key=f"knock_out_level_{sample}")
+    st.markdown(f"Word changes per control (percent, 95 % interval; in brackets the median α removed): {LEVELS[level]}")
+    st.dataframe(pd.DataFrame(control_table(result, level)), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(drop_table(result)), hide_index=True, width="stretch")
     show_figure(change_curve({"attention knock-out": pooled_curve(result["models"], "knock_out"),
                               "input occlusion": pooled_curve(result["models"], "input_occlusion")}),
-                "change-by-alpha", key="models_change_curve")
-    st.caption("Every (step, source piece) removal of every model, binned by the α of the piece removed: the "
-               "most-attended pieces (solid) against the others (dotted).")
+                "change-by-alpha", key=f"models_change_curve_{sample}")
+    st.caption("Every (step, source piece) removal of every model, binned by the α removed (a Transformer's "
+               "knock-out: the mean α over its layers and heads): the most-attended pieces (solid) against the "
+               "others (dotted); the bins are wide, the matched table above compares within 0.01.")
     st.markdown("\n".join(f"- {line}" for line in findings(result)))
-    st.markdown("- The effect follows the **weight** removed: the most-attended piece changes the word most often "
-                "because it usually holds most of the weight, and at equal α the argmax adds little; a piece drawn "
-                "uniformly (median α 0) is close to removing nothing and is no control. The knock-out's score is a "
-                "function of α by construction: it shows that the attention is used, in proportion to its weight "
-                "(compare Serrano & Smith 2019). Zeroing the word itself also changes words the step barely "
-                "attends, since the encoder spreads it over every annotation: attention says which positions a step "
-                "reads, not every word the output depends on (Jain & Wallace 2019; Wiegreffe & Pinter 2019).")
 
 
 def aer_tables(aer: pd.DataFrame, published: pd.DataFrame | None) -> None:
@@ -369,7 +351,10 @@ def attribution_section() -> None:
         st.caption(f"No attribution results yet ({type(e).__name__}): `python -m model.faithfulness --out …` and "
                    "`python -m model.align --method …` write them (docs/attribution.md).")
         return
-    knock_out_tables(result)
+    knock_out_tables(result, "newstest2014")
+    hansards = folder / "faithfulness_hansards.json"
+    if hansards.exists():
+        knock_out_tables(json.loads(hansards.read_text(encoding="utf-8")), "Hansards")
     try:
         published = pd.read_csv(folder / "published_aer.csv")
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError):

@@ -493,3 +493,214 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ----------------------------------------------------------------------------------------------
+# the results in words and tables (the Models page and docs/attribution.md print these; a test
+# checks that the doc holds them as the shipped results make them)
+# ----------------------------------------------------------------------------------------------
+NAMES = {"most": "most-attended", "second": "second-most attended", "second_apart": "second, not adjacent",
+         "proportional": "drawn ∝ α", "threshold": "drawn among α ≥ {threshold}", "position": "another step's argmax",
+         "uniform": "uniform"}
+LEVEL_NAMES = {"knock_out": "attention knock-out", "knock_out_shown": "knock-out in the shown layer",
+               "input_occlusion": "input, zero vector", "input_random": "input, random piece"}
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{100 * x:.{digits}f} %"
+
+
+def with_ci(x: float | None, ci: list[float] | None, scale: float = 100, digits: int = 1) -> str:
+    """45.3 [42.0, 48.1]: a value and its interval (percent points by default)."""
+    if x is None:
+        return "–"
+    if ci is None:
+        return f"{scale * x:.{digits}f}"
+    return f"{scale * x:.{digits}f} [{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
+
+
+def span(values: list[float], scale: float = 100, digits: int = 0, unit: str = " %") -> str:
+    """The range over the models: 45–63 % (scale 1, no unit: 0.47–0.92)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    low, high = (f"{scale * v:.{digits}f}" for v in (min(values), max(values)))
+    return f"{low}{unit}" if low == high else f"{low}–{high}{unit}"
+
+
+def control_table(result: dict, level: str) -> list[dict]:
+    """Per model: the word-change rate of each control with its interval (percent), and the median α removed."""
+    rows = []
+    for m in result["models"]:
+        if level not in m:
+            continue
+        c = m[level]["controls"]
+        row = {"model": m["model"], "steps": m["steps"]}
+        for key, label in NAMES.items():
+            label = label.format(threshold=result["threshold"])
+            row[label] = f"{with_ci(c[key]['changed'], c[key]['changed_ci'])} (α {c[key]['median_alpha']:.2f})" \
+                if c[key]["changed"] is not None else "–"
+        rows.append(row)
+    return rows
+
+
+def drop_table(result: dict, level: str = "knock_out") -> list[dict]:
+    """Per model and control: mean and median drop in log p(y_i) with intervals, the share of steps where
+    log p rises, and the share of the positive drop held by the top 5 % of steps."""
+    rows = []
+    for m in result["models"]:
+        for key in ("most", "second", "proportional", "threshold"):
+            c = m[level]["controls"][key]
+            rows.append({"model": m["model"], "piece": NAMES[key].format(threshold=result["threshold"]),
+                         "mean drop": with_ci(c["drop"], c["drop_ci"], 1, 3),
+                         "median drop": with_ci(c["drop_median"], c["drop_median_ci"], 1, 3),
+                         "log p rises": with_ci(c["rises"], c["rises_ci"]) + " %",
+                         "top 5 % of steps hold": pct(c["top5_share"], 0)})
+    return rows
+
+
+def matched_table(result: dict) -> list[dict]:
+    """Per model and level: being the argmax at matched α, with the removals and α it rests on."""
+    rows = []
+    for m in result["models"]:
+        for level in LEVELS:
+            if level not in m:
+                continue
+            x = m[level]["matched"]
+            rows.append({"model": m["model"], "level": LEVEL_NAMES[level],
+                         "argmax − others (points)": with_ci(x["effect"], x["effect_ci"]),
+                         "argmax / others changed": f"{pct(x['changed_most'])} / {pct(x['changed_others'])}",
+                         "mean α argmax / others": "–" if x["alpha_most"] is None
+                         else f"{x['alpha_most']:.3f} / {x['alpha_others']:.3f}",
+                         "removals": f"{x['pairs_most']:,} / {x['pairs_others']:,} in {x['bins']} bins"})
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    head = list(rows[0])
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(str(r[k]) for k in head) + " |" for r in rows])
+
+
+def effect_words(x: dict) -> str:
+    """+5.6 points [0.0, 9.3], and whether its interval excludes 0."""
+    if x["effect"] is None:
+        return "no removals of equal α to compare"
+    lo, hi = x["effect_ci"]
+    sign = "excludes 0" if lo > 0 or hi < 0 else "includes 0"
+    return f"{100 * x['effect']:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}], {sign}"
+
+
+def values(models: list[dict], level: str, control: str, key: str) -> list:
+    return [m[level]["controls"][control][key] for m in models if level in m]
+
+
+def headline(result: dict) -> list[str]:
+    """The matched comparison and the raw rates, in sentences."""
+    models = result["models"]
+    lines = ["At matched α (bins of 0.01, the argmax pieces against every other removal in the same bin), being "
+             "the most-attended piece changes the word this many points more often, attention knock-out: "
+             + "; ".join(f"{m['model']} {effect_words(m['knock_out']['matched'])}" for m in models) + "."]
+    lines.append(f"Unmatched, removing the most-attended piece from the step's attention changes the word at "
+                 f"{span(values(models, 'knock_out', 'most', 'changed'))} of the steps (median α removed "
+                 f"{span(values(models, 'knock_out', 'most', 'median_alpha'), 1, 2, '')}); the second-most attended "
+                 f"piece {span(values(models, 'knock_out', 'second', 'changed'))} (median α "
+                 f"{span(values(models, 'knock_out', 'second', 'median_alpha'), 1, 2, '')}), a piece drawn in "
+                 f"proportion to α {span(values(models, 'knock_out', 'proportional', 'changed'))}: the controls remove "
+                 f"far less weight, so these rates do not compare pieces of comparable weight.")
+    adjacent = [m["placement"]["second"]["adjacent"] for m in models]
+    apart = values(models, "knock_out", "second_apart", "changed")
+    lines.append(f"The second-most attended piece is the argmax's neighbour in {span(adjacent)} of the steps (often a "
+                 f"piece of the same word); the most attended piece at least two positions away changes the word at "
+                 f"{span(apart)} (median α {span(values(models, 'knock_out', 'second_apart', 'median_alpha'), 1, 2, '')}).")
+    shares = [m["placement"]["threshold"]["share_of_steps"] for m in models]
+    same = [m["knock_out"]["paired"]["threshold"] for m in models]
+    lines.append(f"A piece of α ≥ {result['threshold']} other than the argmax exists on {span(shares)} of the steps; "
+                 f"on those steps alone the most-attended piece changes the word at {span([p['most'] for p in same])} "
+                 f"and that piece at {span([p['control'] for p in same])}.")
+    position = values(models, "knock_out", "position", "changed")
+    lines.append(f"Removing a piece that is another step's argmax (the same positions as the argmax removals, at a "
+                 f"step that attends them less: median α "
+                 f"{span(values(models, 'knock_out', 'position', 'median_alpha'), 1, 2, '')}) changes the word at "
+                 f"{span(position)}.")
+    return lines
+
+
+def drop_words(result: dict) -> list[str]:
+    """Means against medians, and the share of steps where a knock-out raises log p."""
+    models = result["models"]
+    controls = ("second", "proportional", "threshold")
+    medians = [v for c in controls for v in values(models, "knock_out", c, "drop_median")]
+    rises = [v for c in controls for v in values(models, "knock_out", c, "rises")]
+    top = [v for c in controls for v in values(models, "knock_out", c, "top5_share")]
+    most = values(models, "knock_out", "most", "drop_median")
+    return [f"The mean drop in log p(y_i) is not the typical one: for the three weighted controls (second-most "
+            f"attended, ∝ α, α ≥ {result['threshold']}) the median drop is {span(medians, 1, 3, '')} and log p(y_i) "
+            f"rises in {span(rises)} of the steps, while the 5 % of steps with the largest drops hold "
+            f"{span(top)} of the positive drop; for the most-attended piece the median drop is "
+            f"{span(most, 1, 2, '')}. A rise is what a knock-out can do: " + RENORMALISED + "."]
+
+
+def transformer_words(result: dict) -> list[str]:
+    """What the Transformer's knock-out removes, per layer, and its shown-layer knock-out."""
+    lines = []
+    for m in result["models"]:
+        if not m.get("layers"):
+            continue
+        layers, every, shown = m["layers"][:-1], m["layers"][-1], m["knock_out_shown"]
+        lines.append(
+            f"{m['model']}: the knock-out removes the piece from all {len(layers)} layers and every head. At the shown "
+            f"argmax piece the median α is " + ", ".join(
+                f"{r['median_alpha_at_shown_argmax']:.2f} in layer {r['layer']}" for r in layers)
+            + f" (head averages) and {every['median_alpha_at_shown_argmax']:.2f} over every layer and head, the weight "
+            f"the tables count as removed; the layers' own argmax is the shown layer's in "
+            + ", ".join(f"{pct(r['argmax_agrees'], 0)} (layer {r['layer']})" for r in layers)
+            + f" of the steps. Removed from the shown layer only, the most-attended piece changes the word at "
+            f"{with_ci(shown['controls']['most']['changed'], shown['controls']['most']['changed_ci'])} % of the steps, "
+            f"against {with_ci(m['knock_out']['controls']['most']['changed'], m['knock_out']['controls']['most']['changed_ci'])} "
+            f"% from every layer; at matched α in the shown layer, {effect_words(shown['matched'])}.")
+    return lines
+
+
+def input_words(result: dict) -> list[str]:
+    """The input level: one piece's embedding replaced, by zero and by a random piece."""
+    models = result["models"]
+    out = []
+    for level, how in (("input_occlusion", "by the zero vector"), ("input_random", "by a random piece's embedding")):
+        out.append(f"Replacing one piece's token embedding {how} (the encoder run again; a word of several pieces "
+                   f"keeps the others) changes the word at {span(values(models, level, 'most', 'changed'))} of the "
+                   f"steps for the most-attended piece, {span(values(models, level, 'proportional', 'changed'))} for one "
+                   f"drawn ∝ α and {span(values(models, level, 'uniform', 'changed'))} for one drawn uniformly; at "
+                   f"matched α, " + "; ".join(f"{m['model']} {effect_words(m[level]['matched'])}" for m in models) + ".")
+    return out
+
+
+def findings(result: dict) -> list[str]:
+    """What the numbers say, in sentences made from them."""
+    return headline(result) + drop_words(result) + transformer_words(result) + input_words(result)
+
+
+def pooled_curve(models: list[dict], level: str) -> list[dict]:
+    """The change curve of every model pooled: per α bin, pairs and change rate, most-attended and others."""
+    rows = []
+    for bins in zip(*[m[level]["curve"] for m in models]):
+        row = {"alpha_from": bins[0]["alpha_from"], "alpha_to": bins[0]["alpha_to"]}
+        for label in ("most", "others"):
+            n = sum(x[f"pairs_{label}"] for x in bins)
+            changed = sum(x[f"pairs_{label}"] * (x[f"changed_{label}"] or 0.0) for x in bins)
+            row[f"pairs_{label}"], row[f"changed_{label}"] = n, (changed / n if n else None)
+        rows.append(row)
+    return rows
+
+
+def report(result: dict) -> str:
+    """The doc's section for one results file: the tables and the findings, in Markdown."""
+    parts = ["**Being the argmax at matched α** (word changes, argmax minus others, in points, 95 % interval)",
+             markdown(matched_table(result)),
+             "**Word changes per control** (percent, 95 % interval; in brackets the median α removed)"]
+    for level in LEVELS:
+        if any(level in m for m in result["models"]):
+            parts += [f"*{LEVEL_NAMES[level]}*", markdown(control_table(result, level))]
+    parts += ["**The drop in log p(y_i), attention knock-out** (mean and median with 95 % intervals)",
+              markdown(drop_table(result)), "\n".join(f"- {line}" for line in findings(result))]
+    return "\n\n".join(parts)

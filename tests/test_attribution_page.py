@@ -101,12 +101,20 @@ def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_pa
     at.switch_page("app_pages/models.py")
     at = run(at)
     knock = json.loads((folder / "faithfulness.json").read_text(encoding="utf-8"))["models"][0]
-    tables = [t.value for t in at.dataframe]
-    shown = [t for t in tables if "second-most attended" in t.columns]
-    assert len(shown) == 2  # attention knock-out, input occlusion
-    for table, level in zip(shown, ("knock_out", "input_occlusion")):
-        assert table.iloc[0]["model"] == "rnnsearch" and table.iloc[0]["steps"] == knock["steps"]
-        assert table.iloc[0]["most-attended"] == f"{100 * knock[level]['controls']['most']['changed']:.1f} %"
+    for level in ("knock_out", "input_random"):  # the level picked shows its controls
+        at.radio(key="knock_out_level_newstest2014").set_value(level)
+        at = run(at)
+        tables = [t.value for t in at.dataframe]
+        shown = [t for t in tables if "second-most attended" in t.columns]
+        assert len(shown) == 1
+        c = knock[level]["controls"]["most"]
+        assert shown[0].iloc[0]["model"] == "rnnsearch" and shown[0].iloc[0]["steps"] == knock["steps"]
+        assert shown[0].iloc[0]["most-attended"] == (f"{100 * c['changed']:.1f} [{100 * c['changed_ci'][0]:.1f}, "
+                                                     f"{100 * c['changed_ci'][1]:.1f}] (α {c['median_alpha']:.2f})")
+    matched = next(t for t in tables if "argmax − others (points)" in t.columns)
+    assert list(matched["level"]) == ["attention knock-out", "input, zero vector", "input, random piece"]
+    said = texts(at)
+    assert "At matched α (bins of 0.01" in said and "log p(y_i) rises in" in said
     aer = next(t for t in tables if "attention knock-out (1 pairs)" in t.columns)
     assert set(aer.columns) == {"model", "attention (1 pairs)", "attention knock-out (1 pairs)",
                                 "input occlusion (1 pairs)"}
