@@ -2,6 +2,7 @@
 
     python -m model.faithfulness [--checkpoint checkpoints/rnnsearch …] [--data ../shared/data/enfr-broad/test.tsv.gz] \\
         [--origin newstest2014] [--limit 40] [--gold ../shared/data/hansards-align --min-words 6] [--json] [--out FILE]
+    python -m model.faithfulness --report results/attribution/faithfulness.json   # its tables and findings
 
 Without ``--checkpoint``, every attention model of the zoo found under checkpoints/; without
 ``--data``, the first 40 newstest2014 sentences of the broad test split; with ``--gold``, the English
@@ -464,11 +465,16 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--threshold", type=float, default=THRESHOLD, help="the threshold control's least α")
     p.add_argument("--out", default=None, help="merge the results into this JSON file (one entry per model)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--report", default=None, metavar="FILE",
+                   help="print the tables and findings of a results file in Markdown (docs/attribution.md) and stop")
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse(argv)
+    if args.report:
+        print(report(json.loads(Path(args.report).read_text(encoding="utf-8"))))
+        return 0
     if not args.checkpoint:
         args.checkpoint = [f"checkpoints/{name}" for name in ZOO if Path("checkpoints", name, "config.json").exists()]
     torch.set_num_threads(1)
@@ -491,9 +497,6 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
 
 # ----------------------------------------------------------------------------------------------
 # the results in words and tables (the Models page and docs/attribution.md print these; a test
@@ -506,8 +509,13 @@ LEVEL_NAMES = {"knock_out": "attention knock-out", "knock_out_shown": "knock-out
                "input_occlusion": "input, zero vector", "input_random": "input, random piece"}
 
 
+def num(x: float, digits: int) -> str:
+    """x to ``digits`` decimals, never "-0.0"."""
+    return f"{round(x, digits) + 0.0:.{digits}f}"
+
+
 def pct(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None else f"{100 * x:.{digits}f} %"
+    return "–" if x is None else f"{num(100 * x, digits)} %"
 
 
 def with_ci(x: float | None, ci: list[float] | None, scale: float = 100, digits: int = 1) -> str:
@@ -515,8 +523,8 @@ def with_ci(x: float | None, ci: list[float] | None, scale: float = 100, digits:
     if x is None:
         return "–"
     if ci is None:
-        return f"{scale * x:.{digits}f}"
-    return f"{scale * x:.{digits}f} [{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
+        return num(scale * x, digits)
+    return f"{num(scale * x, digits)} [{num(scale * ci[0], digits)}, {num(scale * ci[1], digits)}]"
 
 
 def span(values: list[float], scale: float = 100, digits: int = 0, unit: str = " %") -> str:
@@ -524,7 +532,7 @@ def span(values: list[float], scale: float = 100, digits: int = 0, unit: str = "
     values = [v for v in values if v is not None]
     if not values:
         return "–"
-    low, high = (f"{scale * v:.{digits}f}" for v in (min(values), max(values)))
+    low, high = (num(scale * v, digits) for v in (min(values), max(values)))
     return f"{low}{unit}" if low == high else f"{low}–{high}{unit}"
 
 
@@ -704,3 +712,7 @@ def report(result: dict) -> str:
     parts += ["**The drop in log p(y_i), attention knock-out** (mean and median with 95 % intervals)",
               markdown(drop_table(result)), "\n".join(f"- {line}" for line in findings(result))]
     return "\n\n".join(parts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

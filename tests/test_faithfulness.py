@@ -222,3 +222,15 @@ def test_the_shipped_luong_dot_uses_the_piece_its_attention_points_at(tmp_path, 
     for level in ("knock_out", "input_occlusion"):
         c = r[level]["controls"]
         assert c["most"]["changed"] > 2 * c["second"]["changed"] + 0.1, (level, c)
+
+
+def test_the_analysis_runs_on_a_model_made_elsewhere(tiny_hf, tmp_path):
+    """The tiny random-weight Marian (tests/helpers/hf_tiny.py): every level, its layers reported, and the
+    shown-layer knock-out a different edit from the every-layer one. Its numbers mean nothing else."""
+    from model.hf import load_hf
+    model, vocab = load_hf(str(tiny_hf), metrics_root=tmp_path)[:2]
+    result = knock_out_test(model, vocab, ["the cat sat on the mat", "the parliament adopted the new policy"],
+                            resamples=50)
+    assert {"knock_out", "knock_out_shown", "input_occlusion", "input_random"} <= set(result)
+    assert result["steps"] == result["knock_out"]["controls"]["most"]["steps"] > 0
+    assert len(result["layers"]) == model.cfg.layers + 1  # every decoder layer, and all of them together
