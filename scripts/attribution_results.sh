@@ -3,8 +3,9 @@
 #
 #   bash scripts/attribution_results.sh aer METHOD…   # AER by method (model.align) for every attention model,
 #                                                    # the first 150 Hansards gold pairs -> results/attribution/aer.csv
-#   bash scripts/attribution_results.sh faithfulness  # the knock-out test and its controls (model.faithfulness),
-#                                                    # 40 newstest2014 sentences -> results/attribution/faithfulness.json
+#   bash scripts/attribution_results.sh faithfulness  # the knock-out test at matched α (model.faithfulness): 20
+#                                                    # newstest2014 sentences -> results/attribution/faithfulness.json,
+#                                                    # 30 Hansards gold sentences -> faithfulness_hansards.json
 #
 # A (model, method) row already in aer.csv, or a model already in faithfulness.json, is not run again,
 # so an interrupted run goes on where it stopped. Each job takes a lock (one at a time, whoever starts
@@ -39,14 +40,21 @@ aer)
         done
     done ;;
 faithfulness)
-    for name in "${MODELS[@]}"; do
-        if [ -f "$OUT/faithfulness.json" ] && python -c "import json, sys; sys.exit(0 if any(r['model'] == '$name' for r in json.load(open('$OUT/faithfulness.json'))['models']) else 1)"; then
-            echo "skip: $name (in $OUT/faithfulness.json)"
-            continue
+    for sample in newstest hansards; do
+        file=$OUT/faithfulness.json
+        args=(--data "$DATA" --origin newstest2014 --limit 20)
+        if [ "$sample" = hansards ]; then
+            file=$OUT/faithfulness_hansards.json
+            args=(--gold "$GOLD" --min-words 6 --limit 30)
         fi
-        job python -m model.faithfulness --checkpoint "checkpoints/$name" --data "$DATA" --origin newstest2014 \
-            --limit 40 --out "$OUT/faithfulness.json"
+        for name in luong-dot transformer luong-concat rnnsearch luong-general luong-local; do
+            if [ -f "$file" ] && python -c "import json, sys; sys.exit(0 if any(r['model'] == '$name' for r in json.load(open('$file'))['models']) else 1)"; then
+                echo "skip: $name (in $file)"
+                continue
+            fi
+            job python -m model.faithfulness --checkpoint "checkpoints/$name" "${args[@]}" --out "$file"
+        done
     done ;;
 *)
-    sed -n '2,12p' "$0"; exit 2 ;;
+    sed -n '2,13p' "$0"; exit 2 ;;
 esac
