@@ -441,3 +441,80 @@ def test_local_p_tracking_figures_are_the_shipped_record():
     for source in ("README.md", "docs/design.md", "docs/results.md", "model/config.py", "model/attention.py",
                    "configs/luong-local.yaml", "app_pages/step_through.py", "app_pages/models.py"):
         assert not re.search(r"\bas written\b", (ROOT / source).read_text(encoding="utf-8")), source
+
+
+# -- attention against attribution: the knock-out test and integrated gradients (docs/attribution.md) --
+FAITHFULNESS = ("results/attribution/faithfulness.json", "results/attribution/faithfulness_hansards.json")
+
+
+@pytest.mark.parametrize("path", FAITHFULNESS)
+def test_the_knock_out_sections_are_the_shipped_results(path):
+    """docs/attribution.md, "The knock-out test, matched for the weight removed": every table and
+    every sentence under each sample's marker is what ``model.faithfulness.report`` makes of the
+    shipped results file (the Models page prints the same ``findings``); each sample says its size."""
+    from model.faithfulness import report
+    result = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    doc = (ROOT / "docs" / "attribution.md").read_text(encoding="utf-8")
+    after = doc.split(f"<!-- faithfulness: {path} -->", 1)
+    assert len(after) == 2, f"docs/attribution.md has no section for {path}"
+    section = after[1].split("\n## ", 1)[0].split("<!-- faithfulness:", 1)[0]
+    for block in report(result).split("\n\n"):
+        assert block in section, f"docs/attribution.md no longer says, for {path}: {block[:120]!r}"
+    sample = result["sample"]
+    if "gold" in sample:
+        says("docs/attribution.md", f"the first {sample['first']}\nEnglish sentences of {sample['min_words']} words or more",
+             f"--min-words {sample['min_words']} --limit {sample['first']}")
+    else:
+        says("docs/attribution.md", f"the first {sample['first']} {sample['origin']} sentences",
+             f"--origin {sample['origin']} --limit {sample['first']}")
+    assert {m["model"] for m in result["models"]} == set(ATTENDING)  # every attention model of the zoo
+    assert all(m["sentences"] == result["models"][0]["sentences"] for m in result["models"])
+
+
+def test_the_models_page_prints_the_findings_of_the_shipped_results():
+    """The Models page's sentences about the knock-out test are ``findings(result)``, made from the numbers,
+    for each results file it finds, not prose of its own."""
+    says("app_pages/models.py", 'st.markdown("\\n".join(f"- {line}" for line in findings(result)))',
+         'knock_out_tables(result, "newstest2014")', '"faithfulness_hansards.json"')
+    page = (ROOT / "app_pages" / "models.py").read_text(encoding="utf-8")
+    for overclaim in ("adds little", "faithful account", "fair controls", "comparable weight", "the word itself"):
+        assert overclaim not in page, overclaim
+
+
+def test_a_knock_out_renormalises_so_removing_a_small_weight_can_raise_log_p(tiny):
+    """docs/attribution.md and findings: "the weight of the piece removed goes to the other pieces in
+    proportion, most of it to the argmax, so removing a piece of small α can raise log p(y_i)"."""
+    from model.attention import Reweigh
+    from model.faithfulness import RENORMALISED, is_top, removal_matrices
+    says("docs/attribution.md", "weight of the piece removed goes to the other pieces in proportion, most of it to the "
+                                "argmax, so\nremoving a piece of small α can *raise* log p(y_i)")
+    assert "goes to the other pieces in proportion, most of it to the argmax" in RENORMALISED
+    alpha = torch.softmax(torch.randn(1, 7, dtype=torch.float64) * 2, -1)
+    j = int(alpha[0].argsort()[2])
+    after = Reweigh(torch.tensor([j]), torch.zeros(1))(alpha)
+    gain = (after - alpha)[0]
+    expected = alpha[0] * alpha[0, j] / (1 - alpha[0, j])
+    expected[j] = -alpha[0, j]
+    assert torch.allclose(gain, expected) and int(gain.argmax()) == int(alpha[0].argmax())
+    model, vocab = tiny["rnnsearch"]
+    raised = 0
+    for text in (DIGITS, LONG, "3 1 4 1 5 9 2 6"):
+        s = removal_matrices(model, vocab, text)
+        raised += int(((s["knock_out"]["drop"] < 0) & ~is_top(s["alpha"])).sum())
+    assert raised > 0
+
+
+def test_the_integrated_gradients_caption_is_the_gap_computed(tiny):
+    """The attribution page: "Σ_i |Σ_j a_ij + Σ_k a_ik − (f(x) − f(x'))| … over Σ_i |f(x) − f(x')|", the
+    prefix scores included, is ``Attribution.completeness_gap``; per step, ``step_gaps``."""
+    from model.attribution import gradient_attribution
+    says("app_pages/attribution.py", "Σ_i |Σ_j a_ij + Σ_k a_ik − (f(x) − f(x'))|", "over Σ_i |f(x) − f(x')|",
+         "The points are chosen for the total, not for every step.")
+    model, vocab = tiny["rnnsearch"]
+    _, source, rec = record(tiny, "rnnsearch")
+    a = gradient_attribution(model, list(source.ids), rec.target_ids, "ig", steps=5)
+    attributed = a.logprobs - a.at_baseline
+    per_step = a.scores.sum(1) + a.prefix.sum(1) - attributed
+    np.testing.assert_allclose(per_step, a.delta, atol=1e-4)
+    assert a.completeness_gap == pytest.approx(np.abs(per_step).sum() / np.abs(attributed).sum(), rel=1e-3)
+    np.testing.assert_allclose(a.step_gaps, np.abs(a.delta) / np.abs(attributed), rtol=1e-6)
