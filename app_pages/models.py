@@ -324,7 +324,8 @@ def aer_tables(aer: pd.DataFrame, published: pd.DataFrame | None) -> None:
     st.caption("AER against the Hansards gold (lower is better; written-text reading): each French word linked to the "
                "English word that gets the most attention, or the largest share of an attribution: gradient × input, "
                "integrated gradients (20 points, zero-embedding baseline), attention knock-out (the position removed "
-               "from the step's attention), input occlusion (the word's embedding zeroed, the encoder run again).")
+               "from the step's attention), input occlusion (one source piece's token embedding replaced by the "
+               "zero vector, the encoder run again).")
     if published is not None:
         st.markdown("**Published AERs on the same gold set** (other systems, for scale)")
         st.dataframe(published.rename(columns={"aer": "AER"}), hide_index=True, width="stretch")
@@ -333,7 +334,10 @@ def aer_tables(aer: pd.DataFrame, published: pd.DataFrame | None) -> None:
                    "Not a like-for-like comparison: those are word aligners (or translation models trained to align) "
                    "trained on the Hansards or the benchmark's own parallel data, most symmetrized over both "
                    "directions and scored on all 447 pairs; ours are translation models trained on other data, read "
-                   "in one direction (each French word to one English word), on the first 150 pairs.")
+                   "in one direction (each French word to one English word), on the first 150 pairs. lilt's fast_align "
+                   "and Mgiza train on the Hansards with the test sentences included, lowercased; Zenkel et al.'s and "
+                   "Chen et al.'s alignments combine both directions; the table does not say how eflomal's are "
+                   "symmetrized.")
 
 
 def attribution_section() -> None:

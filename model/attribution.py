@@ -18,12 +18,13 @@ row and column included).
   a_ij = log p(y_i) − log p(y_i | j knocked out). The word x_j itself still reaches every other
   annotation through the encoder, so this scores the attention's use of position j, not of the
   word; its score is a function of α by construction. RNNenc reads no position, so it has none.
-- **Input occlusion** (``input-occlusion``): a_ij = log p(y_i | x) − log p(y_i | x with x_j's
-  token embedding zeroed), teacher-forced on the same tokens. **Baseline**
+- **Input occlusion** (``input-occlusion``): a_ij = log p(y_i | x) − log p(y_i | x with piece j's
+  token embedding replaced by the zero vector), teacher-forced on the same tokens. **Baseline**
   (:data:`INPUT_BASELINE`): the zero vector in place of x_j's token embedding (the integrated
   gradients' baseline for one piece; a Transformer's position encoding stays), so the encoder
-  runs again without the word and every annotation may change. Defined for every model, RNNenc
-  included.
+  runs again without the piece (a word of several pieces keeps the others) and every annotation
+  may change. Defined for every model, RNNenc included. The zero vector is no embedding the
+  encoder met in training: :data:`INPUT_RANDOM_BASELINE` is one that is.
 
 Both gradient methods go through Captum (``IntegratedGradients``, ``InputXGradient``) on a
 pure function of the embeddings: no hook is put on the shared model. They also attribute to
@@ -386,7 +387,7 @@ def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk
 
 
 def input_occlusion(model, src_ids: list[int], target_ids: list[int]) -> Attribution:
-    """Input occlusion: a_ij = log p(y_i | x) − log p(y_i | x_j's embedding zeroed), all T steps per pass."""
+    """Input occlusion: a_ij = log p(y_i | x) − log p(y_i | piece j's embedding replaced by zero), all T steps per pass."""
     start = time.perf_counter()
     own, without, _ = input_occluded_steps(model, src_ids, target_ids)
     return Attribution("input-occlusion", (own.unsqueeze(1) - without).numpy(), logprobs=own.numpy(),

@@ -518,3 +518,22 @@ def test_the_integrated_gradients_caption_is_the_gap_computed(tiny):
     np.testing.assert_allclose(per_step, a.delta, atol=1e-4)
     assert a.completeness_gap == pytest.approx(np.abs(per_step).sum() / np.abs(attributed).sum(), rel=1e-3)
     np.testing.assert_allclose(a.step_gaps, np.abs(a.delta) / np.abs(attributed), rtol=1e-6)
+
+
+def test_the_readme_line_on_the_knock_out_test_is_the_shipped_result():
+    """README ("Attention is used, in proportion to its weight"): the unmatched rate's range, the matched
+    effect's range and how many models' intervals include 0, on newstest2014."""
+    from model.faithfulness import span
+    result = json.loads((ROOT / FAITHFULNESS[0]).read_text(encoding="utf-8"))
+    models = result["models"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = re.search(r"- \*\*Attention is used, in proportion to its weight\*\*.*?\n(?=- |\n)", readme, re.S).group(0)
+    line = " ".join(line.split())
+    effects = [m["knock_out"]["matched"]["effect"] for m in models]
+    including = sum(m["knock_out"]["matched"]["effect_ci"][0] <= 0 <= m["knock_out"]["matched"]["effect_ci"][1]
+                    for m in models)
+    for figure in (f"changes the word at {span([m['knock_out']['controls']['most']['changed'] for m in models])}",
+                   f"being the argmax adds {span(effects, 100, 1, ' points')}",
+                   f"include 0 for {including} of the {len(models)} models", f"first {result['sample']['first']}"):
+        assert figure in line, (figure, line)
+    says("README.md", "attention beside 4 attributions on one scale")
