@@ -302,7 +302,8 @@ def knock_out_tables(result: dict, sample: str) -> None:
     st.dataframe(pd.DataFrame(matched_table(result)), hide_index=True, width="stretch")
     level = st.radio("Level", [lv for lv in LEVELS if any(lv in m for m in result["models"])],
                      format_func=LEVEL_NAMES.get, horizontal=True, key=f"knock_out_level_{sample}")
-    st.markdown(f"Word changes per control (percent, 95 % interval; in brackets the median α removed): {LEVELS[level]}")
+    st.markdown("Word changes per control (percent, 95 % interval; in brackets the median α of the pieces removed: for "
+                f"the knock-outs the weight removed, for the input levels the shown α): {LEVELS[level]}")
     st.dataframe(pd.DataFrame(control_table(result, level)), hide_index=True, width="stretch")
     st.dataframe(pd.DataFrame(drop_table(result)), hide_index=True, width="stretch")
     show_figure(change_curve({"attention knock-out": pooled_curve(result["models"], "knock_out"),

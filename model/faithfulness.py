@@ -533,7 +533,8 @@ def span(values: list[float], scale: float = 100, digits: int = 0, unit: str = "
     if not values:
         return "–"
     low, high = (num(scale * v, digits) for v in (min(values), max(values)))
-    return f"{low}{unit}" if low == high else f"{low}–{high}{unit}"
+    dash = " to " if low.startswith("-") or high.startswith("-") else "–"
+    return f"{low}{unit}" if low == high else f"{low}{dash}{high}{unit}"
 
 
 def control_table(result: dict, level: str) -> list[dict]:
@@ -606,20 +607,22 @@ def values(models: list[dict], level: str, control: str, key: str) -> list:
 def headline(result: dict) -> list[str]:
     """The matched comparison and the raw rates, in sentences."""
     models = result["models"]
-    lines = ["At matched α (bins of 0.01, the argmax pieces against every other removal in the same bin), being "
-             "the most-attended piece changes the word this many points more often, attention knock-out: "
+    lines = ["At matched α (bins of 0.01, the argmax pieces against every other removal in the same bin), the "
+             "most-attended pieces' change rate minus the others', attention knock-out: "
              + "; ".join(f"{m['model']} {effect_words(m['knock_out']['matched'])}" for m in models) + "."]
+    most, second = (values(models, "knock_out", c, "median_alpha") for c in ("most", "second"))
+    less = "far less" if max(second) < min(most) / 2 else "less"
     lines.append(f"Unmatched, removing the most-attended piece from the step's attention changes the word at "
                  f"{span(values(models, 'knock_out', 'most', 'changed'))} of the steps (median α removed "
                  f"{span(values(models, 'knock_out', 'most', 'median_alpha'), 1, 2, '')}); the second-most attended "
                  f"piece {span(values(models, 'knock_out', 'second', 'changed'))} (median α "
                  f"{span(values(models, 'knock_out', 'second', 'median_alpha'), 1, 2, '')}), a piece drawn in "
                  f"proportion to α {span(values(models, 'knock_out', 'proportional', 'changed'))}: the controls remove "
-                 f"far less weight, so these rates do not compare pieces of comparable weight.")
+                 f"{less} weight, so these rates do not compare pieces of comparable weight.")
     adjacent = [m["placement"]["second"]["adjacent"] for m in models]
     apart = values(models, "knock_out", "second_apart", "changed")
-    lines.append(f"The second-most attended piece is the argmax's neighbour in {span(adjacent)} of the steps (often a "
-                 f"piece of the same word); the most attended piece at least two positions away changes the word at "
+    lines.append(f"The second-most attended piece is the argmax's neighbour in {span(adjacent)} of the steps; the "
+                 f"most attended piece at least two positions away changes the word at "
                  f"{span(apart)} (median α {span(values(models, 'knock_out', 'second_apart', 'median_alpha'), 1, 2, '')}).")
     shares = [m["placement"]["threshold"]["share_of_steps"] for m in models]
     same = [m["knock_out"]["paired"]["threshold"] for m in models]
@@ -646,7 +649,7 @@ def drop_words(result: dict) -> list[str]:
             f"attended, ∝ α, α ≥ {result['threshold']}) the median drop is {span(medians, 1, 3, '')} and log p(y_i) "
             f"rises in {span(rises)} of the steps, while the 5 % of steps with the largest drops hold "
             f"{span(top)} of the positive drop; for the most-attended piece the median drop is "
-            f"{span(most, 1, 2, '')}. A rise is what a knock-out can do: " + RENORMALISED + "."]
+            f"{span(most, 1, 2, '')}. A rise is possible because " + RENORMALISED + "."]
 
 
 def transformer_words(result: dict) -> list[str]:
@@ -705,7 +708,8 @@ def report(result: dict) -> str:
     """The doc's section for one results file: the tables and the findings, in Markdown."""
     parts = ["**Being the argmax at matched α** (word changes, argmax minus others, in points, 95 % interval)",
              markdown(matched_table(result)),
-             "**Word changes per control** (percent, 95 % interval; in brackets the median α removed)"]
+             "**Word changes per control** (percent, 95 % interval; in brackets the median α of the pieces removed: "
+             "for the knock-outs the weight removed, for the input levels the shown α)"]
     for level in LEVELS:
         if any(level in m for m in result["models"]):
             parts += [f"*{LEVEL_NAMES[level]}*", markdown(control_table(result, level))]
