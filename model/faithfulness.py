@@ -369,14 +369,16 @@ def level_result(clusters: Clusters, sentences: list[dict], picks: list[dict], l
             "matched": matched_effect(clusters, sentences, level), "curve": change_curve(sentences, level)}
 
 
-def knock_out_test(model, vocab, texts: list[str], seed: int = 0, threshold: float = THRESHOLD,
-                   resamples: int = BOOTSTRAP) -> dict:
-    """The test over sentences: per level, the controls, the paired differences, the matched effect and
-    the curve; where the controls lie; for a Transformer, its layers."""
-    rng = random.Random(seed)
-    start = time.time()
+def removals(model, vocab, texts: list[str], seed: int = 0) -> list[dict]:
+    """:func:`removal_matrices` of every sentence that has one (the random pieces drawn from ``seed``)."""
     pieces = torch.Generator().manual_seed(seed)
-    sentences = [r for r in (removal_matrices(model, vocab, t, pieces) for t in texts) if r is not None]
+    return [r for r in (removal_matrices(model, vocab, t, pieces) for t in texts) if r is not None]
+
+
+def analyse(sentences: list[dict], seed: int = 0, threshold: float = THRESHOLD, resamples: int = BOOTSTRAP) -> dict:
+    """Per level, the controls, the paired differences, the matched effect and the curve; where the
+    controls lie; for a Transformer, its layers."""
+    rng = random.Random(seed)
     picks = [draw_controls(s["alpha"], rng, threshold) for s in sentences]  # the same draws at every level
     clusters = Clusters(len(sentences), resamples, seed)
     result = {"sentences": len(sentences), "steps": int(sum(len(s["alpha"]) for s in sentences)),
@@ -385,6 +387,14 @@ def knock_out_test(model, vocab, texts: list[str], seed: int = 0, threshold: flo
         if level in sentences[0]:
             result[level] = level_result(clusters, sentences, picks, level)
     result["layers"] = layer_agreement(sentences)
+    return result
+
+
+def knock_out_test(model, vocab, texts: list[str], seed: int = 0, threshold: float = THRESHOLD,
+                   resamples: int = BOOTSTRAP) -> dict:
+    """The test over sentences: :func:`removals`, then :func:`analyse`, and the seconds it took."""
+    start = time.time()
+    result = analyse(removals(model, vocab, texts, seed), seed, threshold, resamples)
     result["seconds"] = round(time.time() - start, 1)
     return result
 
