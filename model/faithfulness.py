@@ -453,11 +453,14 @@ def summary_line(r: dict) -> str:
 
 
 def write_out(path: Path, head: dict, results: list[dict]) -> None:
-    """Merge into ``path``: a model run again replaces its entry; a different sample starts the file anew."""
+    """Merge into ``path``: a model run again replaces its entry; a different sample starts the file anew;
+    the models in the zoo's order."""
     old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     models = {r["model"]: r for r in old["models"]} if old and old.get("sample") == head["sample"] else {}
     models.update({r["model"]: r for r in results})
-    path.write_text(json.dumps({**head, "models": list(models.values())}, indent=1) + "\n", encoding="utf-8")
+    order = list(ZOO)  # the zoo's order, whichever ran first; others after
+    ranked = sorted(models.values(), key=lambda r: order.index(r["model"]) if r["model"] in order else len(order))
+    path.write_text(json.dumps({**head, "models": ranked}, indent=1) + "\n", encoding="utf-8")
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -602,12 +605,13 @@ def markdown(rows: list[dict]) -> str:
 
 
 def effect_words(x: dict) -> str:
-    """+5.6 points [0.0, 9.3], and whether its interval excludes 0."""
+    """+5.6 points [0.0, 9.3], whether its interval excludes 0, and the removals (argmax / others) it rests on."""
     if x["effect"] is None:
         return "no removals of equal α to compare"
     lo, hi = x["effect_ci"]
     sign = "excludes 0" if lo > 0 or hi < 0 else "includes 0"
-    return f"{100 * x['effect']:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}], {sign}"
+    return (f"{100 * x['effect']:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}], {sign} "
+            f"({x['pairs_most']:,} / {x['pairs_others']:,} removals)")
 
 
 def values(models: list[dict], level: str, control: str, key: str) -> list:
