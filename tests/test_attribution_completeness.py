@@ -7,6 +7,7 @@ is for a given number of points is a property of the learned weights, so it is t
 shipped checkpoints, which every host shares."""
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -101,3 +102,27 @@ def test_the_pages_completeness_figure_is_captums_delta_over_f_x_minus_f_baselin
     assert shown == f"{100 * expected:.2f}"
     table = next(t.value for t in at.dataframe if "f(x) − f(x')" in t.value.columns)
     assert len(table) == len(record.target_ids)
+
+
+def test_the_aer_command_prints_the_gap_in_total_per_sentence_and_per_step(tiny_zoo, tmp_path, capsys):
+    """``python -m model.align --method ig --ig-steps N``: the points asked, and the gap as the page reads
+    it, in total over the corpus (Σ |δ_i| / Σ |f(x) − f(x')| over every step), per sentence and per step."""
+    from model.align import forced_alignment, main, read_gold
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "enfr.src-tgt").write_text("1 2 3 ||| 3 2 1\n4 5 6 7 ||| 7 6 5 4\n", encoding="utf-8")
+    (gold / "enfr.gold").write_text("1-3 2-2 3-1\n1-4 2-3 3-2 4-1\n", encoding="utf-8")
+    checkpoint = str(tiny_zoo / "rnnsearch")
+    assert main(["--checkpoint", checkpoint, "--gold", str(gold), "--method", "ig", "--ig-steps", "7", "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)["completeness"]
+    model, vocab = load_checkpoint(tiny_zoo / "rnnsearch")[:2]
+    parts = [forced_alignment(model, vocab, p.english, p.french, True, "ig", 7).attribution for p in read_gold(gold)]
+    assert c["points"] == 7 and all(a.steps == 7 for a in parts)
+    steps = np.concatenate([a.step_gaps for a in parts])
+    total = sum(np.abs(a.delta).sum() for a in parts) / sum(np.abs(a.logprobs - a.at_baseline).sum() for a in parts)
+    assert c["steps"] == steps.size and c["gap_total"] == pytest.approx(total, abs=1e-5)
+    assert c["gap_step_median"] == pytest.approx(np.median(steps), abs=1e-5)
+    assert c["steps_above_1pct"] == pytest.approx((steps > 0.01).mean(), abs=1e-4)
+    assert c["gap_sentence_max"] == pytest.approx(max(a.completeness_gap for a in parts), abs=1e-5)
+    assert main(["--checkpoint", checkpoint, "--gold", str(gold), "--method", "ig", "--ig-steps", "7"]) == 0
+    assert "integrated gradients, 7 points: completeness gap" in capsys.readouterr().out
