@@ -3,9 +3,9 @@
 #
 #   bash scripts/attribution_results.sh aer METHOD…   # AER by method (model.align) for every attention model,
 #                                                    # the first 150 Hansards gold pairs -> results/attribution/aer.csv
-#   bash scripts/attribution_results.sh faithfulness  # the knock-out test at matched α (model.faithfulness): 20
+#   bash scripts/attribution_results.sh faithfulness  # the knock-out test at matched α (model.faithfulness): 40
 #                                                    # newstest2014 sentences -> results/attribution/faithfulness.json,
-#                                                    # 30 Hansards gold sentences -> faithfulness_hansards.json
+#                                                    # 60 Hansards gold sentences -> faithfulness_hansards.json
 #
 # A (model, method) row already in aer.csv, or a model already in faithfulness.json, is not run again,
 # so an interrupted run goes on where it stopped. Each job takes a lock (one at a time, whoever starts
@@ -42,10 +42,10 @@ aer)
 faithfulness)
     for sample in newstest hansards; do
         file=$OUT/faithfulness.json
-        args=(--data "$DATA" --origin newstest2014 --limit 20)
+        args=(--data "$DATA" --origin newstest2014 --limit 40)
         if [ "$sample" = hansards ]; then
             file=$OUT/faithfulness_hansards.json
-            args=(--gold "$GOLD" --min-words 6 --limit 30)
+            args=(--gold "$GOLD" --min-words 6 --limit 60)
         fi
         for name in luong-dot transformer luong-concat rnnsearch luong-general luong-local; do
             if [ -f "$file" ] && python -c "import json, sys; sys.exit(0 if any(r['model'] == '$name' for r in json.load(open('$file'))['models']) else 1)"; then
