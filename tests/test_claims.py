@@ -559,11 +559,11 @@ def test_the_transformers_integrated_gradients_at_more_points_are_the_shipped_ru
     """docs/attribution.md: the Transformer's IG AER and completeness gaps at 20 and at 100 points are those
     of results/attribution/ig_transformer.json, and the sentence after them follows them: "total gap within
     1 % at 100 points, every sentence's too, though a quarter of the steps stay above 1 %; its AER hardly
-    moves"."""
+    moves on these 10 pairs"."""
     result = json.loads((ROOT / "results" / "attribution" / "ig_transformer.json").read_text(encoding="utf-8"))
     says("docs/attribution.md", "\n".join(ig_rows(result)),
          "total gap within 1 % at 100 points, every sentence's too, though a quarter of\nthe steps stay above 1 %; "
-         "its AER hardly moves")
+         "its AER hardly moves on these 10 pairs")
     few, many = (r["completeness"] for r in result["runs"])
     assert few["points"] == 20 and many["points"] == 100 and few["gap_total"] > 0.01
     assert many["gap_total"] <= 0.01 and many["gap_sentence_max"] <= 0.01 and 0.2 <= many["steps_above_1pct"] <= 0.3
