@@ -130,7 +130,7 @@ SCROLL_FOCUS_JS = (
     f" for (const e of document.querySelectorAll({SCROLL_REGIONS!r})) {{"
     "  if (e.hasAttribute('data-scroll-focus')) continue;"
     "  if (e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight) continue;"
-    f"  if (e.querySelector({FOCUSABLE!r})) continue;"
+    f"  if ([...e.querySelectorAll({FOCUSABLE!r})].some(f => f.checkVisibility())) continue;"  # the toolbar is hidden on a phone
     "  e.setAttribute('data-scroll-focus', ''); e.setAttribute('tabindex', '0'); e.setAttribute('role', 'group');"
     "  e.setAttribute('aria-label', (e.classList.contains('katex-display') ? 'Equation' :"
     "    e.tagName === 'PRE' ? 'Code' : e.classList.contains('fig-matrix') ? 'Table' : 'Figure')"
