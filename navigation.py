@@ -65,7 +65,8 @@ def draw() -> None:
             warm_up.wait(warm_up.figures_ready)
         from viz.fast_figure import placeholder
         loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
-                             config={"displayModeBar": False, "staticPlot": True})
+                             config={"displayModeBar": False, "staticPlot": True},
+                             alt="Loading the models: the page draws once they are in memory")
         try:
             with without_page_slot():
                 warm_up.wait(warm_up.finished)

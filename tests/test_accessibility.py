@@ -53,7 +53,7 @@ def test_bars_lines_and_a_class_figures_in_words():
     assert "3 panels" in panels.summary and len(panels.tables) == 3
     assert [r[:2] for r in panels.tables[1].rows] == [["x", "a"], ["y", "b"], ["z", "c"]]  # the model's panel, by word
     links = describe(alignment_links(W, EN, FR, {(0, 0), (2, 1)}, {(0, 0), (1, 1)}))
-    assert "wrong: 1 marked cell (</s> – ▁chat)" in links.summary and "missed: 1 marked cell" in links.summary
+    assert "wrong: 1 marked cell (</s> – ▁chat)" in links.text and "missed: 1 marked cell" in links.text
 
 
 def test_right_and_wrong_are_never_colour_alone():

@@ -38,9 +38,13 @@ class Table:
     rows: list[list[str]]
 
 
+SUMMARY_CHARS = 240  # an accessible name a screen reader says in one breath (Chromium drops very long ones)
+
+
 @dataclass
 class Description:
-    summary: str
+    summary: str                                         # the chart's accessible name: what it shows
+    text: str = ""                                       # every panel and series in a sentence each
     tables: list[Table] = field(default_factory=list)   # read at once
     full: list[Table] = field(default_factory=list)     # on request
 
@@ -241,7 +245,10 @@ def describe_spec(spec: dict, alt: str | None = None) -> Description:
     summary = " ".join(s for s in [alt.strip() if alt else "", head + "."] if s)
     if not sentences:
         sentences.append("It shows no data yet.")
-    return Description((summary + " " + " ".join(sentences)).strip(), tables, full)
+    short = f"{summary} {sentences[0]}" if len(summary) + len(sentences[0]) < SUMMARY_CHARS else summary
+    if len(short) > SUMMARY_CHARS:
+        short = short[:SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return Description(short, f"{summary} {' '.join(sentences)}", tables, full)
 
 
 def describe(fig, alt: str | None = None) -> Description:
@@ -267,6 +274,6 @@ def alternative_html(d: Description) -> str:
     e = html.escape
     tables = "".join(_table_html(t) for t in d.tables)
     full = "".join(f'<div class="fig-matrix">{_table_html(t)}</div>' for t in d.tables + d.full)
-    return (f'<figure class="fig-alt"><figcaption class="sr-only">{e(d.summary)}</figcaption>'
+    return (f'<figure class="fig-alt"><figcaption class="sr-only">{e(d.text)}</figcaption>'
             f'<div class="sr-only">{tables}</div>'
-            f"<details><summary>The figure in words and numbers</summary><p>{e(d.summary)}</p>{full}</details></figure>")
+            f"<details><summary>The figure in words and numbers</summary><p>{e(d.text)}</p>{full}</details></figure>")
