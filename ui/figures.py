@@ -93,6 +93,10 @@ ACCESSIBLE_CSS = (
     '[data-testid="stCode"] .token:is(.function,.class-name,.parameter,.variable,.property,.tag,.selector)'
     '{color:#6639ba!important}'
     '[data-scroll-focus]:focus-visible{outline:3px solid #0550ae;outline-offset:2px}'
+    # a text, number or menu box: a ring as well as Streamlit's 1 px border in the primary colour
+    ':is([data-testid="stSelectbox"],[data-testid="stNumberInput"],[data-testid="stTextInput"],'
+    '[data-testid="stTextArea"],[data-testid="stMultiSelect"]) div:has(> :is(input,textarea):focus-visible)'
+    '{outline:2px solid #0550ae;outline-offset:1px}'
     # the text alternative under a figure (viz/describe.py): a table that only a screen reader reads
     '.fig-alt .sr-only{position:absolute!important;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;'
     'clip:rect(0,0,0,0);white-space:nowrap;border:0}'

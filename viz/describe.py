@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -74,9 +75,11 @@ def values(v) -> np.ndarray | None:
 
 
 def number(x: float, digits: int = 2) -> str:
-    if x is None or not np.isfinite(x):
+    """A value as the tables write it: ``digits`` decimals, whole numbers without, NaN as blank."""
+    x = float(x) if x is not None else math.nan
+    if not math.isfinite(x):
         return "blank"
-    if abs(x) >= 1000 or float(x).is_integer():
+    if abs(x) >= 1000 or x.is_integer():
         return f"{x:,.0f}"
     return f"{x:.{digits}f}"
 
@@ -150,7 +153,7 @@ def _heatmap(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, 
     full = None
     if T * S <= FULL_CELLS:
         full = Table(f"{panel + ': ' if panel else ''}Every cell ({value})", [f"{y_name} \\ {x_name}", *cols],
-                     [[rows[i], *(number(z[i, j]) for j in range(S))] for i in range(T)])
+                     [[rows[i], *map(number, row)] for i, row in enumerate(z.tolist())])
     return text, top, full
 
 
