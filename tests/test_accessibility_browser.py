@@ -176,7 +176,9 @@ def tab_to(page, matches: str, what: str, limit: int = 250) -> None:
         if page.evaluate(FOCUSED % matches):
             break
     else:
-        raise AssertionError(f"Tab never reached {what} in {limit} presses")
+        raise AssertionError(f"Tab never reached {what} in {limit} presses; the buttons: " + page.evaluate(
+            "JSON.stringify([...document.querySelectorAll('button')].map(b => [b.innerText, b.disabled]))"
+            " + (document.querySelector('.st-key-lesson_question') || document.body).innerText.slice(0, 1500)"))
     shown = page.evaluate("""(() => { const e = document.activeElement;
       const seen = el => { const s = getComputedStyle(el);
         return (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none'; };
@@ -186,7 +188,7 @@ def tab_to(page, matches: str, what: str, limit: int = 250) -> None:
 
 
 def button(name: str) -> str:
-    return f"e.tagName === 'BUTTON' && e.innerText.trim().endsWith({json.dumps(name)})"
+    return f"e.tagName === 'BUTTON' && e.innerText.includes({json.dumps(name)})"  # its icon's name may follow
 
 
 def answer_stop(page, k: int) -> None:
@@ -212,14 +214,18 @@ def answer_stop(page, k: int) -> None:
     page.keyboard.press("Enter")
     verdict = wait_for(page, "(document.body.innerText.match(/(Right|Not quite): your answer/) || [])[1]",
                        f"stop {k}'s verdict", 60)
-    hint = f"{question} && e.tagName === 'BUTTON' && !e.disabled && !e.innerText.trim().endsWith('Check')"
-    for _ in range(4 if verdict == "Not quite" else 0):  # the hints, then Show me: the stop is done, its answer shown
-        if page.evaluate("document.body.innerText.includes('The answer:')"):
+    hint = f"{question} && e.tagName === 'BUTTON' && !e.disabled && /Hint|Show me/.test(e.innerText)"
+    enabled_hint = ("([...document.querySelectorAll('.st-key-lesson_question button')]"
+                    ".find(b => !b.disabled && /Hint|Show me/.test(b.innerText)) || {}).innerText")
+    for _ in range(4 if verdict == "Not quite" else 0):  # Hint 1, Hint 2, Show me: then the stop is done
+        label = page.evaluate(enabled_hint)
+        if not label:
             break
         if not page.evaluate(FOCUSED % hint):  # the focus stays on the hint button, which reruns in place
             tab_to(page, hint, f"stop {k}'s hint")
         page.keyboard.press("Enter")
-        wait_for(page, APP_IDLE, "the hint", 60)
+        wait_for(page, APP_IDLE + f" && ({enabled_hint}) !== arg", f"stop {k}: {label.split()[-1]} taken", 60,
+                 arg=label)
     wait_for(page, f"(new URLSearchParams(location.search).get('done') || '').split(',').includes('{k}')",
              f"stop {k} counted done (the lesson keeps it in the address)", 60)
 
