@@ -27,7 +27,7 @@ import numpy as np
 
 from .fast_figure import Figure
 
-FULL_CELLS = 2500   # a matrix larger than this (50 x 50) is summarised, not written out cell by cell
+FULL_CELLS = 1600   # a matrix larger than this (40 x 40) is summarised, not written out cell by cell
 LIST_POINTS = 400   # points of a line written out at most
 
 
@@ -153,7 +153,8 @@ def _heatmap(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, 
     full = None
     if T * S <= FULL_CELLS:
         full = Table(f"{panel + ': ' if panel else ''}Every cell ({value})", [f"{y_name} \\ {x_name}", *cols],
-                     [[rows[i], *map(number, row)] for i, row in enumerate(z.tolist())])
+                     [[rows[i], *(f"{v:.2f}" if v == v else "blank" for v in row)]  # NaN != NaN: blank
+                      for i, row in enumerate(z.tolist())])
     return text, top, full
 
 
