@@ -10,7 +10,7 @@ from ui.class_session import class_sidebar  # torch-free too: the class store is
 from server.limits import page_run_slot, recently_paced, SlowDown, without_page_slot  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 from server.serving import page  # st.Page, resolved on disk once per process
-from ui.figures import narrow_screen_css
+from ui.figures import narrow_screen_css, scroll_focus_script
 
 st.set_page_config(page_title="Attention Explorer", page_icon=":material/search:", layout="wide")
 
@@ -45,6 +45,8 @@ def draw() -> None:
     """The page this rerun asked for, with the navigation and the class panel."""
     chosen = st.navigation(PAGES)
     st.html(narrow_screen_css())  # figures wider than a phone scroll sideways; no toolbar over them on a phone
+    # a region that scrolls (an equation, code, a wide figure) is reached by the keyboard (docs/accessibility.md)
+    st.html(scroll_focus_script(), unsafe_allow_javascript=True)
     if recently_paced():  # this tab asks for reruns faster than its share: they wait their turn (server/serving.py)
         st.warning("Slow down: this tab asks the server for new pages faster than one tab may, so each waits its "
                    "turn. Nothing is lost: the page shows what you last typed or picked.",
@@ -63,7 +65,8 @@ def draw() -> None:
             warm_up.wait(warm_up.figures_ready)
         from viz.fast_figure import placeholder
         loading.plotly_chart(placeholder("Loading the models… (the first visit after the server starts)"),
-                             config={"displayModeBar": False, "staticPlot": True})
+                             config={"displayModeBar": False, "staticPlot": True},
+                             alt="Loading the models: the page draws once they are in memory")
         try:
             with without_page_slot():
                 warm_up.wait(warm_up.finished)

@@ -79,31 +79,103 @@ class _Html(str):
         return str(self)
 
 
+# WCAG 2.1 AA 1.4.3 (contrast 4.5:1) where the theme alone does not reach it: code inside a caption
+# takes the caption's colour, and st.code's syntax colours are replaced by darker ones (GitHub's
+# light palette, 5.9:1 and more on st.code's background); 2.4.7: a visible focus on the regions
+# made focusable below
+ACCESSIBLE_CSS = (
+    '[data-testid="stCaptionContainer"] code{color:inherit!important}'
+    '[data-testid="stCode"] .token{color:#1f2328!important}'
+    '[data-testid="stCode"] .token:is(.comment,.prolog,.doctype,.cdata){color:#57606a!important}'
+    '[data-testid="stCode"] .token:is(.string,.char,.attr-value,.regex,.inserted,.url){color:#0a3069!important}'
+    '[data-testid="stCode"] .token:is(.keyword,.builtin,.important,.atrule,.deleted){color:#a40e26!important}'
+    '[data-testid="stCode"] .token:is(.number,.boolean,.constant,.symbol,.operator){color:#0550ae!important}'
+    '[data-testid="stCode"] .token:is(.function,.class-name,.parameter,.variable,.property,.tag,.selector)'
+    '{color:#6639ba!important}'
+    '[data-scroll-focus]:focus-visible{outline:3px solid #0550ae;outline-offset:2px}'
+    # a text, number or menu box: a ring as well as Streamlit's 1 px border in the primary colour
+    ':is([data-testid="stSelectbox"],[data-testid="stNumberInput"],[data-testid="stTextInput"],'
+    '[data-testid="stTextArea"],[data-testid="stMultiSelect"]) div:has(> :is(input,textarea):focus-visible)'
+    '{outline:2px solid #0550ae;outline-offset:1px}'
+    # the text alternative under a figure (viz/describe.py): a table that only a screen reader reads
+    '.fig-alt .sr-only{position:absolute!important;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;'
+    'clip:rect(0,0,0,0);white-space:nowrap;border:0}'
+    '.fig-alt{font-size:0.875rem;margin:0}.fig-alt figcaption{margin:0 0 .25rem 0}'
+    '.fig-alt details{margin:.25rem 0}.fig-alt summary{cursor:pointer}'
+    '.fig-alt .fig-matrix{overflow-x:auto;max-width:100%}'
+    '.fig-alt table{border-collapse:collapse;font-size:0.8rem}'
+    '.fig-alt th,.fig-alt td{border:1px solid #d0d3d9;padding:1px 6px;text-align:right}'
+)
+
+
 @functools.lru_cache(maxsize=1)
 def narrow_screen_css() -> str:
-    """The page's style for narrow screens (one ``<style>``, drawn once per page by
-    ``navigation.py``, made once per process): a figure box keyed ``fitw{W}_…`` is at least W px
-    wide and scrolls sideways inside the page; under :data:`NARROW` px the Plotly toolbar, which
-    would cover the figure's top, is hidden (the export popover and the chart's own taps still work)."""
+    """The page's style (one ``<style>``, drawn once per page by ``navigation.py``, made once per
+    process): for narrow screens, a figure box keyed ``fitw{W}_…`` is at least W px wide and
+    scrolls sideways inside the page; under :data:`NARROW` px the Plotly toolbar, which would
+    cover the figure's top, is hidden (the export popover and the chart's own taps still work).
+    And :data:`ACCESSIBLE_CSS` (docs/accessibility.md)."""
     rules = "".join(f'[class*="st-key-fitw{w}_"]>div{{min-width:{w}px}}' for w in range(FIT_STEP, FIT_MAX + 1, FIT_STEP))
     return _Html(f'<style>[class*="st-key-fitw"]{{overflow-x:auto;overflow-y:hidden}}{rules}'
-                 f"@media (max-width:{NARROW}px){{.js-plotly-plot .modebar-container{{display:none!important}}}}</style>")
+                 f"@media (max-width:{NARROW}px){{.js-plotly-plot .modebar-container{{display:none!important}}}}"
+                 f"{ACCESSIBLE_CSS}</style>")
 
 
-def chart(fig, filename: str, key: str, where=None, more_config: dict | None = None, **options) -> None:
+# The regions that may scroll (a wide equation, a code block, a figure wider than a phone, a
+# full matrix): WCAG 2.1.1 asks that a keyboard reach what they hide, so each one that overflows
+# and holds nothing focusable gets tabindex=0 (arrow keys then scroll it) and a name. Run once per
+# browser tab (the flag), on every change of the page (a MutationObserver, batched per frame).
+SCROLL_REGIONS = ('.katex-display, [data-testid="stCode"] pre, [class*="st-key-fitw"], .fig-alt .fig-matrix, '
+                  '[data-testid="stMarkdownContainer"] table')
+FOCUSABLE = "a[href], button, input, select, textarea, summary, [tabindex]"
+SCROLL_FOCUS_JS = (
+    "<script>(() => {if (window.__aeScrollFocus) return; window.__aeScrollFocus = true; let queued = false;"
+    "const mark = () => { queued = false;"
+    f" for (const e of document.querySelectorAll({SCROLL_REGIONS!r})) {{"
+    "  if (e.hasAttribute('data-scroll-focus')) continue;"
+    "  if (e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight) continue;"
+    f"  if ([...e.querySelectorAll({FOCUSABLE!r})].some(f => f.checkVisibility())) continue;"  # the toolbar is hidden on a phone
+    "  e.setAttribute('data-scroll-focus', ''); e.setAttribute('tabindex', '0'); e.setAttribute('role', 'group');"
+    "  e.setAttribute('aria-label', (e.classList.contains('katex-display') ? 'Equation' :"
+    "    e.tagName === 'PRE' ? 'Code' : e.classList.contains('fig-matrix') ? 'Table' : 'Figure')"
+    "    + ', scrolls sideways: arrow keys'); } };"
+    "const soon = () => { if (!queued) { queued = true; requestAnimationFrame(mark); } };"
+    "new MutationObserver(soon).observe(document.body, {childList: true, subtree: true});"
+    "addEventListener('resize', soon); soon();})()</script>")
+
+
+def scroll_focus_script() -> str:
+    """:data:`SCROLL_FOCUS_JS` as HTML for ``st.html(..., unsafe_allow_javascript=True)`` (a
+    constant: nothing a visitor types reaches it)."""
+    return _Html(SCROLL_FOCUS_JS)
+
+
+def chart(fig, filename: str, key: str, where=None, more_config: dict | None = None, alt: str | None = None,
+          **options) -> None:
     """A Plotly figure whose toolbar's camera saves ``filename.svg`` (``viz.export.plotly_config``,
     the one toolbar config of every figure in the app), drawn in ``where`` (a container or
     column; the page by default). The form for a figure redrawn on every slider move or
     training frame: one element, no download widgets. A figure whose labels need more width
     than a phone has (``viz.narrow.min_width``) is drawn at that width in a box that scrolls
-    sideways (:func:`narrow_screen_css`), so its labels never run into each other."""
+    sideways (:func:`narrow_screen_css`), so its labels never run into each other.
+
+    Every figure the app draws passes here, and here gets its text alternative
+    (``viz.describe``, read from the figure's own data): its summary as the chart's accessible
+    name (``alt``, after the page's own words for it when given) and, under the chart, the
+    tables a screen reader reads and everyone may open (docs/accessibility.md)."""
+    from viz.describe import alternative_html, describe
     from viz.export import plotly_config
     from viz.narrow import min_width
+    described = describe(fig, alt)
+    place = where or st
     need = min_width(fig)
+    box = place
     if need > 360:  # wider than a phone's page: a box of that width that scrolls, where the page is narrower
         width = min(FIT_MAX, -(-need // FIT_STEP) * FIT_STEP)
-        where = (where or st).container(key=f"fitw{width}_{key}")
-    (where or st).plotly_chart(fig, key=key, config={**plotly_config(filename), **(more_config or {})}, **options)
+        box = place.container(key=f"fitw{width}_{key}")
+    box.plotly_chart(fig, key=key, config={**plotly_config(filename), **(more_config or {})},
+                     alt=described.summary, **options)
+    place.html(_Html(alternative_html(described)))
 
 
 def chart_with_export(fig, filename: str, key: str, where=None, **options) -> None:

@@ -19,6 +19,9 @@ notebook from a decoding record's arrays or a results CSV.
   validation (what every module above returns).
 - :mod:`viz.narrow`: how wide a figure must be drawn for its labels not to run into each other,
   on any screen (a phone's 390 px included).
+- :mod:`viz.describe`: a figure in words, read from its own data: the summary and accessible
+  tables (which source word each target word reads most, with α; every cell on request) that
+  are every chart's text alternative.
 - :mod:`viz.export`: any figure as SVG, PDF or PNG (Kaleido in Debian's Chromium), the
   attention matrix as CSV, a figure as standalone HTML.
 - :mod:`viz.latex`: an alignment matrix as a TikZ file ``pdflatex`` compiles on its own.

@@ -436,9 +436,10 @@ def given_numbers(given: dict[str, list[float]], right: dict[str, float], tolera
                   title: str | None = "The numbers students gave") -> go.Figure:
     """Every number a class gave for one hand computation: one column per quantity (e_1, α_1, c_1 …),
     one dot per student's first answer (green within ±``tolerance`` of the right value, vermillion
-    outside), the right value as a black bar. Where the room went wrong, and by how much."""
+    outside; a dot for right, a cross for wrong, so colour is never the only sign), the right value
+    as a black bar. Where the room went wrong, and by how much."""
     names = list(right)
-    xs, ys, colours, hover = [], [], [], []
+    xs, ys, colours, hover, symbols = [], [], [], [], []
     for k, name in enumerate(names):
         values = [v for v in given.get(name, []) if v is not None and np.isfinite(v)]
         for n, v in enumerate(values):
@@ -446,9 +447,10 @@ def given_numbers(given: dict[str, list[float]], right: dict[str, float], tolera
             ys.append(float(v))
             ok = abs(v - right[name]) <= tolerance + 1e-9
             colours.append(RIGHT if ok else WRONG)
+            symbols.append("circle" if ok else "x")
             hover.append(f"{escape(name)}: {v:.2f} ({'right' if ok else 'wrong'})")
     dots = dict(type="scatter", mode="markers", x=xs, y=ys, name="a student's number",
-                marker=dict(color=colours, size=10, line=dict(color="white", width=1)), customdata=hover,
+                marker=dict(color=colours, symbol=symbols, size=10, line=dict(color="white", width=1)), customdata=hover,
                 hovertemplate="%{customdata}<extra></extra>")
     truth = dict(type="scatter", mode="markers", x=list(range(len(names))), y=[right[n] for n in names],
                  name="the right value", marker=dict(symbol="line-ew-open", size=28, color="black", line=dict(width=3)),
