@@ -56,3 +56,14 @@ def names_param(name: str, known, most: int) -> list[str]:
     if left:
         st.warning(f"The link's `{name}` names {len(given)} item(s): {'; '.join(left)}.", icon=":material/link_off:")
     return chosen[:most]
+
+
+def from_link(key: str, read) -> None:
+    """The one rule for a widget whose first value comes from the page's link: ``read()``'s value
+    is put in the widget's session state before the widget is drawn, and the widget takes no
+    default of its own. Following the teacher opens a sent link inside the session and drops the
+    page's state (``ui/class_session.py``); a value set through the session state then reaches
+    the browser's widget too, where a default would not (the browser would go on showing the old
+    value, and send it back with the next click). Read once: afterwards the widget's own value."""
+    if key not in st.session_state:
+        st.session_state[key] = read()
