@@ -460,39 +460,63 @@ def given_numbers(given: dict[str, list[float]], right: dict[str, float], tolera
         yaxis=dict(title=dict(text="value given"), gridcolor="#ddd", zerolinecolor="#888")))
 
 
-def class_alignment(links: np.ndarray, students: int, word_weights: np.ndarray, model_links: set, gold: np.ndarray,
-                    english: list[str], french: list[str]) -> go.Figure:
-    """The room's alignment beside the model's and the gold, French rows by English columns:
-    ``links[k, i]``, how many students linked French word k to English word i (written in the
-    cell, coloured by share of the class); the model's α with its links (each French word to its
-    most-attended English word) as squares; and the gold (1 sure, 0.5 possible). The model's
-    links are also framed on the class's panel: where the room disagreed with the model shows
-    at a glance."""
+CLASS_SCALE = [[0, "#FFFFFF"], [1, "#0072B2"]]   # white to Okabe–Ito blue: how many students, a count
+GOLD_SCALE = [[0, "#FFFFFF"], [0.5, "#9AD3BC"], [1, "#009E73"]]  # none, possible, sure: three steps of green
+PROJECTED = FONT_SIZE + 4  # word labels read from the back of a room
+
+
+def class_alignment(links: np.ndarray, students: int, word_weights: np.ndarray | None, model_links: set,
+                    gold: np.ndarray | None, english: list[str], french: list[str]) -> go.Figure:
+    """The room's alignment, French rows by English columns: ``links[k, i]``, how many students
+    linked French word k to English word i (written in the cell); beside it, once the answer is
+    revealed (``word_weights`` and ``gold`` given), the model's α with its links (each French word
+    to its most-attended English word, also framed on the class's panel) and the gold (sure,
+    possible). Each panel has its own legend under it, as each means something else: a count of
+    students, a weight α, a gold category. Word labels large, dark and level where they fit."""
     links = np.asarray(links, dtype=float)
-    panels = {f"the class ({students} student{'s' if students != 1 else ''})": links / max(1, students),
-              "the model's α and links": np.asarray(word_weights, dtype=float), "the gold (sure 1, possible ½)": gold}
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=list(panels))
+    panels = [(f"the class ({students} student{'s' if students != 1 else ''})", links)]
+    if word_weights is not None and gold is not None:
+        panels += [("the model's α and links", np.asarray(word_weights, dtype=float)),
+                   ("the gold", np.asarray(gold, dtype=float))]
+    n = len(panels)
+    fig = make_subplots(rows=1, cols=n, shared_yaxes=True, horizontal_spacing=0.06, subplot_titles=[p for p, _ in panels])
     S, T = len(english), len(french)
-    for c, (name, z) in enumerate(panels.items(), start=1):
-        count = c == 1
-        fig.add_trace(go.Heatmap(z=z, x=list(range(S)), y=list(range(T)), coloraxis="coloraxis", xgap=1, ygap=1,
-                                 text=links.astype(int).astype(str).tolist() if count else None,
-                                 texttemplate="%{text}" if count else None, name=name,
-                                 hovertemplate=(f"{escape(name)}: %{{text}} linked<extra></extra>" if count else
+    level = sum(len(w) for w in english) <= 6 * S and S <= 8  # short words, few: level labels fit a panel
+    legends = [dict(colorscale=CLASS_SCALE, cmin=0, cmax=max(1, students),
+                    colorbar=dict(title=dict(text="students who linked", side="top"), tickmode="linear", dtick=max(
+                        1, int(np.ceil(max(1, students) / 5))))),
+               dict(colorscale=ALPHA_SCALE, cmin=0, cmax=1, colorbar=dict(title=dict(text="α", side="top"))),
+               dict(colorscale=GOLD_SCALE, cmin=0, cmax=1, colorbar=dict(
+                   title=dict(text="gold link", side="top"), tickmode="array", tickvals=[0, 0.5, 1],
+                   ticktext=["none", "possible", "sure"]))]
+    for c, (name, z) in enumerate(panels, start=1):
+        axis = "coloraxis" if c == 1 else f"coloraxis{c}"
+        fig.add_trace(go.Heatmap(z=z, x=list(range(S)), y=list(range(T)), coloraxis=axis, xgap=2, ygap=2, name=name,
+                                 text=links.astype(int).astype(str).tolist() if c == 1 else None,
+                                 texttemplate="%{text}" if c == 1 else None, textfont=dict(size=PROJECTED),
+                                 hovertemplate=(f"{escape(name)}: %{{text}} linked<extra></extra>" if c == 1 else
                                                 f"{escape(name)}: %{{z:.2f}}<extra></extra>")), 1, c)
         fig.update_xaxes(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(w) for w in english],
-                         tickangle=-90, showgrid=False, row=1, col=c)
-        if c < 3:
+                         tickangle=0 if level else -45, tickfont=dict(size=PROJECTED, color="#111111"),
+                         showgrid=False, row=1, col=c)
+        left, right = fig.get_subplot(1, c).xaxis.domain
+        legend = dict(legends[c - 1])
+        legend["colorbar"] = dict(legend["colorbar"], orientation="h", x=(left + right) / 2, xanchor="center",
+                                  len=right - left, y=-0.04, yanchor="top", thickness=14,
+                                  tickfont=dict(size=PROJECTED - 4, color="#111111"))
+        fig.update_layout({axis: legend})
+        if c < 3 and n == 3:
             fig.add_trace(go.Scatter(x=[i for i, _ in sorted(model_links)], y=[k for _, k in sorted(model_links)],
                                      mode="markers", name="the model's link", showlegend=c == 2,
-                                     marker=dict(symbol="square-open", size=18, color=HIGHLIGHT, line=dict(width=2)),
+                                     marker=dict(symbol="square-open", size=22, color=HIGHLIGHT, line=dict(width=3)),
                                      hoverinfo="skip"), 1, c)
     fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(T)),
-                     ticktext=[escape(w) for w in french], showgrid=False, row=1, col=1)
-    ticks = int(0.62 * (FONT_SIZE - 2) * max(map(len, english), default=1)) + 10
-    fig.for_each_annotation(lambda a: a.update(yshift=ticks + 4))  # the titles above the turned labels
-    fig.update_layout(coloraxis=dict(cmin=0, cmax=1, colorscale=ALPHA_SCALE, colorbar=dict(title=dict(text="share"),
-                                                                                             thickness=12)),
-                      legend=dict(orientation="h", y=-0.05, x=0), **_small_layout(int(max(320, 34 * T + ticks + 90))))
-    fig.update_layout(margin=dict(t=ticks + 50, b=40))
+                     ticktext=[escape(w) for w in french], tickfont=dict(size=PROJECTED, color="#111111"),
+                     showgrid=False, row=1, col=1)
+    ticks = PROJECTED + 8 if level else int(0.45 * PROJECTED * max(map(len, english), default=1)) + 12
+    fig.for_each_annotation(lambda a: a.update(yshift=ticks + 4, font=dict(size=PROJECTED, color="#111111")))
+    height = int(max(360, 44 * T + ticks + 190))
+    fig.update_layout(legend=dict(orientation="h", y=-0.22, x=0.5, xanchor="center", font=dict(size=PROJECTED - 2)),
+                      **_small_layout(height))
+    fig.update_layout(margin=dict(t=ticks + 60, b=140, l=10, r=10))
     return fig
