@@ -59,6 +59,11 @@ def teacher_page(browser, url: str):
     return page, code
 
 
+def reveal(page) -> None:
+    page.get_by_role("button", name="Reveal the answer to the class").click()
+    wait_for(page, "document.body.innerText.includes('Revealed to the class') && " + APP_IDLE, "revealed", 90)
+
+
 def figure(page, key: str) -> str:
     """A chart's data and layout as JSON, from the page (Plotly keeps them on its element)."""
     return wait_for(page, f"(p => p && p.data && JSON.stringify({{data: p.data, layout: p.layout}}))"
@@ -70,6 +75,10 @@ def test_the_teacher_sees_what_three_students_thought(class_server):
     page, code = teacher_page(browser, url)
     for n in range(3):
         student(browser, url, code, n)
+    # before Reveal the projected page names no right answer: the verdicts come with Reveal
+    wait_for(page, "document.body.innerText.includes('Students who answered') && " + APP_IDLE, "the answers", 90)
+    assert "most given answer" not in page.locator("body").inner_text()
+    reveal(page)
     text = wait_for(page, "(t => /tie for the most given answer, [^\\n]*, [^\\n]* and [^\\n]*, by 1 each/.test(t) && t)"
                           "(document.body.innerText)", "three answers", 90)
     tie = re.search(r"A tie for the most given answer, (.*), by 1 each", text)  # three labels, one each
@@ -87,6 +96,8 @@ def test_the_teacher_sees_what_three_students_thought(class_server):
     page.locator(".st-key-ex_class_numbers").screenshot(path=OUTPUT / "teacher-step-numbers.png")
     page.locator(".st-key-ex_class_counts").screenshot(path=OUTPUT / "teacher-step-answers.png")
     page.get_by_text("Predict the alignment", exact=True).first.click()
+    wait_for(page, "document.body.innerText.includes('Predict the alignment, no. 0') && " + APP_IDLE, "align:0", 90)
+    reveal(page)
     marks = json.loads(wait_for(page, """(() => { const p = [...document.querySelectorAll('.js-plotly-plot')]
         .find(p => p.data && p.data.filter(t => t.type === 'heatmap').length === 3);
         return p && JSON.stringify(p.data); })()""", "the class's alignment", 90))
