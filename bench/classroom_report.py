@@ -77,7 +77,7 @@ def summary(out: list, lessons: list[Lesson], ref: dict | None, say, killed: str
 
     def stats(rows_: list) -> dict:
         times = [r[1] for r in rows_ if r[0] != "check"]  # a check reads what the tab holds: no request, no time
-        return {"n": len(times), "p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
+        return {"n": len(times) or len(rows_), "p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
                 "max_ms": round(max(times), 1) if times else None,
                 "errors": sum(bool(r[2]) for r in rows_), "mismatches": sum(r[3] for r in rows_)}
 
