@@ -460,7 +460,7 @@ if teacher:
         stored = class_answers()
         if stored is None:
             return
-        line = counts_line(joined_class())  # the roster: joined / answered / counted
+        line = counts_line(joined_class())  # the roster: joined / answered / counted, as the sidebar's (live_counts)
         if line:
             st.markdown(line)
         summaries = class_summary(stored)

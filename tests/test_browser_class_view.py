@@ -52,7 +52,7 @@ def student(browser, url: str, code: str, n: int) -> None:
 
 def teacher_page(browser, url: str):
     """The teacher signs in and opens a class (as tests/test_browser_class.py does); returns the page and the code."""
-    page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
+    page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()  # a projector
     page.goto(f"{url}/exercises?ex=step&seed=0", wait_until="domcontentloaded")
     wait_for(page, APP_IDLE + " && document.body.innerText.includes('Predict first')", "the exercise page", PAGE_BUDGET)
     code = open_a_class(page, KEY)
@@ -97,6 +97,12 @@ def test_the_teacher_sees_what_three_students_thought(class_server):
     page.locator(".st-key-ex_class_counts").screenshot(path=OUTPUT / "teacher-step-answers.png")
     page.get_by_text("Predict the alignment", exact=True).first.click()
     wait_for(page, "document.body.innerText.includes('Predict the alignment, no. 0') && " + APP_IDLE, "align:0", 90)
+    wait_for(page, "document.querySelector('.st-key-ex_class_marks .js-plotly-plot')", "the class's links", 90)
+    shown = page.locator("body").inner_text()
+    assert "Your AER against the gold" not in shown and "Where the attention differs" not in shown
+    assert page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].every(p => !p.data || "
+                         "p.data.filter(t => t.type === 'heatmap').length < 3)")  # no model, no gold before Reveal
+    page.screenshot(path=OUTPUT / "projector-before-reveal-1920.png", full_page=True)
     reveal(page)
     marks = json.loads(wait_for(page, """(() => { const p = [...document.querySelectorAll('.js-plotly-plot')]
         .find(p => p.data && p.data.filter(t => t.type === 'heatmap').length === 3);
@@ -106,3 +112,4 @@ def test_the_teacher_sees_what_three_students_thought(class_server):
     assert [t["type"] for t in marks].count("heatmap") == 3  # the class, the model, the gold
     page.locator('[class*="st-key-ex_class_marks"], [class*="_ex_class_marks"]').last.screenshot(
         path=OUTPUT / "teacher-align.png")
+    page.screenshot(path=OUTPUT / "projector-1920.png", full_page=True)

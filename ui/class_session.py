@@ -458,6 +458,15 @@ def counts_line(code: str) -> str | None:
             + (" · locked" if n.locked else ""))
 
 
+@st.fragment(run_every=2.0)
+def live_counts(code: str) -> None:
+    """:func:`counts_line`, read again every 2 s: the sidebar and the pages' live summaries (which
+    call this too) show the same store counts, as fresh as each other."""
+    line = counts_line(code)
+    if line:
+        st.markdown(line)
+
+
 def _lock(code: str) -> None:
     try:
         class_store().lock(teacher_key(), code, bool(st.session_state.get("class_locked")))
@@ -490,9 +499,7 @@ def roster_panel(code: str) -> None:
     (nothing selected that could carry over to the next row); the last removal offers *Undo* for
     ``UNDO_S``. A removed student's answers leave the summary, their tab is told at once and
     stops following, and their id cannot join again until put back."""
-    line = counts_line(code)
-    if line:
-        st.markdown(line)
+    live_counts(code)
     try:
         st.session_state["class_locked"] = class_store().locked(code)
         students = class_store().roster_of(teacher_key(), code)
@@ -713,4 +720,4 @@ def revealed_to_class(exercise: str) -> bool:
 
 
 __all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "signed_in_teacher", "session_id",
-           "revealed_to_class", "nickname", "counts_line", "roster_panel", "store_notice"]
+           "revealed_to_class", "nickname", "counts_line", "live_counts", "roster_panel", "store_notice"]
