@@ -48,6 +48,7 @@ SIGNED_OUT = "class_signed_out"      # Sign out pressed: clear the cookie on the
 TEACHER_SESSION = "class_teacher_session"  # the teacher session this tab started for its cookie (ended by Sign out)
 MEMBER = "class_member"              # [class, nickname] once this tab is on the class's roster
 REFUSED = "class_join_refused"       # [class, reason] when the class did not take this tab
+CHARTS_READY = "class_charts_ready"  # the follow panel drew its chart warm-up (the browser loaded the chart library)
 REMOVALS_SEEN = "class_removals_seen"  # [[class, removals], removed?]: the last look at the class's removals
 
 
@@ -560,12 +561,26 @@ def _follow(pages: dict, code: str, current: str) -> None:
         _open_sent(pages[state.page], code, state)
     if st.session_state.get(REVEALED) != state.revealed:  # taken before the page draws: it shows on this run
         st.session_state[REVEALED] = state.revealed
+    if not st.session_state.get(CHARTS_READY):  # once per session: see _warm_charts
+        st.session_state[CHARTS_READY] = True
+        _warm_charts()
     st.caption(f"Following class **{code}**" + (f" as **{nickname()}**" if nickname() else "")
                + ": the teacher's pages open here (*Class* above turns it off).")
     st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
               help="The teacher's page opens by itself; this looks at once.")
     shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
     _listener(code, pages, state.version, link_of(code, state) if shown else None)
+
+
+def _warm_charts() -> None:
+    """An empty, 8 px chart in the follow panel, drawn on the tab's first following run only: the
+    browser fetches and starts its chart library (Plotly, loaded on a page's first chart, several
+    seconds of a busy phone's or host's CPU) while the student waits for the teacher, not when the
+    first sent page with a chart arrives (tests/test_browser_follow.py times the sent page's
+    chart drawn)."""
+    from viz.fast_figure import placeholder
+    st.plotly_chart(placeholder("", height=8), config={"displayModeBar": False, "staticPlot": True},
+                    key="class_charts_warm")
 
 
 def _removed_from(code: str, state) -> bool:
