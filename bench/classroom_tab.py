@@ -38,6 +38,7 @@ NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
+WARM_CHART = "class_charts_warm"  # the follow panel's chart warm-up (ui/class_session.py _warm_charts)
 
 
 class Tab:
@@ -289,9 +290,10 @@ def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict, raw: dict | N
     body = getattr(msg.delta, what)
     element = body.WhichOneof("type") if what == "new_element" else None
     part = getattr(body, element) if element else body
+    user_key = ""
     if "id" in part.DESCRIPTOR.fields_by_name and part.id:  # "$$ID-<hash>-<user key, or None>"
         key = part.id.split("-", 2)[-1] if part.id.startswith("$$ID-") else "None"
-        ids[part.id] = "" if key == "None" else key
+        ids[part.id] = user_key = "" if key == "None" else key
         if msg.delta.fragment_id:
             fragments[part.id] = msg.delta.fragment_id
         value = shown_value(part) if values is not None else None
@@ -302,6 +304,8 @@ def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict, raw: dict | N
             part.ClearField(name)
     if raw is not None:
         raw[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)
+    if user_key == WARM_CHART:
+        return None  # drawn on a tab's first following run only, the panel's last element: not the page's content
     if isinstance(getattr(part, "body", None), str) and NICKNAME.search(part.body.encode()):
         part.body = NICKNAME.sub(b"(nickname)", part.body.encode()).decode()
     shown[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)

@@ -53,7 +53,7 @@ def test_a_send_to_the_page_the_students_are_on_survives_their_first_click(class
     url, store, browser = class_server
     code = store.open_class(KEY).code
     page = follower(browser, url, code)  # on Exercises: Predict the alignment, no. 0
-    assert "ex=align" in page.url
+    wait_for(page, "location.search.includes('ex=align')", "the class link's exercise in the address", 60)
     store.send(KEY, code, "exercises", {"ex": "which", "seed": "3"})
     wait_for(page, f"location.search.includes('ex=which') && document.body.innerText.includes({FAMILY!r}) && "
                    + APP_IDLE, "the sent exercise drawn", PAGE_BUDGET)

@@ -561,15 +561,15 @@ def _follow(pages: dict, code: str, current: str) -> None:
         _open_sent(pages[state.page], code, state)
     if st.session_state.get(REVEALED) != state.revealed:  # taken before the page draws: it shows on this run
         st.session_state[REVEALED] = state.revealed
-    if not st.session_state.get(CHARTS_READY):  # once per session: see _warm_charts
-        st.session_state[CHARTS_READY] = True
-        _warm_charts()
     st.caption(f"Following class **{code}**" + (f" as **{nickname()}**" if nickname() else "")
                + ": the teacher's pages open here (*Class* above turns it off).")
     st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
               help="The teacher's page opens by itself; this looks at once.")
     shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
     _listener(code, pages, state.version, link_of(code, state) if shown else None)
+    if not st.session_state.get(CHARTS_READY):  # once per session, the panel's last element: see _warm_charts
+        st.session_state[CHARTS_READY] = True
+        _warm_charts()
 
 
 def _warm_charts() -> None:
