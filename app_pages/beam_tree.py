@@ -10,7 +10,7 @@ used along that path: the α stored in the tree at each of its steps.
 import streamlit as st
 
 from ui.figures import chart_with_export, shared_figure
-from ui.url_state import int_param
+from ui.url_state import from_link, int_param
 from ui.widgets import plain, sentence_input
 from ui.zoo import pick_model, target_language
 from ui.teaching import cached_beam, keep_in_url, source_or_stop
@@ -29,8 +29,8 @@ c_model, c_beam = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("beam_model")
 with c_beam:
-    first_k = int_param("beam", 3, 1, MAX_BEAM)
-    k = st.slider("Beam size k", 1, MAX_BEAM, first_k, key="beam_k",
+    from_link("beam_k", lambda: int_param("beam", 3, 1, MAX_BEAM))
+    k = st.slider("Beam size k", 1, MAX_BEAM, key="beam_k",
                   help="k = 1 is greedy decoding: a tree with a single surviving branch.")
 keep_in_url(name, text, beam=k)
 source_or_stop(entry, text)  # stops the page, with a message, on unusable input

@@ -17,7 +17,7 @@ import streamlit as st
 
 from server import settings
 from ui.figures import chart, chart_with_export
-from ui.url_state import query_param, set_query_params
+from ui.url_state import from_link, query_param, set_query_params
 from server.limits import training_queue, without_page_slot
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
@@ -54,13 +54,11 @@ st.caption("Train two tiny attention models live, here on the server's CPU, and 
 
 c_task, c_steps = st.columns(2)
 with c_task:
-    first_task = query_param("task", "reverse")
-    task = st.selectbox("Toy task", list(TASKS), index=list(TASKS).index(first_task) if first_task in TASKS else 0,
-                        key="emerge_task", format_func=lambda t: f"{t}: {TASKS[t]}")
+    from_link("emerge_task", lambda: query_param("task") if query_param("task") in TASKS else list(TASKS)[0])
+    task = st.selectbox("Toy task", list(TASKS), key="emerge_task", format_func=lambda t: f"{t}: {TASKS[t]}")
 with c_steps:
-    first_steps = query_param("steps", "300")
-    steps = st.select_slider("Training steps", STEPS, value=int(first_steps) if first_steps in map(str, STEPS) else 300,
-                             key="emerge_steps",
+    from_link("emerge_steps", lambda: int(query_param("steps")) if query_param("steps") in map(str, STEPS) else 300)
+    steps = st.select_slider("Training steps", STEPS, key="emerge_steps",
                              help="Batches of 64 random digit strings (4–9 digits), Adam, learning rate 0.01.")
 set_query_params(task=task if task != "reverse" else None, steps=steps if steps != 300 else None)
 every = max(1, steps // 30)  # about 30 frames per model

@@ -17,7 +17,7 @@ from ui.class_session import (class_answers, counts_line, joined_class, record_a
 from model.search import InputError
 from ui.examples import EXAMPLES
 from ui.figures import chart, chart_with_export
-from ui.url_state import int_param, query_param, set_query_params
+from ui.url_state import from_link, int_param, query_param, set_query_params
 from ui.widgets import plain
 from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, shared_result, usable_models
 from ui.class_view import exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given, numbers_table
@@ -40,11 +40,10 @@ st.caption("Predict first, then see: commit to an answer, check it, and compare 
            "Everyone who opens the same link gets the same exercise.")
 
 LAST_EXERCISE = 9999  # exercise numbers run 0–9999: at most four digits for a teacher to read out to the room
-first_kind = query_param("ex", "align")
-kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key="ex_kind",
-                            default=first_kind if first_kind in KINDS else "align") or "align"
-first_seed = int_param("seed", 0, 0, LAST_EXERCISE)
-seed = int(st.number_input("Exercise number", 0, LAST_EXERCISE, first_seed, key="ex_seed",
+from_link("ex_kind", lambda: query_param("ex", "align") if query_param("ex", "align") in KINDS else "align")
+kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key="ex_kind") or "align"
+from_link("ex_seed", lambda: int_param("seed", 0, 0, LAST_EXERCISE))
+seed = int(st.number_input("Exercise number", 0, LAST_EXERCISE, key="ex_seed",
                            help="Each number draws another exercise of this kind; the link keeps it."))
 set_query_params(ex=kind, seed=seed)
 ex_id = exercise_id(kind, seed)
@@ -58,7 +57,18 @@ if revealed_to_class(ex_id) and not st.session_state.get(checked_key):
 def revealed() -> bool:
     """Show the answer: after the student committed their own (or asked for the solution), when
     the teacher revealed it, and to the teacher."""
-    return bool(st.session_state.get(checked_key)) or revealed_to_class(ex_id) or teacher
+    return answered() or revealed_to_class(ex_id)
+
+
+def answered() -> bool:
+    """Has this tab committed an answer (or asked for the solution) to this exercise?"""
+    return bool(st.session_state.get(checked_key))
+
+
+def not_answered_note() -> None:
+    """After *Reveal*, to whoever did not answer: the solution, and no score of theirs."""
+    st.info("You did not answer this exercise: here is the solution, without a score." if not teacher else
+            "The solution, as the class sees it now.", icon=":material/visibility:")
 
 
 def check_button(label: str = "Check my answer") -> bool:
@@ -90,8 +100,9 @@ def progress_line() -> None:
 
 
 def solution_button() -> None:
-    """*Show me the solution*: before any answer it is counted as "gave up" in the class."""
-    if revealed():
+    """*Show me the solution*: before any answer it is counted as "gave up" in the class. Not on
+    the teacher's page, which a projector may show: *Reveal* shows the solution there."""
+    if revealed() or teacher:
         return
     if st.button("Show me the solution", key=f"ex_give_up_{ex_id}", icon=":material/lightbulb:",
                  help="Before you answer, this counts as 'gave up' in a class; your answers after it are retries."):
@@ -129,8 +140,17 @@ def alignment_page():
                    not mistakes)
     solution_button()
     if not revealed():
-        return
+        return pair, None
     result = cached_forced_alignment(name, tuple(english), tuple(french), hansards=True)
+    if not answered():
+        not_answered_note()
+        chart_with_export(alignment_links(result.word_weights, english, french, set(pair.sure) | set(pair.possible),
+                                          set(pair.sure), set(pair.possible),
+                                          title=f"The gold links over the α of {entry.display_name}"),
+                          f"exercise-align-{seed}-{name}", "ex_align_fig")
+        st.caption("The colours are the model's α (forced along this French); the markers are the gold links: "
+                   "filled green a sure one, open green a possible one.")
+        return pair, result
     score = score_alignment(marks, pair, result.links)
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Your AER against the gold", f"{score.aer:.3f}", help="1 − (|A∩S| + |A∩P|) / (|A| + |S|), Och & Ney "
@@ -218,6 +238,8 @@ def step_page():
     if st.session_state.get(checked_key) and entered:
         step_feedback(check)
     if revealed():
+        if not answered():
+            not_answered_note()
         solution(ex, words)
     return ex
 
@@ -283,7 +305,9 @@ def which_page():
             commit(answer_record(names[choice], right, [] if right else [names[choice]]), right)
     solution_button()
     if revealed():
-        verdict = "" if choice is None else ("Right: " if choice == ex.answer else "No: ")
+        if not answered():
+            not_answered_note()
+        verdict = "" if choice is None or not answered() else ("Right: " if choice == ex.answer else "No: ")
         st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(ex.model, ex.model)}** ({FAMILIES[FAMILY_OF[ex.model]]}). "
                     f"{TELLS[ex.model]}")
         side_by_side(models, ex.sentence)
@@ -373,11 +397,58 @@ def room_alignment(s, pair, result) -> None:
         gold[k, i] = 0.5
     for i, k in pair.sure:
         gold[k, i] = 1.0
+    if result is None:  # before Reveal: the class's own links, nothing of the model's or the gold
+        chart(class_alignment(link_counts(s.marks, len(english), len(french)), s.students, None, set(), None,
+                              english, french), f"class-links-align-{seed}", "ex_class_marks")
+        st.caption("Each cell says how many students linked that French word (row) to that English word (column).")
+        return
     chart(class_alignment(link_counts(s.marks, len(english), len(french)), s.students, result.word_weights,
                           result.links, gold, english, french), f"class-links-align-{seed}", "ex_class_marks")
     st.caption("Each cell of the class's panel says how many students linked that French word (row) to that English "
                "word (column); orange squares are the model's links, on the class's panel too: a square over a dark "
-               "cell is a link the model makes and the room did not.")
+               "cell is a link the model makes and the room did not. Each panel's legend is under it.")
+
+
+def room_before_reveal(s) -> None:
+    """The room before *Reveal*, as a projector may show it: how many answered, and what they
+    gave where that says nothing of the solution (the mechanisms named, the class's links), never
+    which is right."""
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Students who answered", s.students)
+    c2.metric("Gave up", s.gave_up, help="students who asked for the solution before answering")
+    c3.metric("Retries (not counted)", s.retries, help="answers after a student's first")
+    if kind == "which":
+        chart(answer_counts(dict(s.choices), None, title="First answers (right and wrong show after Reveal)"),
+              f"class-answers-{kind}-{seed}", "ex_class_counts")
+    if kind == "align" and shown is not None:
+        room_alignment(s, shown[0], None)
+    st.caption("Nothing here says which answer is right: *Reveal the answer to the class* shows the solution here "
+               "and on every student's screen.")
+
+
+def room_revealed(s, stored) -> None:
+    """The room after *Reveal*: right and wrong, the most common mistake, the numbers against the
+    right ones, the class's links beside the model's and the gold."""
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Students who answered", s.students)
+    c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})",
+              help="students whose first answer is right: the first committed answer is the one counted")
+    c3.metric("Gave up", s.gave_up, help="students who asked for the solution before answering")
+    c4.metric("Retries (not counted)", s.retries,
+              help=f"answers after a student's first; {s.fixed} student(s) wrong at first got it right later")
+    firsts = first_answers(stored, ex_id)
+    rights, _ = labels_by_verdict(firsts)
+    chart(answer_counts(dict(s.choices), rights | ({shown} if kind == "which" else set()),
+                        title="First answers: right in green, wrong in vermillion"),
+          f"class-answers-{kind}-{seed}", "ex_class_counts")
+    mistake = s.most_common_mistake
+    st.markdown(f"**{plain(most_given(s.choices))[:1].upper() + plain(most_given(s.choices))[1:]}.** "
+                + (f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake
+                   else "**No mistakes** so far."))
+    if kind == "step" and shown is not None:
+        room_numbers(shown, firsts)
+    if kind == "align" and shown is not None:
+        room_alignment(s, *shown)
 
 
 if teacher:
@@ -389,7 +460,7 @@ if teacher:
         stored = class_answers()
         if stored is None:
             return
-        line = counts_line(joined_class())  # the roster: joined / answered / counted
+        line = counts_line(joined_class())  # the roster: joined / answered / counted, as the sidebar's (live_counts)
         if line:
             st.markdown(line)
         summaries = class_summary(stored)
@@ -397,29 +468,13 @@ if teacher:
         st.markdown(f"**{plain(exercise_name(ex_id))}**")
         if s is None:
             st.caption("No answer to this exercise yet (the summary refreshes every 2 s).")
+        elif revealed_to_class(ex_id):
+            room_revealed(s, stored)
         else:
-            c1, c2, c3, c4 = st.columns(4)
-            c1.metric("Students who answered", s.students)
-            c2.metric("Right", f"{s.correct} ({s.correct / max(1, s.students):.0%})",
-                      help="students whose first answer is right: the first committed answer is the one counted")
-            c3.metric("Gave up", s.gave_up, help="students who asked for the solution before answering")
-            c4.metric("Retries (not counted)", s.retries,
-                      help=f"answers after a student's first; {s.fixed} student(s) wrong at first got it right later")
-            firsts = first_answers(stored, ex_id)
-            rights, _ = labels_by_verdict(firsts)
-            chart(answer_counts(dict(s.choices), rights | ({shown} if kind == "which" else set()),
-                                title="First answers: right in green, wrong in vermillion"),
-                  f"class-answers-{kind}-{seed}", "ex_class_counts")
-            mistake = s.most_common_mistake
-            st.markdown(f"**{plain(most_given(s.choices)).capitalize()}.** "
-                        + (f"**Most common mistake**: {plain(mistake[0])} ({mistake[1]} student(s))" if mistake
-                           else "**No mistakes** so far."))
-            if kind == "step" and shown is not None:
-                room_numbers(shown, firsts)
-            if kind == "align" and shown is not None:
-                room_alignment(s, *shown)
+            room_before_reveal(s)
         if summaries:
-            st.dataframe([{"exercise": exercise_name(x.exercise), "students": x.students, "right at first": x.correct,
+            st.dataframe([{"exercise": exercise_name(x.exercise), "students": x.students,
+                           "right at first": x.correct if x.exercise != ex_id or revealed_to_class(ex_id) else "—",
                            "gave up": x.gave_up, "retries": x.retries}
                           for x in summaries.values()], hide_index=True, key="ex_class_table")
     class_view()

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.figures import chart_with_export
-from ui.url_state import query_param, set_query_params
+from ui.url_state import from_link, query_param, set_query_params
 from ui.widgets import plain
 from ui.zoo import cached_translate, ENGLISH_FRENCH, pick_model
 from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
@@ -38,8 +38,8 @@ with c_model:
 pairs = gold_pairs()
 with c_mode:
     if pairs:
-        mode = st.radio("Sentence pair", [HANSARDS, OWN], key="fa_mode", horizontal=True,
-                        index=1 if query_param("fr") else 0)
+        from_link("fa_mode", lambda: OWN if query_param("fr") else HANSARDS)
+        mode = st.radio("Sentence pair", [HANSARDS, OWN], key="fa_mode", horizontal=True)
     else:
         mode = OWN
         st.info(f"The Hansards gold alignments are missing (looked in `{gold_folder()}`; set ATTN_EXPLORER_GOLD "
@@ -59,8 +59,10 @@ if mode == HANSARDS:
                "(`de le` → `du`, `Speaker ,` → `Speaker,`); its attention is merged back to the gold tokens.")
     set_query_params(model=name, fr=None)
 else:
-    english_text = st.text_input("English", query_param("text", DEFAULT_ENGLISH), key="fa_english", max_chars=500)
-    french_text = st.text_input("Your French translation", query_param("fr", DEFAULT_FRENCH), key="fa_french",
+    from_link("fa_english", lambda: query_param("text", DEFAULT_ENGLISH))
+    from_link("fa_french", lambda: query_param("fr", DEFAULT_FRENCH))
+    english_text = st.text_input("English", key="fa_english", max_chars=500)
+    french_text = st.text_input("Your French translation", key="fa_french",
                                 max_chars=500, help="Words are split at spaces; each is scored as the model's "
                                                     "subword pieces.")
     english, french = english_text.split(), french_text.split()

@@ -177,11 +177,13 @@ LEARNED = (
     "attention keeps BLEU up on long sentences, where RNNenc falls behind;",
     "Luong's dot is softmax(QKᵀ)V, and the Transformer divides it by √d_k.",
 )
-NEXT = (("app_pages/exercises.py", "Exercises: predict, compute, name the mechanism", ":material/edit_note:"),
-        ("app_pages/compare.py", "Compare the mechanisms on your sentence", ":material/compare:"),
-        ("app_pages/attribution.py", "Attention or attribution? Does the heatmap explain the output?",
+# where next: each link a short name (a link's label is one line, which a 390 px phone cuts past about
+# 30 characters) and what it offers in a caption under it, which wraps
+NEXT = (("app_pages/exercises.py", "Exercises", "predict, compute, name the mechanism", ":material/edit_note:"),
+        ("app_pages/compare.py", "Compare", "the mechanisms on your sentence", ":material/compare:"),
+        ("app_pages/attribution.py", "Attention or attribution?", "does the heatmap explain the output?",
          ":material/science:"),
-        ("app_pages/step_through.py", "Step through a decoder step, number by number", ":material/footprint:"))
+        ("app_pages/step_through.py", "Step through", "a decoder step, number by number", ":material/footprint:"))
 
 
 def closing_card() -> None:
@@ -202,8 +204,9 @@ def closing_card() -> None:
         else:
             st.caption("You have not answered a stop's question yet: each stop's first answer is scored here.")
         st.markdown("**Where next**")
-        for page, label, icon in NEXT:
+        for page, label, offers, icon in NEXT:
             st.page_link(page, label=label, icon=icon)
+            st.caption(offers[:1].upper() + offers[1:] + ".")
 
 
 def keep_in_url(k: int, text: str) -> None:

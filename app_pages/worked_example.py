@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.figures import chart_with_export
-from ui.url_state import int_param, set_query_params
+from ui.url_state import from_link, int_param, set_query_params
 from ui.widgets import equation_text
 from ui.zoo import shared_result
 from teaching.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
@@ -32,8 +32,8 @@ st.markdown("The decoder is about to write the next French word of *Turn off the
             "Attention decides how much of each $h_j$ goes into the context vector $c_i$.")
 
 # -- inputs -------------------------------------------------------------------------------------
-first_seed = int_param("seed", 0, 0, MAX_SEED)
-seed = int(st.number_input("Random seed", min_value=0, max_value=MAX_SEED, value=first_seed, step=1, key="we_seed",
+from_link("we_seed", lambda: int_param("seed", 0, 0, MAX_SEED))
+seed = int(st.number_input("Random seed", min_value=0, max_value=MAX_SEED, step=1, key="we_seed",
                            help="Draws new inputs and weights, uniform in [−1, 1], rounded to one decimal."))
 set_query_params(seed=seed if seed else None)
 drawn = random_inputs(seed)

@@ -4,7 +4,9 @@ A ``Lesson`` is one student's plan: open a shared link to Translate, change the 
 open Compare with four models, Step through with two of its sections shown (then move its
 step slider five times), the Beam search tree, and, in a class the bench opened, answer a
 "which mechanism" exercise, follow the teacher through three sends (SENDS), reload the page
-and answer the last sent exercise. ``make_lessons`` deals the plans to N sessions (10 % of them
+and answer the last sent exercise; then the teacher's MOVES: the same page sent with another
+number (the tab's widgets checked against the link), a reveal to tabs that did not answer, a
+removal (the removed tab says so, the others do not) and its undo. ``make_lessons`` deals the plans to N sessions (10 % of them
 faulty: an empty, a 5,000-character or a markup sentence, or a tab closed mid-rerun);
 ``news_sentences`` gives the soak fresh WMT news sentences.
 """
@@ -40,6 +42,13 @@ FAULTS = ["empty", "long", "markup", "disconnect"]
 # what the teacher sends while the class follows, one after another: a step by hand, the worked
 # example, then the "which mechanism" exercise every student answers once more after a reload
 SENDS = (("exercises", {"ex": "step", "seed": "4"}), ("worked-example", {}), ("exercises", {"ex": "which", "seed": "0"}))
+# then, with the room on that exercise after its reload and answer: the same page with another number
+# (each tab's exercise selector and number box checked), a reveal of it to tabs that did not answer
+# it, the first student on the roster removed (their tab told, the others not), and the removal undone
+SAME_PAGE = ("exercises", {"ex": "which", "seed": "3"})
+SAME_PAGE_WIDGETS = {"ex_kind": "Which mechanism drew this?", "ex_seed": "3"}
+MOVES = (("send", *SAME_PAGE), ("reveal", "which:3", None), ("remove", None, None), ("readmit", None, None))
+NOT_ANSWERED = "You did not answer this exercise"
 
 
 def mechanism_choice(seed: int) -> str:
@@ -90,7 +99,19 @@ class Lesson:
             last = int(SENDS[-1][1]["seed"])
             steps += [("reload", ("reload", "", "")), ("choose", ("set", f"ex_which_{last}", mechanism_choice(last))),
                       ("answer", ("click", f"ex_check_which:{last}", True))]
+            steps += self.teacher_moves()
         return steps
+
+    def teacher_moves(self) -> list[tuple[str, tuple]]:
+        """MOVES, each followed (``follow``: the teacher's k-th move, then what the page's listener
+        does) and checked (``check``: the tab's widgets, the reveal's words, whether it says it was
+        removed)."""
+        k = len(SENDS)
+        same = sent_link(*SAME_PAGE, self.class_code)
+        return [("follow", ("follow", k, same)), ("check", ("check", "widgets", SAME_PAGE_WIDGETS)),
+                ("follow", ("follow", k + 1, (same[0], None))), ("check", ("check", "text", NOT_ANSWERED)),
+                ("follow", ("follow", k + 2, (same[0], None))), ("check", ("check", "removed", k + 2)),
+                ("follow", ("follow", k + 3, (same[0], None))), ("check", ("check", "removed", k + 3))]
 
 
 def make_lessons(n: int, seed: int, sentences: list[str], faulty: int | None = None, fresh: bool = False,

@@ -11,11 +11,12 @@ on fresh sentences, with the memory and p95 drift.
 from __future__ import annotations
 
 import asyncio
+import re
 import random
 import time
 from urllib.parse import urlencode
 
-from classroom_lesson import Lesson, SENDS, SENTENCES, make_lessons, news_sentences
+from classroom_lesson import Lesson, MOVES, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
 from classroom_servers import Meter, Target, cpu_seconds
 from classroom_tab import LOOK, Tab
@@ -23,44 +24,90 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 
 class TeacherSends:
-    """The teacher of the lesson: SENDS[k] goes to the class (through the store, as *Send this page
-    to the class* does) once every student still in the lesson has reached their k-th follow step,
-    or WAIT_S after the first did, as a teacher waits for the room. ``from_send_ms``: per follower
-    and send, the time from the send until the sent page has drawn."""
+    """The teacher of the lesson: SENDS[k], then MOVES, go to the class (through the store, as *Send
+    this page to the class*, *Reveal*, *Remove* and *Undo* do) once every student still in the
+    lesson has reached their k-th follow step, or WAIT_S after the first did, as a teacher waits
+    for the room. ``from_send_ms``: per follower and send, the time from the send until the sent
+    page has drawn. ``removed[k]``: the nickname removed from the roster by move k (None: nobody)."""
     WAIT_S = 30.0
 
     def __init__(self, store, key: str, code: str, students: int):
         self.store, self.key, self.code, self.active = store, key, code, students
-        self.arrived = [0] * len(SENDS)
-        self.sent = [asyncio.Event() for _ in SENDS]
-        self.sent_at: list[float] = [0.0] * len(SENDS)
+        self.moves = [("send", page, params) for page, params in SENDS] + list(MOVES)
+        self.arrived = [0] * len(self.moves)
+        self.sent = [asyncio.Event() for _ in self.moves]
+        self.sent_at: list[float] = [0.0] * len(self.moves)
         self.from_send_ms: list[float] = []
+        self.removed: dict[int, str | None] = {}
 
     async def run(self) -> None:
-        for k, (page, params) in enumerate(SENDS):
+        taken = None
+        for k, (move, what, params) in enumerate(self.moves):
             while not self.arrived[k] and self.active:
                 await asyncio.sleep(0.1)
             deadline = time.perf_counter() + self.WAIT_S
             while self.arrived[k] < self.active and time.perf_counter() < deadline:
                 await asyncio.sleep(0.1)
-            await asyncio.to_thread(self.store.send, self.key, self.code, page, params)
+            if move == "send":
+                await asyncio.to_thread(self.store.send, self.key, self.code, what, params)
+            elif move == "reveal":
+                await asyncio.to_thread(self.store.reveal, self.key, self.code, what)
+            elif move == "remove":
+                roster = await asyncio.to_thread(self.store.roster_of, self.key, self.code)
+                taken = roster[0].nickname if roster else None  # the first to join
+                if taken:
+                    await asyncio.to_thread(self.store.remove, self.key, self.code, taken)
+            elif move == "readmit" and taken:
+                await asyncio.to_thread(self.store.readmit, self.key, self.code, taken)
+                taken = None
+            self.removed[k] = taken
             self.sent_at[k] = time.perf_counter()
             self.sent[k].set()
 
 
-async def follow(tab: Tab, k: int, link: tuple[str, str], teacher: TeacherSends | None,
+async def follow(tab: Tab, k: int, link: tuple[str, str | None], teacher: TeacherSends | None,
                  timeout: float) -> tuple[float, str | None, str | None]:
-    """Follow the teacher's k-th send: wait for it, then do what the page does until it shows the
+    """Follow the teacher's k-th move: wait for it, then do what the page does until it shows the
     sent page (``until_sent``). Without a teacher (the reference run) the sent page's link is
-    opened at once, a fresh page load: the page followed inside the session must equal it. The
-    milliseconds are those of the rerun that drew the sent page, as for any click."""
+    opened at once, a fresh page load: the page followed inside the session must equal it; a
+    move that sends no page (a reveal, a removal) is nothing there. The milliseconds are those
+    of the rerun that drew the sent page, as for any click."""
     if teacher is None:
-        return await tab.do(("open", *link))
+        return await tab.do(("open", *link)) if link[1] is not None else (0.0, None, None)
     teacher.arrived[k] += 1
     await teacher.sent[k].wait()
     ms, digest, error = await until_sent(tab, link[0], time.perf_counter() + timeout)
-    teacher.from_send_ms.append(1000 * (time.perf_counter() - teacher.sent_at[k]))
+    if teacher.moves[k][0] == "send":
+        teacher.from_send_ms.append(1000 * (time.perf_counter() - teacher.sent_at[k]))
+    if link[1] is None:
+        digest = None  # a reveal or a removal: what the page shows then is checked, not compared with a reference
     return ms, digest, error
+
+
+NICKNAME_SHOWN = re.compile(r"Following class \*\*[A-Z0-9]+\*\* as \*\*([^*]+)\*\*")
+
+
+def check(tab: Tab, what: str, value, teacher: TeacherSends | None) -> str | None:
+    """What the tab shows after the teacher's move, as a student would see it: its widgets as the
+    sent link sets them, the reveal's words to a tab that did not answer, the removal said to the
+    removed student only. A "mismatch: …" (counted with the mismatches), or None. Nothing to check
+    in the reference run, where no teacher moves."""
+    if teacher is None:
+        return None
+    page = tab.drawn.decode("utf-8", "replace")
+    if what == "widgets":
+        found = NICKNAME_SHOWN.search(page)
+        tab.nickname = found.group(1) if found else getattr(tab, "nickname", None)
+        wrong = [f"{key} shows {tab.shown.get(key)!r}, the link sets {want!r}" for key, want in value.items()
+                 if tab.shown.get(key) != want]
+        return "mismatch: " + "; ".join(wrong) if wrong else None
+    if what == "text":
+        return None if value in page else f"mismatch: the page does not say {value!r}"
+    removed = teacher.removed.get(value)
+    told = "removed you from class" in page
+    if told != (removed is not None and removed == getattr(tab, "nickname", None)):
+        return f"mismatch: told removed {told}, removed {removed!r}, this tab {getattr(tab, 'nickname', None)!r}"
+    return None
 
 
 async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str | None, str | None]:
@@ -121,6 +168,8 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
             before = server_cpu() if server_cpu else 0.0
             if kind == "follow":
                 ms, digest, error = await follow(tab, action[1], action[2], teacher, args.timeout)
+            elif kind == "check":
+                ms, digest, error = 0.0, None, check(tab, action[1], action[2], teacher)
             else:
                 ms, digest, error = await tab.do(action)
             if server_cpu:

@@ -38,6 +38,7 @@ NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
+WARM_CHART = "class_charts_warm"  # the follow panel's chart warm-up (ui/class_session.py _warm_charts)
 
 
 class Tab:
@@ -68,6 +69,11 @@ class Tab:
         self.link: str | None = None  # where the page's script sends the browser (following the teacher)
         self.listen: str | None = None  # the follow listener's request (path and query), as the page's script holds it
         self.drawn = b""  # the page as last drawn, every element's bytes
+        # what the browser's widgets show, by user key, as the front end keeps them: a widget drawn
+        # with a value to set (set_value) shows it; one it held before (the same id) keeps its own;
+        # a new one shows its default (``shown_value``)
+        self.shown: dict[str, str] = {}
+        self.shown_ids: dict[str, str] = {}
         self.headers: dict[str, str] = {}  # more request headers (a test's X-Forwarded-For, a teacher cookie)
         self.ssl = None  # an ssl.SSLContext for an https:// base (wss://)
 
@@ -152,6 +158,7 @@ class Tab:
         raw: dict[tuple, bytes] = {}  # … as sent
         ids: dict[str, str] = {}  # element id -> its user key ("" if none)
         fragments: dict[str, str] = {}  # element id -> its fragment id
+        values: dict[str, tuple] = {}  # element id -> (set_value, value, default) of a widget drawn
         error = None
         while True:
             msg = ForwardMsg.FromString(await self.ws.recv())
@@ -168,7 +175,7 @@ class Tab:
             elif kind == "page_info_changed":  # the app rewrote the URL (st.query_params)
                 self.query = msg.page_info_changed.query_string
             elif kind == "delta":
-                error = draw(msg, shown, ids, fragments, raw) or error
+                error = draw(msg, shown, ids, fragments, raw, values) or error
             elif kind == "auto_rerun":  # the browser's timer for a run_every fragment
                 self.timer = (msg.auto_rerun.interval, msg.auto_rerun.fragment_id)
             elif kind == "page_not_found":
@@ -184,6 +191,12 @@ class Tab:
         else:
             self.keys, self.fragment_of = drawn, fragments
             self.widgets = {wid: s for wid, s in self.widgets.items() if wid in ids}  # the front end drops stale widgets
+        for key, wid in drawn.items():
+            if wid in values:
+                set_value, value, default = values[wid]
+                self.shown[key] = value if set_value else (
+                    self.shown.get(key) if self.shown_ids.get(key) == wid else default)
+                self.shown_ids[key] = wid
         page = hashlib.sha256()
         for path, body in sorted(shown.items()):
             if LISTENER.search(body):  # a follower's listener (the version it waits past, the address it
@@ -247,26 +260,52 @@ class Tab:
             self.ws = None
 
 
-def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict, raw: dict | None = None) -> str | None:
+def shown_value(part) -> tuple | None:
+    """(set_value, value, default) of a widget's element, as text: what the front end shows of it
+    (a segmented control's or radio's option labels, a number box's number); None for others."""
+    fields = part.DESCRIPTOR.fields_by_name
+    if "set_value" not in fields or "default" not in fields:
+        return None
+    options = [getattr(o, "content", o) for o in part.options] if "options" in fields else []
+
+    def text(value) -> str:
+        if hasattr(value, "__len__") and not isinstance(value, str):
+            return ",".join(str(options[i]) if options and isinstance(i, int) and 0 <= i < len(options) else str(i)
+                            for i in value)
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+    now = ",".join(part.raw_values) if "raw_values" in fields else text(getattr(part, "value", None))
+    return bool(part.set_value), now, text(part.default)
+
+
+def draw(msg: ForwardMsg, shown: dict, ids: dict, fragments: dict, raw: dict | None = None,
+         values: dict | None = None) -> str | None:
     """Record one delta in the page as drawn (``raw``: as sent; ``shown``: as compared, without what
-    names rather than shows: element ids, a student's nickname); returns an error the element shows,
-    if any."""
+    names rather than shows: element ids, a student's nickname; ``values``: each widget's
+    :func:`shown_value` by element id); returns an error the element shows, if any."""
     what = msg.delta.WhichOneof("type")
     if what not in ("new_element", "add_block"):  # transients: spinners, shown or not by timing
         return None
     body = getattr(msg.delta, what)
     element = body.WhichOneof("type") if what == "new_element" else None
     part = getattr(body, element) if element else body
+    user_key = ""
     if "id" in part.DESCRIPTOR.fields_by_name and part.id:  # "$$ID-<hash>-<user key, or None>"
         key = part.id.split("-", 2)[-1] if part.id.startswith("$$ID-") else "None"
-        ids[part.id] = "" if key == "None" else key
+        ids[part.id] = user_key = "" if key == "None" else key
         if msg.delta.fragment_id:
             fragments[part.id] = msg.delta.fragment_id
+        value = shown_value(part) if values is not None else None
+        if value is not None:
+            values[part.id] = value
     for name in VOLATILE:
         if name in part.DESCRIPTOR.fields_by_name:
             part.ClearField(name)
     if raw is not None:
         raw[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)
+    if user_key == WARM_CHART:
+        return None  # drawn on a tab's first following run only, the panel's last element: not the page's content
     if isinstance(getattr(part, "body", None), str) and NICKNAME.search(part.body.encode()):
         part.body = NICKNAME.sub(b"(nickname)", part.body.encode()).decode()
     shown[tuple(msg.metadata.delta_path)] = body.SerializeToString(deterministic=True)

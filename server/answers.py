@@ -59,6 +59,17 @@ def gave_up_record() -> dict:
     return answer_record(GAVE_UP, False, [GAVE_UP])
 
 
+def choice_label(answer: dict) -> str:
+    """What a first answer is grouped by: its label, and for an alignment also its links (French
+    word k → English word i, 1-based), so that two different alignments with the same score are
+    two answers, not one."""
+    label = str(answer.get("label", "?"))
+    marks = answer.get("marks")
+    if marks and label != GAVE_UP:
+        return f"{label}: " + ", ".join(f"{k + 1}→{i + 1}" for i, k in sorted(marks, key=lambda m: (m[1], m[0])))
+    return label
+
+
 def class_summary(stored: list) -> dict[str, ExerciseSummary]:
     """Per exercise, from the store's answers (oldest first; each has exercise, session,
     answer, correct): a student's first answer is the one counted, the later ones are retries."""
@@ -81,7 +92,7 @@ def class_summary(stored: list) -> dict[str, ExerciseSummary]:
         answer = a.answer if isinstance(a.answer, dict) else {}
         s.gave_up += answer.get("label") == GAVE_UP
         s.fixed += not a.correct and (exercise, session) in later_right
-        s.choices[str(answer.get("label", "?"))] += 1
+        s.choices[choice_label(answer)] += 1
         s.mistakes.update(str(m) for m in answer.get("mistakes", []))
         s.marks.update((int(i), int(k)) for i, k in answer.get("marks", []))
     return summaries

@@ -217,6 +217,7 @@ class FollowState:
     params: dict
     revealed: str | None
     open: bool
+    removals: int = 0  # students removed so far: a tab whose count differs looks whether it is one of them
 
 
 @dataclass(frozen=True)
@@ -598,21 +599,33 @@ class ClassStore:
             sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first()))
 
     def remove(self, key: str | None, code: str, nickname: str) -> bool:
-        """Take a student off the roster: their answers leave the class, and their id cannot join
-        it again. False when no such student is on it."""
+        """Take a student off the roster: their answers leave the class's summary and counts, their
+        id cannot join it again nor answer, and the class's follow version moves on, so that their
+        tab hears of it at once. The answers are kept, hidden, so that :meth:`readmit` undoes it all.
+        False when no such student is on it."""
+        return self._set_removed(key, code, nickname, True)
+
+    def readmit(self, key: str | None, code: str, nickname: str) -> bool:
+        """Undo :meth:`remove`: the student is on the roster again, with their answers."""
+        return self._set_removed(key, code, nickname, False)
+
+    def _set_removed(self, key: str | None, code: str, nickname: str, removed: bool) -> bool:
         self._check_teacher(key, code)
         code = normalise_code(code)
 
-        def take_off(conn):
-            row = conn.execute(sa.select(roster.c.session).where(
-                (roster.c.class_code == code) & (roster.c.nickname == str(nickname)[:40]) & ~roster.c.removed)).first()
-            if row is None:
-                return False
-            conn.execute(roster.update().where((roster.c.class_code == code) & (roster.c.session == row.session))
-                         .values(removed=True))
-            conn.execute(answers.delete().where((answers.c.class_code == code) & (answers.c.session == row.session)))
-            return True
-        return self._run(take_off, write=True)
+        def change(conn):
+            done = conn.execute(roster.update().where(
+                (roster.c.class_code == code) & (roster.c.nickname == str(nickname)[:40])
+                & (roster.c.removed == (not removed))).values(removed=removed))
+            return bool(done.rowcount)
+        changed = self._run(change, write=True)
+        if changed:
+            self._bump(code)
+        return changed
+
+    def _removed_sessions(self, code: str):
+        """The ids the teacher removed from the class (a subquery: their answers are not the class's)."""
+        return sa.select(roster.c.session).where((roster.c.class_code == code) & roster.c.removed)
 
     def roster_of(self, key: str | None, code: str) -> list[RosterEntry]:
         """The students on the class's roster, first joined first, each with their answers so far."""
@@ -638,7 +651,7 @@ class ClassStore:
             answered, counted = conn.execute(sa.select(
                 sa.func.count(sa.distinct(answers.c.session)),
                 sa.func.coalesce(sa.func.sum(sa.case((answers.c.attempt == 1, 1), else_=0)), 0))
-                .where(answers.c.class_code == code)).one()
+                .where((answers.c.class_code == code) & answers.c.session.not_in(self._removed_sessions(code)))).one()
             locked = conn.execute(sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first()
             return ClassCounts(int(joined), int(answered), int(counted), bool(locked))
         return self._run(count)
@@ -749,7 +762,9 @@ class ClassStore:
         self._check_teacher(key, code)
         code = normalise_code(code)
         rows = self._run(lambda conn: conn.execute(
-            sa.select(answers).where(answers.c.class_code == code).order_by(answers.c.id)).all())
+            sa.select(answers).where((answers.c.class_code == code)
+                                     & answers.c.session.not_in(self._removed_sessions(code)))
+            .order_by(answers.c.id)).all())
         return [StoredAnswer(r.exercise, r.session, r.attempt, json.loads(r.answer), r.correct, r.answered_at)
                 for r in rows]
 
@@ -809,11 +824,11 @@ class ClassStore:
             return {}
         rows = self._run(lambda conn: conn.execute(
             sa.select(classes.c.code, classes.c.follow_version, classes.c.follow_page, classes.c.follow_params,
-                      classes.c.revealed, classes.c.closed, classes.c.expires_at)
+                      classes.c.revealed, classes.c.closed, classes.c.expires_at, _removals(classes.c.code))
             .where(classes.c.code.in_(wanted))).all())
         now = time.time()
         return {r.code: FollowState(r.code, r.follow_version, r.follow_page, json.loads(r.follow_params or "{}"),
-                                    r.revealed, not r.closed and now < r.expires_at) for r in rows}
+                                    r.revealed, not r.closed and now < r.expires_at, int(r.removals)) for r in rows}
 
     def follow(self, code: str | None) -> FollowState | None:
         """What a following session shows: one primary-key read, made every poll."""
@@ -822,11 +837,18 @@ class ClassStore:
             return None
         row = self._run(lambda conn: conn.execute(
             sa.select(classes.c.follow_version, classes.c.follow_page, classes.c.follow_params, classes.c.revealed,
-                      classes.c.closed, classes.c.expires_at).where(classes.c.code == code)).first())
+                      classes.c.closed, classes.c.expires_at, _removals(classes.c.code))
+            .where(classes.c.code == code)).first())
         if row is None:
             return None
         return FollowState(code, row.follow_version, row.follow_page, json.loads(row.follow_params or "{}"),
-                           row.revealed, not row.closed and time.time() < row.expires_at)
+                           row.revealed, not row.closed and time.time() < row.expires_at, int(row.removals))
+
+
+def _removals(code_column):
+    """How many students were removed from the class: a count the follow state carries."""
+    return (sa.select(sa.func.count()).where((roster.c.class_code == code_column) & roster.c.removed)
+            .scalar_subquery().label("removals"))
 
 
 SESSION_PREFIX = "ts-"  # a teacher session's token, never a key (a key is 12+ url-safe characters, "ts-" aside)

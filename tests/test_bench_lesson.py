@@ -8,7 +8,7 @@ import sys
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
-from classroom_lesson import make_lessons, mechanism_choice, SENDS, SENTENCES  # noqa: E402
+from classroom_lesson import make_lessons, mechanism_choice, MOVES, SAME_PAGE, SENDS, SENTENCES  # noqa: E402
 
 from ui.class_session import sent_link  # noqa: E402
 from teaching.exercises import FAMILIES, MECHANISMS, which_exercise  # noqa: E402
@@ -17,12 +17,26 @@ from teaching.exercises import FAMILIES, MECHANISMS, which_exercise  # noqa: E40
 def test_a_class_lesson_follows_three_sends_then_reloads_and_answers_again():
     lesson = make_lessons(3, 0, SENTENCES, faulty=0, class_code="ABCDEF")[1]
     kinds = [kind for kind, _ in lesson.steps()]
-    assert kinds.count("follow") == len(SENDS) == 3 and kinds.count("reload") == 1 and kinds.count("answer") == 2
-    assert kinds.index("reload") > max(i for i, k in enumerate(kinds) if k == "follow")
+    assert kinds.count("follow") == len(SENDS) + len(MOVES) and len(SENDS) == 3
+    assert kinds.count("reload") == 1 and kinds.count("answer") == 2
+    follows = [i for i, k in enumerate(kinds) if k == "follow"]
+    assert follows[len(SENDS) - 1] < kinds.index("reload") < follows[len(SENDS)]
     for (_, (_, _k, (path, query))), (page, params) in zip([s for s in lesson.steps() if s[0] == "follow"], SENDS):
         here = "http://127.0.0.1:8501/exercises?class=ABCDEF"
         assert "/" + path + "?" + query == sent_link(here, "exercises", page, {**params, "class": "ABCDEF", "sent": "1"})
     assert not any(kind == "follow" for kind, _ in make_lessons(1, 0, SENTENCES, faulty=0)[0].steps())
+
+
+def test_the_teachers_moves_a_same_page_send_a_reveal_a_removal_and_its_undo_each_checked():
+    """After the reload and the answer, the room is on the last sent exercise: the teacher sends that
+    page with another number, reveals it, removes a student and puts them back; each followed and
+    then checked (the widgets against the link, the reveal's words, the removal said or not)."""
+    steps = make_lessons(3, 0, SENTENCES, faulty=0, class_code="ABCDEF")[1].steps()
+    moves = steps[-2 * len(MOVES):]
+    assert [kind for kind, _ in moves] == ["follow", "check"] * len(MOVES)
+    assert SAME_PAGE[0] == SENDS[-1][0] and SAME_PAGE[1] != SENDS[-1][1]  # the page the room is on, another number
+    assert [m[0] for m in MOVES] == ["send", "reveal", "remove", "readmit"]
+    assert [action[1] for kind, action in moves if kind == "check"] == ["widgets", "text", "removed", "removed"]
 
 
 def test_the_lesson_picks_an_option_the_exercise_offers():

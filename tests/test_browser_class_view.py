@@ -52,11 +52,16 @@ def student(browser, url: str, code: str, n: int) -> None:
 
 def teacher_page(browser, url: str):
     """The teacher signs in and opens a class (as tests/test_browser_class.py does); returns the page and the code."""
-    page = browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
+    page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()  # a projector
     page.goto(f"{url}/exercises?ex=step&seed=0", wait_until="domcontentloaded")
     wait_for(page, APP_IDLE + " && document.body.innerText.includes('Predict first')", "the exercise page", PAGE_BUDGET)
     code = open_a_class(page, KEY)
     return page, code
+
+
+def reveal(page) -> None:
+    page.get_by_role("button", name="Reveal the answer to the class").click()
+    wait_for(page, "document.body.innerText.includes('Revealed to the class') && " + APP_IDLE, "revealed", 90)
 
 
 def figure(page, key: str) -> str:
@@ -70,6 +75,10 @@ def test_the_teacher_sees_what_three_students_thought(class_server):
     page, code = teacher_page(browser, url)
     for n in range(3):
         student(browser, url, code, n)
+    # before Reveal the projected page names no right answer: the verdicts come with Reveal
+    wait_for(page, "document.body.innerText.includes('Students who answered') && " + APP_IDLE, "the answers", 90)
+    assert "most given answer" not in page.locator("body").inner_text()
+    reveal(page)
     text = wait_for(page, "(t => /tie for the most given answer, [^\\n]*, [^\\n]* and [^\\n]*, by 1 each/.test(t) && t)"
                           "(document.body.innerText)", "three answers", 90)
     tie = re.search(r"A tie for the most given answer, (.*), by 1 each", text)  # three labels, one each
@@ -87,6 +96,14 @@ def test_the_teacher_sees_what_three_students_thought(class_server):
     page.locator(".st-key-ex_class_numbers").screenshot(path=OUTPUT / "teacher-step-numbers.png")
     page.locator(".st-key-ex_class_counts").screenshot(path=OUTPUT / "teacher-step-answers.png")
     page.get_by_text("Predict the alignment", exact=True).first.click()
+    wait_for(page, "document.body.innerText.includes('Predict the alignment, no. 0') && " + APP_IDLE, "align:0", 90)
+    wait_for(page, "document.querySelector('.st-key-ex_class_marks .js-plotly-plot')", "the class's links", 90)
+    shown = page.locator("body").inner_text()
+    assert "Your AER against the gold" not in shown and "Where the attention differs" not in shown
+    assert page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].every(p => !p.data || "
+                         "p.data.filter(t => t.type === 'heatmap').length < 3)")  # no model, no gold before Reveal
+    page.screenshot(path=OUTPUT / "projector-before-reveal-1920.png", full_page=True)
+    reveal(page)
     marks = json.loads(wait_for(page, """(() => { const p = [...document.querySelectorAll('.js-plotly-plot')]
         .find(p => p.data && p.data.filter(t => t.type === 'heatmap').length === 3);
         return p && JSON.stringify(p.data); })()""", "the class's alignment", 90))
@@ -95,3 +112,4 @@ def test_the_teacher_sees_what_three_students_thought(class_server):
     assert [t["type"] for t in marks].count("heatmap") == 3  # the class, the model, the gold
     page.locator('[class*="st-key-ex_class_marks"], [class*="_ex_class_marks"]').last.screenshot(
         path=OUTPUT / "teacher-align.png")
+    page.screenshot(path=OUTPUT / "projector-1920.png", full_page=True)

@@ -18,10 +18,27 @@ SETTLE_S = 2.0  # the target, from the teacher's click to every student's page d
 # The measured times are written to test-output/ and printed; a send past 5 x the target (the
 # load taken into account) is broken, not slow. A full page load is caught by the timeOrigin check.
 CEILING = 5
-# settled: the sent page's address, its title, the follow panel, and nothing running
+# The sent page's own content, drawn, as a student sees it (not the absence of a running
+# indicator, which a follower's rerun may never show): the exercise selector and number box
+# as the link sets them and the exercise's own inputs; the worked example's sentence and seed.
+KIND_SHOWN = ("(b => b && b.innerText.trim())(document.querySelector('.st-key-ex_kind "
+              "button[aria-checked=\"true\"], .st-key-ex_kind button[aria-pressed=\"true\"], "
+              ".st-key-ex_kind button[kind$=\"Active\"]'))")
+SEED_BOX = "(k => (document.querySelector('.st-key-' + k + ' input') || {}).value)"
+CONTENT = [
+    f"{KIND_SHOWN} === 'Compute one step by hand' && {SEED_BOX}('ex_seed') === '4' && "
+    "!!document.querySelector('input[aria-label=\"e1\"]') && document.body.innerText.includes('Level 2 of 3')",
+    f"{SEED_BOX}('we_seed') === '0' && document.body.innerText.includes('Turn off the lights') && "
+    "!!document.querySelector('[data-testid=\"stDataFrame\"], [data-testid=\"stDataFrameResizable\"], "
+    "[data-testid=\"stExpander\"]')",
+    f"{KIND_SHOWN} === 'Which mechanism drew this?' && {SEED_BOX}('ex_seed') === '3' && "
+    "document.body.innerText.includes('Luong global (dot, general or concat)') && "
+    "[...document.querySelectorAll('.js-plotly-plot')].some(p => p.data && p.data.some(t => t.type === 'heatmap'))",
+]
+# settled: the sent page's address and title, the follow panel, and the sent page's content drawn
 SETTLED = ("location.pathname.endsWith('/' + arg[0]) && location.search.includes(arg[1]) && "
            "document.querySelector('h1').innerText.startsWith(arg[2]) && "
-           "document.body.innerText.includes('Following class') && " + APP_IDLE)
+           "document.body.innerText.includes('Following class') && eval(arg[4])")
 # in each student's page: the first moment (Date.now()) the page shows send n settled, kept in the page
 WATCH = f"""arg => {{ window.attnSettled = window.attnSettled || {{}};
   const n = arg[3]; const check = () => {{ try {{ return {SETTLED}; }} catch (e) {{ return false; }} }};
@@ -53,7 +70,7 @@ def test_three_students_follow_three_sends_each_settled_within_the_budget(class_
         send.wait_for(timeout=PAGE_BUDGET * 1000)
         wait_for(teacher, APP_IDLE, "the teacher's page drawn", PAGE_BUDGET)
         for student in students:
-            student.evaluate(WATCH, [where, query, title, n])
+            student.evaluate(WATCH, [where, query, title, n, CONTENT[n]])
         sent_at = teacher.evaluate("Date.now()")
         send.click()
         times = []

@@ -64,7 +64,21 @@ def test_the_class_alignment_beside_the_model_and_the_gold():
     fig = class_alignment(links, 2, np.eye(2), {(0, 0), (1, 1)}, np.eye(2), ["a", "b"], ["x", "y"])
     heatmaps = [t for t in fig.data if t.type == "heatmap"]
     assert len(heatmaps) == 3 and [list(r) for r in heatmaps[0].text] == [["2", "0"], ["1", "1"]]
-    assert np.allclose(heatmaps[0].z, [[1, 0], [0.5, 0.5]])  # coloured by share of the class
+    assert np.allclose(heatmaps[0].z, [[2, 0], [1, 1]]) and fig.layout.coloraxis.cmax == 2  # a count of students
+    # each panel its own legend: a count, α, the gold's categories, each colour bar under its panel
+    axes = [fig.layout[h.coloraxis] for h in heatmaps]
+    assert len({h.coloraxis for h in heatmaps}) == 3
+    assert [a.colorbar.title.text for a in axes] == ["students who linked", "α", "gold link"]
+    assert list(axes[2].colorbar.ticktext) == ["none", "possible", "sure"]
+    for h, a in zip(heatmaps, axes):
+        left, right = fig.layout[h.xaxis.replace("x", "xaxis")].domain
+        assert left <= a.colorbar.x <= right
+
+
+def test_the_class_alignment_before_reveal_shows_the_class_only():
+    fig = class_alignment(np.array([[2, 0], [1, 1]]), 2, None, set(), None, ["a", "b"], ["x", "y"])
+    assert [t.type for t in fig.data] == ["heatmap"]
+    assert not any("gold" in str(a.text) or "model" in str(a.text) for a in fig.layout.annotations)
 
 
 def test_the_class_figures_are_valid_plotly():

@@ -130,11 +130,14 @@ def test_the_teachers_summary_counts_the_class(store):
     at = open_exercise(ex="which", seed="5", **{"class": code})
     sign_in(at)
     assert not at.exception
-    assert metric(at, "Students who answered") == "3" and metric(at, "Right").startswith("1 ")
+    # a projector's page before Reveal: who answered, nothing of which answer is right
+    assert metric(at, "Students who answered") == "3" and "Right" not in [m.label for m in at.metric]
     assert f"Class {code}: the answers, live" in [h.value for h in at.subheader]
-    assert "Most common mistake" in texts(at)
+    assert "Most common mistake" not in texts(at) and "it is " not in texts(at)
     at.button(key="ex_reveal").click().run()
     assert store.follow(code).revealed == "which:5"
+    assert metric(at, "Right").startswith("1 ") and "Most common mistake" in texts(at)
+    assert "You did not answer" not in texts(at)  # the teacher's page says the class sees the solution
 
 
 def test_a_student_cannot_act_as_the_teacher_whatever_the_link(store):
@@ -192,6 +195,7 @@ def test_the_teacher_opens_a_class_and_a_follower_gets_the_page(store):
     follow_board().changed(code)  # another process's change, seen at the board's next read: now, here
     student.run()
     assert "The teacher revealed the answer." in texts(student) and "The worked answer" in [e.label for e in student.expander]
+    assert "You did not answer this exercise" in texts(student)  # no score for an answer never given
     student.session_state["ex_step_guess"] = "typed before the send"  # a page's value the send must not carry
     store.send(KEY, code, "step-through", {"text": "1 2 3 4 5", "model": "rnnsearch", "step": "3"})
     follow_board().changed(code)
@@ -227,11 +231,14 @@ def test_the_teachers_alignment_summary_draws_the_class_beside_the_model(store):
         assert "Counted in class" in texts(at)
     teacher = open_exercise(ex="align", seed=str(seed), **{"class": code})
     sign_in(teacher)
-    assert metric(teacher, "Students who answered") == "3" and metric(teacher, "Right").startswith("2 ")
-    z = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"][0]["z"]
     from helpers.apptest import array
-    shares = array(z)
-    assert shares[0, 0] == 1.0 and shares[3, 4] == pytest.approx(2 / 3) and shares[1, 0] == 0.0
+    before = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"]
+    assert [t["type"] for t in before] == ["heatmap"]  # before Reveal: the class's links, no model, no gold
+    assert "Your AER against the gold" not in [m.label for m in teacher.metric]
+    teacher.button(key="ex_reveal").click().run()
+    assert metric(teacher, "Students who answered") == "3" and metric(teacher, "Right").startswith("2 ")
+    counts = array(json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"][0]["z"])
+    assert counts[0, 0] == 3 and counts[3, 4] == 2 and counts[1, 0] == 0  # students who linked each pair
     panels = json.loads(teacher.get_by_key("ex_class_marks").proto.spec)["data"]
     assert [t["type"] for t in panels if t["type"] == "heatmap"] == ["heatmap"] * 3  # the class, the model, the gold
     assert "Most common mistake" in texts(teacher)
@@ -274,6 +281,7 @@ def test_a_wrong_answer_then_the_revealed_one_counts_wrong(store):
     assert (s.students, s.correct, s.retries, s.fixed) == (1, 0, 1, 1)
     teacher = open_exercise(ex="which", seed=str(seed), **{"class": code})
     sign_in(teacher)
+    teacher.button(key="ex_reveal").click().run()
     assert metric(teacher, "Right").startswith("0 ") and metric(teacher, "Retries (not counted)") == "1"
 
 

@@ -48,6 +48,8 @@ SIGNED_OUT = "class_signed_out"      # Sign out pressed: clear the cookie on the
 TEACHER_SESSION = "class_teacher_session"  # the teacher session this tab started for its cookie (ended by Sign out)
 MEMBER = "class_member"              # [class, nickname] once this tab is on the class's roster
 REFUSED = "class_join_refused"       # [class, reason] when the class did not take this tab
+CHARTS_READY = "class_charts_ready"  # the follow panel drew its chart warm-up (the browser loaded the chart library)
+REMOVALS_SEEN = "class_removals_seen"  # [[class, removals], removed?]: the last look at the class's removals
 
 
 def _cookie(name: str) -> str | None:
@@ -457,6 +459,15 @@ def counts_line(code: str) -> str | None:
             + (" · locked" if n.locked else ""))
 
 
+@st.fragment(run_every=2.0)
+def live_counts(code: str) -> None:
+    """:func:`counts_line`, read again every 2 s: the sidebar and the pages' live summaries (which
+    call this too) show the same store counts, as fresh as each other."""
+    line = counts_line(code)
+    if line:
+        st.markdown(line)
+
+
 def _lock(code: str) -> None:
     try:
         class_store().lock(teacher_key(), code, bool(st.session_state.get("class_locked")))
@@ -464,21 +475,32 @@ def _lock(code: str) -> None:
         st.session_state["class_error"] = str(e)
 
 
-def _remove(code: str, names: list) -> None:
+UNDO_S = 60.0  # how long a removal offers its *Undo*
+
+
+def _remove(code: str, name: str) -> None:
     try:
-        gone = [n for n in names if class_store().remove(teacher_key(), code, n)]
-        st.session_state["class_removed"] = gone
+        if class_store().remove(teacher_key(), code, name):
+            st.session_state["class_removed"] = [name, time.time()]
+    except (StoreUnavailable, NotTeacher) as e:
+        st.session_state["class_error"] = str(e)
+
+
+def _readmit(code: str, name: str) -> None:
+    try:
+        class_store().readmit(teacher_key(), code, name)
+        st.session_state.pop("class_removed", None)
     except (StoreUnavailable, NotTeacher) as e:
         st.session_state["class_error"] = str(e)
 
 
 def roster_panel(code: str) -> None:
     """The roster: joined / answered / counted, *Lock the class* (no new students; a late one is
-    told so) and the students, by join time and nickname, to remove (their answers leave the
-    summary, and their id cannot join again)."""
-    line = counts_line(code)
-    if line:
-        st.markdown(line)
+    told so) and the students, by join time and nickname, each with a *Remove* button of its own
+    (nothing selected that could carry over to the next row); the last removal offers *Undo* for
+    ``UNDO_S``. A removed student's answers leave the summary, their tab is told at once and
+    stops following, and their id cannot join again until put back."""
+    live_counts(code)
     try:
         st.session_state["class_locked"] = class_store().locked(code)
         students = class_store().roster_of(teacher_key(), code)
@@ -486,17 +508,30 @@ def roster_panel(code: str) -> None:
         return
     st.toggle("Lock the class", key="class_locked", on_change=_lock, args=(code,),
               help="No new student can join (they are told the class is locked); those in it go on.")
-    with st.popover(f"Students ({len(students)})", icon=":material/group:"):
-        rows = [{"nickname": m.nickname, "joined": time.strftime("%H:%M:%S", time.localtime(m.joined_at)),
-                 "answers": m.answers} for m in students]
-        picked = st.dataframe(rows, hide_index=True, key="class_roster", on_select="rerun",
-                              selection_mode="multi-row")
-        chosen = [rows[i]["nickname"] for i in picked.selection.rows] if rows else []
-        st.button(f"Remove {len(chosen)} selected", key="class_remove", on_click=_remove, args=(code, chosen),
-                  disabled=not chosen, help="Their answers leave the summary; they cannot join this class again.")
-    removed = st.session_state.pop("class_removed", None)
-    if removed:
-        st.caption("Removed: " + ", ".join(removed) + ".")
+    removed = st.session_state.get("class_removed")
+    if removed and time.time() - removed[1] > UNDO_S:
+        st.session_state.pop("class_removed")
+        removed = None
+    with st.popover(f"Students ({len(students)})", icon=":material/group:", key="class_students"):
+        if not students:
+            st.caption("Nobody has joined yet.")
+        for n, m in enumerate(students):
+            row = st.container(horizontal=True, vertical_alignment="center", key=f"class_roster_row_{n}")
+            row.markdown(f"**{plain_name(m.nickname)}** · {time.strftime('%H:%M', time.localtime(m.joined_at))} · "
+                         f"{m.answers} answer{'s' if m.answers != 1 else ''}")
+            row.button(f"Remove {m.nickname}", key=f"class_remove_{m.nickname}", on_click=_remove,
+                       args=(code, m.nickname), type="tertiary", icon=":material/person_remove:",
+                       help="Their answers leave the summary; they are told at once and cannot join again "
+                            "(Undo puts them back).")
+        if removed:
+            st.caption(f"Removed {plain_name(removed[0])}: their answers left the summary.")
+            st.button(f"Undo: put {removed[0]} back", key="class_undo_remove", on_click=_readmit,
+                      args=(code, removed[0]), icon=":material/undo:")
+
+
+def plain_name(nickname: str) -> str:
+    """A nickname (the store's, two words of letters) as Markdown shows it, never as markup."""
+    return escape(nickname).replace("*", "").replace("_", "")
 
 
 def _follow(pages: dict, code: str, current: str) -> None:
@@ -516,6 +551,12 @@ def _follow(pages: dict, code: str, current: str) -> None:
     if state is None or not state.open:
         st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
         return
+    if _removed_from(code, state):  # still listening: an Undo of the teacher's puts the tab back
+        st.warning(f"The teacher removed you from class {code}: the teacher's pages no longer open here, and your "
+                   "answers are not counted.", icon=":material/block:")
+        st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:")
+        _listener(code, pages, state.version, None, stay=True)
+        return
     if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] and state.page in pages:
         _open_sent(pages[state.page], code, state)
     if st.session_state.get(REVEALED) != state.revealed:  # taken before the page draws: it shows on this run
@@ -526,6 +567,37 @@ def _follow(pages: dict, code: str, current: str) -> None:
               help="The teacher's page opens by itself; this looks at once.")
     shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
     _listener(code, pages, state.version, link_of(code, state) if shown else None)
+    if not st.session_state.get(CHARTS_READY):  # once per session, the panel's last element: see _warm_charts
+        st.session_state[CHARTS_READY] = True
+        _warm_charts()
+
+
+def _warm_charts() -> None:
+    """An empty, 8 px chart in the follow panel, drawn on the tab's first following run only: the
+    browser fetches and starts its chart library (Plotly, loaded on a page's first chart, several
+    seconds of a busy phone's or host's CPU) while the student waits for the teacher, not when the
+    first sent page with a chart arrives (tests/test_browser_follow.py times the sent page's
+    chart drawn)."""
+    from viz.fast_figure import placeholder
+    st.plotly_chart(placeholder("", height=8), config={"displayModeBar": False, "staticPlot": True},
+                    key="class_charts_warm")
+
+
+def _removed_from(code: str, state) -> bool:
+    """Did the teacher remove this tab's student from the class? Asked of the store only when the
+    class's count of removals changed since this tab last asked (never while nobody was removed):
+    a removal, or its undo, moves the class's follow version, so every tab's listener reruns it."""
+    seen = st.session_state.get(REMOVALS_SEEN)
+    if seen is not None and seen[0] == [code, state.removals]:
+        return seen[1]
+    gone = False
+    if state.removals and nickname():
+        try:
+            gone = class_store().member(code, session_id()) is None
+        except StoreUnavailable:
+            gone = bool(seen and seen[1])
+    st.session_state[REMOVALS_SEEN] = [[code, state.removals], gone]
+    return gone
 
 
 def _open_sent(page, code: str, state) -> None:
@@ -562,7 +634,7 @@ def _apply_sent(state) -> None:
         del st.session_state[name]
 
 
-def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
+def _listener(code: str, pages: dict, version: int, sent: str | None, stay: bool = False) -> None:
     """The page's wait for the class's next change: an HTTP request the server answers when the
     version is no longer ``version`` (``server/follow.py``). The answer names the teacher's page
     (its link): a page other than this one opens inside the session as the browser's Back
@@ -577,12 +649,13 @@ def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
     from the element's ``data-`` attributes, which each rerun updates. With ``sent`` (the
     teacher's page's link, ``server.follow.sent_link``, shown now) it also puts that link in the
     address bar: Streamlit's front end keeps the old address after a page switch the server made, and a
-    reload must show the teacher's page."""
+    reload must show the teacher's page. With ``stay`` (a removed student's tab) no sent page
+    opens: every change clicks *Look again*."""
     base = _base_path(pages)
     url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': version})}"
     here = f"{base}/{sent}" if sent else ""
     st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(version)}"
- data-here="{escape(here)}" data-base="{escape(base)}"></div><script>(() => {{
+ data-here="{escape(here)}" data-base="{escape(base)}" data-stay="{int(stay)}"></div><script>(() => {{
   if (window.attnFollowing) return;
   window.attnFollowing = true;
   const sleep = ms => new Promise(done => setTimeout(done, ms));
@@ -600,7 +673,7 @@ def _listener(code: str, pages: dict, version: int, sent: str | None) -> None:
         if (r.ok) {{
           const s = await r.json();
           if (s.version !== Number(d.dataset.version) || !s.open) {{
-            const sent = s.open && s.link ? d.dataset.base + '/' + s.link : '';
+            const sent = s.open && s.link && d.dataset.stay !== '1' ? d.dataset.base + '/' + s.link : '';
             if (sent && location.pathname + location.search !== sent) {{
               history.replaceState(history.state, '', sent);
               window.dispatchEvent(new PopStateEvent('popstate', {{state: history.state}}));
@@ -645,8 +718,21 @@ def _js_string(text: str) -> str:
 
 
 def revealed_to_class(exercise: str) -> bool:
-    return bool(joined_class()) and st.session_state.get(REVEALED) == exercise
+    """Has the teacher revealed ``exercise`` to the joined class? A follower knows from its follow
+    panel (taken before the page draws); the teacher's own page, which follows nobody, asks the
+    process's follow board (a dictionary read), so that the projected page shows the solution
+    from *Reveal* on, and not before."""
+    code = joined_class()
+    if not code:
+        return False
+    if teacher_key():
+        try:
+            state = follow_board().state(code)
+        except StoreUnavailable:
+            return False
+        return state is not None and state.revealed == exercise
+    return st.session_state.get(REVEALED) == exercise
 
 
 __all__ = ["class_sidebar", "record_answer", "joined_class", "teacher_key", "signed_in_teacher", "session_id",
-           "revealed_to_class", "nickname", "counts_line", "roster_panel", "store_notice"]
+           "revealed_to_class", "nickname", "counts_line", "live_counts", "roster_panel", "store_notice"]

@@ -10,6 +10,7 @@ from collections import Counter
 
 import numpy as np
 
+from server.answers import choice_label
 from teaching.exercises import KINDS
 
 LESSON_ID = re.compile(r"lesson:(\d+)-([a-z0-9-]+)")
@@ -59,8 +60,7 @@ def labels_by_verdict(firsts: list) -> tuple[set[str], set[str]]:
     """The labels of the first answers that were right, and of those that were wrong."""
     right, wrong = set(), set()
     for a in firsts:
-        label = str((a.answer if isinstance(a.answer, dict) else {}).get("label", "?"))
-        (right if a.correct else wrong).add(label)
+        (right if a.correct else wrong).add(choice_label(a.answer if isinstance(a.answer, dict) else {}))
     return right, wrong
 
 

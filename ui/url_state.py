@@ -56,3 +56,30 @@ def names_param(name: str, known, most: int) -> list[str]:
     if left:
         st.warning(f"The link's `{name}` names {len(given)} item(s): {'; '.join(left)}.", icon=":material/link_off:")
     return chosen[:most]
+
+
+LINKED = "url_state_linked"  # widget key -> the runs left in which its link value is set again
+RESENT_RUNS = 8  # a click during the page's first runs (a slow first run, a sign-in) sends a few reruns
+
+
+def from_link(key: str, read) -> None:
+    """The one rule for a widget whose first value comes from the page's link: ``read()``'s value
+    is put in the widget's session state before the widget is drawn, and the widget takes no
+    default of its own. Following the teacher opens a sent link inside the session and drops the
+    page's state (``ui/class_session.py``); a value set through the session state then reaches
+    the browser's widget too, where a default would not (the browser would go on showing the old
+    value, and send it back with the next click).
+
+    The browser takes the value only from the run that set it: when a click interrupts that
+    run before the browser drew the widget (a click during a slow first run, as a teacher
+    signing in at once), the next run draws it without the value, the browser shows its empty
+    default, and sends that back. So the value (the link's, or what the widget holds since) is
+    set again through the session state in the next ``RESENT_RUNS`` runs; a None (what a required
+    selector sends back when it showed nothing) is taken from the link again."""
+    left = st.session_state.setdefault(LINKED, {})
+    if key not in st.session_state or st.session_state[key] is None:
+        st.session_state[key] = read()
+        left[key] = RESENT_RUNS
+    elif left.get(key, 0) > 0:
+        st.session_state[key] = st.session_state[key]  # the same value, marked to be set in the browser
+        left[key] -= 1

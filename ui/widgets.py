@@ -6,7 +6,7 @@ import streamlit as st
 
 from model.search import MAX_BEAM
 from ui.examples import DEFAULT_SENTENCE, EXAMPLES
-from ui.url_state import query_param
+from ui.url_state import from_link, query_param
 
 MAX_INPUT_CHARS = 1000  # the text box's limit; the model further cuts at MAX_SOURCE_TOKENS pieces
 SENTENCE = "sentence"  # session key: the current sentence, carried from page to page
@@ -16,12 +16,14 @@ def sentence_input(key: str) -> str:
     """Example picker and English text box. The first value comes from the URL (``?text=``),
     else from the sentence on the last page visited; returns the text as typed."""
     text_key = f"{key}_text"
-    if text_key not in st.session_state:
+
+    def first_text() -> str:
         initial = query_param("text") or st.session_state.get(SENTENCE) or DEFAULT_SENTENCE
         if len(initial) > MAX_INPUT_CHARS:
             st.session_state[f"{key}_clipped"] = len(initial)
             initial = initial[:MAX_INPUT_CHARS]
-        st.session_state[text_key] = initial
+        return initial
+    from_link(text_key, first_text)  # the rule every page's linked widgets follow (ui/url_state.py)
 
     def pick_example():
         choice = st.session_state.get(f"{key}_example")

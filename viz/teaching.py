@@ -462,39 +462,97 @@ def given_numbers(given: dict[str, list[float]], right: dict[str, float], tolera
         yaxis=dict(title=dict(text="value given"), gridcolor="#ddd", zerolinecolor="#888")))
 
 
-def class_alignment(links: np.ndarray, students: int, word_weights: np.ndarray, model_links: set, gold: np.ndarray,
-                    english: list[str], french: list[str]) -> go.Figure:
-    """The room's alignment beside the model's and the gold, French rows by English columns:
-    ``links[k, i]``, how many students linked French word k to English word i (written in the
-    cell, coloured by share of the class); the model's α with its links (each French word to its
-    most-attended English word) as squares; and the gold (1 sure, 0.5 possible). The model's
-    links are also framed on the class's panel: where the room disagreed with the model shows
-    at a glance."""
+CLASS_SCALE = [[0, "#FFFFFF"], [1, "#0072B2"]]   # white to Okabe–Ito blue: how many students, a count
+GOLD_SCALE = [[0, "#FFFFFF"], [0.5, "#9AD3BC"], [1, "#009E73"]]  # none, possible, sure: three steps of green
+PROJECTED = FONT_SIZE + 2  # word labels read from the back of a room
+PROJECTED_PLOT_PX = 1000   # a panel's plot width the labels are fitted to: a 1400 px projector's main column
+CELL_PX, LEGEND_PX, TITLE_PX = 44, 78, 34
+
+
+def _word_angle(words: list[str], share: float) -> int:
+    """The tick angle at which ``words`` fit a panel of ``share`` of PROJECTED_PLOT_PX: level where
+    they fit, slanted, else upright-turned (a long sentence)."""
+    from viz.narrow import step_px
+    for angle in (0, -45, -90):
+        if len(words) * step_px(words, PROJECTED, angle) <= share * PROJECTED_PLOT_PX:
+            return angle
+    return -90
+
+
+def _legend(title: str, scale, cmax: float, x: float, length: float, y: float, **ticks) -> dict:
+    """A panel's own colour bar, horizontal, centred under it."""
+    return dict(colorscale=scale, cmin=0, cmax=cmax, colorbar=dict(
+        title=dict(text=title, side="top", font=dict(size=PROJECTED - 2, color="#111111")), orientation="h", x=x,
+        xanchor="center", len=length, y=y, yanchor="top", thickness=14, tickfont=dict(size=PROJECTED - 4,
+                                                                                      color="#111111"), **ticks))
+
+
+def class_alignment(links: np.ndarray, students: int, word_weights: np.ndarray | None, model_links: set,
+                    gold: np.ndarray | None, english: list[str], french: list[str]) -> go.Figure:
+    """The room's alignment, French rows by English columns: ``links[k, i]``, how many students
+    linked French word k to English word i (written in the cell), across the figure; under it, once
+    the answer is revealed (``word_weights`` and ``gold`` given), the model's α with its links (each
+    French word to its most-attended English word, also framed on the class's panel) beside the
+    gold (sure, possible). Each panel has its own legend under it, as each means something else: a
+    count of students, a weight α, a gold category. Word labels large and dark, level where they
+    fit a 1400 px projector's column, slanted or turned only for a long sentence."""
     links = np.asarray(links, dtype=float)
-    panels = {f"the class ({students} student{'s' if students != 1 else ''})": links / max(1, students),
-              "the model's α and links": np.asarray(word_weights, dtype=float), "the gold (sure 1, possible ½)": gold}
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=list(panels))
+    revealed = word_weights is not None and gold is not None
     S, T = len(english), len(french)
-    for c, (name, z) in enumerate(panels.items(), start=1):
-        count = c == 1
-        fig.add_trace(go.Heatmap(z=z, x=list(range(S)), y=list(range(T)), coloraxis="coloraxis", xgap=1, ygap=1,
-                                 text=links.astype(int).astype(str).tolist() if count else None,
-                                 texttemplate="%{text}" if count else None, name=name,
-                                 hovertemplate=(f"{escape(name)}: %{{text}} linked<extra></extra>" if count else
-                                                f"{escape(name)}: %{{z:.2f}}<extra></extra>")), 1, c)
+    titles = [f"the class ({students} student{'s' if students != 1 else ''})"]
+    if revealed:
+        titles += ["the model's α and links", "the gold"]
+        fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], horizontal_spacing=0.08,
+                            subplot_titles=titles)
+    else:
+        fig = make_subplots(rows=1, cols=1, subplot_titles=titles)
+    top_angle = _word_angle(english, 1.0)
+    low_angle = _word_angle(english, 0.46)
+    ticks = {a: (PROJECTED + 8 if a == 0 else int(max(len(w) for w in english) * 0.62 * PROJECTED
+                                                  * (0.75 if a == -45 else 1.0)) + 12) for a in (top_angle, low_angle)}
+    rows_px = CELL_PX * T
+    # heights in px, top to bottom: titles and labels, the class, its legend, titles and labels, model | gold,
+    # their legends, the model's-link key
+    gap = LEGEND_PX + TITLE_PX + ticks[low_angle] if revealed else 0
+    plot = rows_px + (gap + rows_px if revealed else 0)
+    top, bottom = TITLE_PX + ticks[top_angle], LEGEND_PX + (40 if revealed else 0)
+    y_class = (1 - rows_px / plot, 1.0)
+    y_low = (0.0, rows_px / plot)
+    panels = [(1, 1, links, y_class, top_angle, 1.0, _legend(
+        "students who linked", CLASS_SCALE, max(1, students), 0.5, 0.6, y_class[0] - 8 / plot,
+        tickmode="linear", dtick=max(1, int(np.ceil(max(1, students) / 5)))))]
+    if revealed:
+        panels += [(2, 1, np.asarray(word_weights, dtype=float), y_low, low_angle, 0.46, None),
+                   (2, 2, np.asarray(gold, dtype=float), y_low, low_angle, 0.46, None)]
+    for n, (r, c, z, y_domain, angle, _, legend) in enumerate(panels, start=1):
+        axis = "coloraxis" if n == 1 else f"coloraxis{n}"
+        fig.add_trace(go.Heatmap(z=z, x=list(range(S)), y=list(range(T)), coloraxis=axis, xgap=2, ygap=2,
+                                 name=titles[n - 1], text=links.astype(int).astype(str).tolist() if n == 1 else None,
+                                 texttemplate="%{text}" if n == 1 else None, textfont=dict(size=PROJECTED),
+                                 hovertemplate=(f"{escape(titles[0])}: %{{text}} linked<extra></extra>" if n == 1 else
+                                                f"{escape(titles[n - 1])}: %{{z:.2f}}<extra></extra>")), r, c)
         fig.update_xaxes(side="top", tickmode="array", tickvals=list(range(S)), ticktext=[escape(w) for w in english],
-                         tickangle=-90, showgrid=False, row=1, col=c)
-        if c < 3:
+                         tickangle=angle, tickfont=dict(size=PROJECTED, color="#111111"), showgrid=False, row=r, col=c)
+        fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(T)), domain=list(y_domain),
+                         ticktext=[escape(w) for w in french], tickfont=dict(size=PROJECTED, color="#111111"),
+                         showticklabels=c == 1, showgrid=False, row=r, col=c)
+        if legend is None:
+            left, right = fig.get_subplot(r, c).xaxis.domain
+            legend = _legend("α" if n == 2 else "gold link", ALPHA_SCALE if n == 2 else GOLD_SCALE, 1,
+                             (left + right) / 2, right - left, -8 / plot,
+                             **({} if n == 2 else dict(tickmode="array", tickvals=[0, 0.5, 1],
+                                                       ticktext=["none", "possible", "sure"])))
+        fig.update_layout({axis: legend})
+        if n < 3 and revealed:
             fig.add_trace(go.Scatter(x=[i for i, _ in sorted(model_links)], y=[k for _, k in sorted(model_links)],
-                                     mode="markers", name="the model's link", showlegend=c == 2,
-                                     marker=dict(symbol="square-open", size=18, color=HIGHLIGHT, line=dict(width=2)),
-                                     hoverinfo="skip"), 1, c)
-    fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=list(range(T)),
-                     ticktext=[escape(w) for w in french], showgrid=False, row=1, col=1)
-    ticks = int(0.62 * (FONT_SIZE - 2) * max(map(len, english), default=1)) + 10
-    fig.for_each_annotation(lambda a: a.update(yshift=ticks + 4))  # the titles above the turned labels
-    fig.update_layout(coloraxis=dict(cmin=0, cmax=1, colorscale=ALPHA_SCALE, colorbar=dict(title=dict(text="share"),
-                                                                                             thickness=12)),
-                      legend=dict(orientation="h", y=-0.05, x=0), **_small_layout(int(max(320, 34 * T + ticks + 90))))
-    fig.update_layout(margin=dict(t=ticks + 50, b=40))
+                                     mode="markers", name="the model's link", showlegend=n == 2,
+                                     marker=dict(symbol="square-open", size=22, color=HIGHLIGHT, line=dict(width=3)),
+                                     hoverinfo="skip"), r, c)
+    for n, title in enumerate(fig.layout.annotations):  # each panel's title above its word labels
+        y_top = y_class[1] if n == 0 else y_low[1]
+        title.update(y=y_top, yshift=ticks[top_angle if n == 0 else low_angle] + 4,
+                     font=dict(size=PROJECTED, color="#111111"))
+    fig.update_layout(legend=dict(orientation="h", y=-(LEGEND_PX + 4) / plot, yanchor="top", x=0.5, xanchor="center",
+                                  font=dict(size=PROJECTED - 2)), **_small_layout(int(top + plot + bottom)))
+    fig.update_layout(margin=dict(t=top, b=bottom, l=10, r=10))
     return fig
