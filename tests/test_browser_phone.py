@@ -5,7 +5,8 @@ On lesson stops 1 (the heatmap), 7 (Luong's scores, their weights written on the
 (local-p, a 37-piece sentence) and on *Attention or attribution?* (four panels side by side,
 each titled), no two tick labels' boxes overlap, no bar number runs into another, and no panel
 title touches a label; the page itself stays 390 px wide (a wide figure scrolls inside its
-own box). At stop 11 the question keeps its place when the check shows the heatmap. The
+own box, and a line under every figure the screen cuts says that it scrolls). At stop 11 the
+question keeps its place when the check shows the heatmap. The
 sidebar's icons are Material Symbols glyphs (no emoji font needed). Screenshots go to
 ``test-output/phone/``.
 """
@@ -53,7 +54,11 @@ OVERLAPS = """(() => {
     pairs(ticks, ticks, true); pairs(numbers, numbers, true); pairs(titles, ticks, false); pairs(titles, titles, true);
   }
   const bars = [...document.querySelectorAll('.js-plotly-plot .modebar-container')];
-  return {labels, overlaps: found.slice(0, 10), count: found.length,
+  // a figure cut by the screen (its box scrolls) and the lines that say so, as the person sees them
+  const cut = [...document.querySelectorAll('[class*="st-key-fitw"]')].filter(b => b.scrollWidth > b.clientWidth + 1);
+  const hints = [...document.querySelectorAll('.fig-scroll-hint')].filter(h => h.checkVisibility());
+  return {labels, overlaps: found.slice(0, 10), count: found.length, cut: cut.length, hints: hints.length,
+          hint: hints.length ? hints[0].innerText : '',
           toolbars: bars.filter(b => getComputedStyle(b).display !== 'none').length,
           width: document.documentElement.scrollWidth, viewport: window.innerWidth};
 })()"""
@@ -72,6 +77,7 @@ def measured(page, name: str, charts: int = 1) -> dict:
     assert found["count"] == 0, (name, found)
     assert found["width"] <= found["viewport"], (name, found)  # the page does not scroll sideways
     assert found["toolbars"] == 0, (name, found)  # no Plotly toolbar over a figure on a phone
+    assert found["hints"] >= found["cut"], (name, found)  # a figure cut by the screen says it scrolls
     return found
 
 
@@ -98,7 +104,9 @@ def test_no_label_overlaps_at_390_px(shipped_server):
     with headless_chromium(chromium, 390, 844) as page:
         for stop in (1, 7, 8):
             open_stop(page, url, stop)
-            measured(page, f"lesson-stop-{stop}")
+            found = measured(page, f"lesson-stop-{stop}")
+            if stop == 8:  # local-p's 37 pieces: wider than a phone, and the page says so under it
+                assert found["cut"] >= 1 and "sideways" in found["hint"], found
         page.goto(f"{url}/attribution?text={quote(SENTENCE)}", wait_until="domcontentloaded", timeout=120_000)
         wait_for(page, APP_IDLE + " && document.body.innerText.includes('Attention beside attribution')",
                  "the attribution page", 180)

@@ -15,6 +15,9 @@ from server import settings
 FIT_STEP = 100    # px: the widths a figure may ask for come in these steps (one CSS rule each)
 FIT_MAX = 6000   # px: the widest such width
 NARROW = 640     # px: a screen this narrow or narrower draws no Plotly toolbar over the figures
+SCROLL_HINT_PAD = 48  # px: the page's side padding on a narrow screen (2 x 1.5 rem), so a figure of
+                      # width W is cut where the viewport is under W + this
+SCROLL_HINT = "↔ This figure is wider than the screen: swipe or scroll it sideways to see all of it."
 
 
 FIGURES_KEPT = 256     # figures a process keeps for every tab; the least recently drawn go first
@@ -116,7 +119,12 @@ def narrow_screen_css() -> str:
     cover the figure's top, is hidden (the export popover and the chart's own taps still work).
     And :data:`ACCESSIBLE_CSS` (docs/accessibility.md)."""
     rules = "".join(f'[class*="st-key-fitw{w}_"]>div{{min-width:{w}px}}' for w in range(FIT_STEP, FIT_MAX + 1, FIT_STEP))
+    # the line under such a figure that says it scrolls, shown only where the page is narrower
+    # than the figure (the viewport less the page's side padding, SCROLL_HINT_PAD)
+    hints = "".join(f"@media (max-width:{w + SCROLL_HINT_PAD}px){{.fig-scroll-hint.fsh{w}{{display:block}}}}"
+                    for w in range(FIT_STEP, FIT_MAX + 1, FIT_STEP))
     return _Html(f'<style>[class*="st-key-fitw"]{{overflow-x:auto;overflow-y:hidden}}{rules}'
+                 f".fig-scroll-hint{{display:none;font-size:0.875rem;margin:0 0 .25rem 0}}{hints}"
                  f"@media (max-width:{NARROW}px){{.js-plotly-plot .modebar-container{{display:none!important}}}}"
                  f"{ACCESSIBLE_CSS}</style>")
 
@@ -169,13 +177,16 @@ def chart(fig, filename: str, key: str, where=None, more_config: dict | None = N
     described = describe(fig, alt)
     place = where or st
     need = min_width(fig)
-    box = place
+    box, hint = place, ""
     if need > 360:  # wider than a phone's page: a box of that width that scrolls, where the page is narrower
         width = min(FIT_MAX, -(-need // FIT_STEP) * FIT_STEP)
         box = place.container(key=f"fitw{width}_{key}")
+        # said in words, in the element already drawn under the chart (no element more): a
+        # phone shows part of the figure, and a question about the rest must not look unanswerable
+        hint = f'<p class="fig-scroll-hint fsh{width}">{SCROLL_HINT}</p>'
     box.plotly_chart(fig, key=key, config={**plotly_config(filename), **(more_config or {})},
                      alt=described.summary, **options)
-    place.html(_Html(alternative_html(described)))
+    place.html(_Html(hint + alternative_html(described)))
 
 
 def chart_with_export(fig, filename: str, key: str, where=None, **options) -> None:
