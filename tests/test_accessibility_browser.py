@@ -145,15 +145,22 @@ def test_a_class_passes_axe_for_the_student_and_the_teacher(class_server, axe):
         if left := violations(axe, student, f"student answered at {width}px"):
             failures[f"student answered {width}"] = left
         student.context.close()
-    wait_for(teacher, "[...document.querySelectorAll('.js-plotly-plot')].some(p => p.data && "
-                      "p.data.filter(t => t.type === 'heatmap').length === 3)", "the class's alignment", 90)
-    settle(teacher, "the teacher's view")
-    for width in (1400, 390):
-        teacher.set_viewport_size({"width": width, "height": 1200})
-        settle(teacher, "the teacher's view")
-        if left := violations(axe, teacher, f"teacher's class view at {width}px"):
-            failures[f"teacher {width}"] = left
-    check_figures(teacher, "the teacher's class view")
+    # the projected view: the class's links alone before Reveal, beside the model's and the gold after
+    for moment, heatmaps in (("before Reveal", 1), ("after Reveal", 3)):
+        if heatmaps == 3:
+            teacher.set_viewport_size({"width": 1400, "height": 1200})
+            teacher.get_by_role("button", name="Reveal the answer to the class").click()
+        wait_for(teacher, "[...document.querySelectorAll('.js-plotly-plot')].some(p => p.data && "
+                          "p.data.filter(t => t.type === 'heatmap').length === arg)", f"the class's alignment {moment}",
+                 90, arg=heatmaps)
+        for width in (1400, 390):
+            teacher.set_viewport_size({"width": width, "height": 1200})
+            settle(teacher, f"the teacher's view {moment}")
+            if left := violations(axe, teacher, f"teacher's class view {moment} at {width}px"):
+                failures[f"teacher {moment} {width}"] = left
+        teacher.set_viewport_size({"width": 1400, "height": 1200})
+        settle(teacher, f"the teacher's view {moment}")
+        check_figures(teacher, f"the teacher's class view {moment}")
     assert not failures, json.dumps({k: [(v["id"], len(v["nodes"]), v["nodes"][0]) for v in vs]
                                      for k, vs in failures.items()}, indent=1)[:6000]
 
