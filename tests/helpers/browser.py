@@ -128,14 +128,29 @@ def wait_for(page: Page, expression: str, what: str, timeout: float = PAGE_BUDGE
 
 def open_a_class(page: Page, key: str) -> str:
     """On a page with the class panel: sign in as the teacher with ``key`` and open a class;
-    returns the class's code, once the page shows it open."""
-    page.get_by_text("Class", exact=True).first.click()
-    page.get_by_role("button", name="I am the teacher").click()
+    returns the class's code, once the page shows it open.
+
+    The panel's expander and the *I am the teacher* popover open in the browser alone, but a
+    run still drawing the page (its first, or a link's) can draw them closed again after the
+    click: so each is opened until the key's box shows, within the page budget."""
+    teacher = page.get_by_role("button", name="I am the teacher")
     box = page.locator('input[type="password"][aria-label="Teacher key"]')
+    deadline = time.time() + PAGE_BUDGET
+    while not box.is_visible():
+        if time.time() > deadline:
+            raise TimeoutError(f"timed out after {PAGE_BUDGET} s waiting for the teacher key's box")
+        if teacher.is_visible():
+            teacher.click()
+        else:
+            page.get_by_text("Class", exact=True).first.click()
+        try:
+            box.wait_for(state="visible", timeout=10_000)
+        except PlaywrightTimeout:
+            pass
     box.fill(key)
     box.press("Enter")
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("button", name="Open a class").click()
+    page.get_by_role("button", name="Sign in").click(timeout=PAGE_BUDGET * 1000)
+    page.get_by_role("button", name="Open a class").click(timeout=PAGE_BUDGET * 1000)
     return wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
 
 
