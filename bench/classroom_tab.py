@@ -32,7 +32,7 @@ from server.identity import STUDENT_COOKIE  # noqa: E402
 from server.lecture import COOKIE as REPLICA_COOKIE  # noqa: E402
 
 VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, not show, something
-# a student's nickname in a class (server/class_store.py, drawn at random on joining) says who, not what
+# a student's nickname in a class (server/class_store/, drawn at random on joining) says who, not what
 # the page shows: two runs of one lesson draw different ones
 NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS) + r")(?: [0-9]+)?").encode())
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to

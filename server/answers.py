@@ -1,5 +1,5 @@
 """The stored-answer format: what an exercise's answer is stored as in the class store
-(``server/class_store.py`` keeps it as JSON, bounded in size), and how the stored answers
+(``server/class_store/`` keeps it as JSON, bounded in size), and how the stored answers
 are counted for the teacher: each student's first committed answer, the retries apart."""
 from __future__ import annotations
 

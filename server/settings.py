@@ -128,7 +128,7 @@ def teacher_key_problem() -> str | None:
 
 
 # PostgreSQL: how long one statement may wait before the class store refuses instead of hanging.
-# Set on every connection (server/class_store.py). An answer holds its class's row for a few
+# Set on every connection (server/class_store/). An answer holds its class's row for a few
 # milliseconds, so a second's wait for a lock means something is stuck: the student reads "busy,
 # try again" while the page stays usable. PostgreSQL's docs recommend the idle-in-transaction limit
 # for interactive services: a connection left in a transaction loses it, and its locks, after 10 s.

@@ -16,7 +16,7 @@ is ``server/answers.py``):
 - ``which``: **which mechanism drew this heatmap?** A real heatmap from one model of the
   zoo; the reveal names the model and the signs that tell it apart.
 
-No UI here: the page lays these out; the class store (``server/class_store.py``) keeps the answers.
+No UI here: the page lays these out; the class store (``server/class_store/``) keeps the answers.
 """
 from __future__ import annotations
 

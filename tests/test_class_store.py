@@ -1,4 +1,4 @@
-"""The class store (server/class_store.py) on SQLite and on a real, throwaway PostgreSQL
+"""The class store (server/class_store/) on SQLite and on a real, throwaway PostgreSQL
 cluster (conftest.postgres_url): answers from many threads at once, its bounds, expiry, the
 teacher's key, following the teacher, and a database that is down."""
 from __future__ import annotations
@@ -9,8 +9,9 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from server.class_store import (AnswerRefused, answers, ClassStore, MAX_ANSWER_BYTES, MAX_ATTEMPTS, new_session_id,
-                                NotTeacher, normalise_code, StoreUnavailable)
+from server.class_store import (AnswerRefused, ClassStore, MAX_ANSWER_BYTES, MAX_ATTEMPTS, new_session_id, NotTeacher,
+                                normalise_code, StoreUnavailable)
+from server.class_store.schema import answers
 
 KEY = "teacher-secret"
 
@@ -131,7 +132,7 @@ def test_answers_are_bounded(store):
 def test_the_roster_cap_holds_when_students_join_at_once(store_url, monkeypatch):
     """Sixteen students join at the same moment, through two stores on one database (two server
     processes), when the class has room for one more: exactly one joins, whatever the database."""
-    monkeypatch.setattr("server.class_store.MAX_STUDENTS", 5)
+    monkeypatch.setattr("server.class_store.roster.MAX_STUDENTS", 5)
     stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
     code = stores[0].open_class(KEY).code
     for n in range(4):

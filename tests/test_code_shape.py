@@ -200,13 +200,12 @@ def _imports(path) -> set[str]:
 
 
 PAGE_FILES = sorted(p.name for p in (ROOT / "app_pages").glob("*.py") if p.name != "__init__.py")
-UI_FILES = sorted(f"../ui/{p.name}" for p in (ROOT / "ui").glob("*.py") if p.name != "__init__.py")
+UI_FILES = sorted(f"../{p.relative_to(ROOT)}" for p in (ROOT / "ui").rglob("*.py") if p.name != "__init__.py")
 VIZ_FILES = sorted(p.name for p in (ROOT / "viz").glob("*.py"))
-SERVER_FILES = sorted(f"../server/{p.name}" for p in (ROOT / "server").glob("*.py") if p.name != "__init__.py")
+SERVER_FILES = sorted(f"../{p.relative_to(ROOT)}" for p in (ROOT / "server").rglob("*.py") if p.name != "__init__.py")
 
 
-SHARED_RESOURCES = {"../ui/zoo.py", "../server/limits.py", "emerge.py",  # the zoo, the server's limits, the toy vocabulary
-                    "../server/class_store.py"}  # the class store's engine and connection pool
+SHARED_RESOURCES = {"../ui/zoo.py", "../server/limits.py", "emerge.py"}  # the zoo, the server's limits, the toy vocabulary
 
 
 @pytest.mark.parametrize("page_file", PAGE_FILES + UI_FILES + SERVER_FILES + ["../navigation.py", "../app.py"])

@@ -19,8 +19,9 @@ import pytest
 import sqlalchemy as sa
 
 from conftest import _postgres_bin
-from server.class_store import (AnswerRefused, classes, ClassStore, MAX_ANSWER_DEPTH, new_session_id, NotTeacher,
-                                StoreBusy, StoreUnavailable)
+from server.class_store import (AnswerRefused, ClassStore, MAX_ANSWER_DEPTH, new_session_id, NotTeacher, StoreBusy,
+                                StoreUnavailable)
+from server.class_store.schema import classes
 
 KEY = "teacher-secret-key"
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ Everything here lives in the session's own state (``st.session_state``, server m
 teacher's key is typed into a password box and never enters the URL, so nothing a link
 carries (``?class=CODE`` only names a class) makes a session the teacher's. Every call that
 only the teacher may make also passes the key to the store, which checks it again
-(``server/class_store.py``). Two signed, HttpOnly cookies (``server/identity.py``) carry who
+(``server/class_store/``). Two signed, HttpOnly cookies (``server/identity.py``) carry who
 the browser is into a new session (a reload, a followed page, another replica): the student's
 anonymous id, and the teacher of one class, which makes a new session the teacher's only while
 it is in that class.

@@ -1,0 +1,155 @@
+"""The class store's database: one engine and pool per store (SQLite with WAL and BEGIN IMMEDIATE,
+or PostgreSQL through psycopg 3), one transaction per call, database errors as the store's own."""
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+
+from server import settings
+
+from server.class_store.schema import (AnswerRefused, meta, metadata, NotTeacher, StoreBusy, StoreUnavailable)
+
+# PostgreSQL's lock_not_available, query_canceled (statement_timeout) and
+# idle_in_transaction_session_timeout; SQLite's busy timeout
+BUSY_SQLSTATES = {"55P03", "57014", "25P03"}
+
+
+def _busy(error: DBAPIError) -> bool:
+    state = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
+    return state in BUSY_SQLSTATES or "database is locked" in str(error.orig)
+
+
+def engine_for(url: str) -> sa.Engine:
+    """A pooled engine; SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE for writes."""
+    if url.startswith(("postgresql://", "postgres://")):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]  # psycopg 3, whatever SQLAlchemy's default
+    if not url.startswith("sqlite"):
+        # at most settings.db_connections() per process (scripts/serve.py shares PostgreSQL's
+        # max_connections among the replicas); every connection refuses rather than waits
+        # (settings.pg_options: lock, statement and idle-in-transaction timeouts)
+        most = settings.db_connections()
+        connect_args = {"connect_timeout": 3}
+        if url.startswith("postgresql"):
+            connect_args["options"] = settings.pg_options()
+        return sa.create_engine(url, pool_pre_ping=True, pool_size=min(8, most), max_overflow=most - min(8, most),
+                                pool_timeout=10, connect_args=connect_args)
+    path = sa.engine.make_url(url).database
+    if path and path != ":memory:":
+        private_file(Path(path))
+    engine = sa.create_engine(url, pool_size=8, max_overflow=24, pool_timeout=10,
+                              connect_args={"timeout": 15, "check_same_thread": False})
+
+    @sa.event.listens_for(engine, "connect")
+    def _sqlite_connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # SQLAlchemy's "begin" event below issues BEGIN itself
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # WAL's usual setting: durable at each checkpoint
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _sqlite_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
+    return engine
+
+
+def private_file(path: Path) -> None:
+    """The SQLite file (its folder 0700, the file 0600) made before SQLite opens it: SQLite gives its
+    WAL and shared-memory files the database file's mode, so answers and the generated key are
+    never readable by other users of the machine. An older store is narrowed to 0600 too."""
+    try:
+        if not path.parent.exists():
+            path.parent.mkdir(parents=True, mode=0o700)
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+        for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            if part.exists():
+                part.chmod(0o600)
+    except OSError:
+        pass  # a folder that cannot be written: the first connection says so, as StoreUnavailable
+
+
+class StoreEngine:
+    """The store's connection to its database (see the package)."""
+
+    def __init__(self, url: str, hours: float = 4.0, teacher_key: str | None = None):
+        self.url = url
+        self.hours = hours
+        self._given_key = teacher_key
+        self._broken: str | None = None  # why the URL gives no engine (a typo, a missing driver)
+        try:
+            self.engine = engine_for(url)
+        except (SQLAlchemyError, ImportError, ValueError) as e:
+            self.engine, self._broken = None, f"ATTN_EXPLORER_CLASS_DB is not usable ({type(e).__name__}: {e})"
+        self._schema_ready = False
+        self._schema_lock = threading.Lock()
+        self.follow_listeners: list = []  # called with a class code after this object changed its follow state
+
+    @property
+    def kind(self) -> str:
+        return self.engine.dialect.name if self.engine is not None else "none"  # "sqlite" or "postgresql"
+
+    def _ensure_schema(self) -> None:
+        if self._schema_ready:
+            return
+        with self._schema_lock:
+            if self._schema_ready:
+                return
+            try:
+                metadata.create_all(self.engine)
+            except SQLAlchemyError as e:
+                if "already exists" not in str(e) and not isinstance(e, IntegrityError):
+                    raise  # the database is unreachable: no second wait
+                metadata.create_all(self.engine)  # another process created them alongside: look again
+            self._schema_ready = True
+
+    def _connect(self, write: bool = False):
+        """A transaction (BEGIN IMMEDIATE on SQLite when ``write``); StoreUnavailable when the
+        database cannot be reached."""
+        if self.engine is None:
+            raise StoreUnavailable(self._broken)
+        try:
+            self._ensure_schema()
+            conn = self.engine.connect()
+        except SQLAlchemyError as e:
+            raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {self._why(e)}") from e
+        return conn.execution_options(write=True) if write else conn
+
+    def _run(self, work, write: bool = False):
+        """``work(conn)`` in one transaction; database errors become StoreUnavailable."""
+        conn = self._connect(write)
+        try:
+            with conn, conn.begin():
+                return work(conn)
+        except (AnswerRefused, NotTeacher, IntegrityError):
+            raise
+        except DBAPIError as e:
+            if _busy(e):
+                raise StoreBusy() from e
+            raise StoreUnavailable(f"the class store ({self.kind}) failed: {self._why(e)}") from e
+
+    def _why(self, error: SQLAlchemyError) -> str:
+        """The error's kind; for SQLite also its reason, which names no address or user."""
+        if self.kind != "sqlite" or getattr(error, "orig", None) is None:
+            return type(error).__name__
+        return f"{error.orig} (the server must be able to write the store's folder, ATTN_EXPLORER_CLASS_DIR)"
+
+    def _meta_value(self, name: str, make) -> str:
+        """The store's own ``name`` (the generated teacher key, the cookie secret): read, or made
+        once by ``make()`` and kept for every process on this store."""
+        def read_or_make(conn):
+            row = conn.execute(sa.select(meta.c.value).where(meta.c.name == name)).first()
+            if row:
+                return row.value
+            value = make()
+            conn.execute(meta.insert().values(name=name, value=value))
+            return value
+        try:
+            return self._run(read_or_make, write=True)
+        except IntegrityError:  # another process made it first (PostgreSQL): read theirs
+            return self._run(read_or_make)
