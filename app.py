@@ -160,7 +160,7 @@ def _routes():
 def _middleware():
     from starlette.middleware import Middleware
     from server.identity import StudentCookie  # one anonymous, signed student id per browser
-    from server.limits import BelieveProxiesOnly  # X-Forwarded-For from ATTN_EXPLORER_PROXIES only
+    from server.proxies import BelieveProxiesOnly  # X-Forwarded-For from ATTN_EXPLORER_PROXIES only
     return [Middleware(BelieveProxiesOnly), Middleware(StudentCookie)]
 
 

@@ -6,7 +6,7 @@ Tests drive this file with Streamlit's AppTest.
 """
 import streamlit as st
 
-from ui.class_session import class_sidebar  # torch-free too: the class store is SQLAlchemy
+from ui.class_panel import class_sidebar  # torch-free too: the class store is SQLAlchemy
 from server.limits import page_run_slot, recently_paced, SlowDown, without_page_slot  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 from server.serving import page  # st.Page, resolved on disk once per process

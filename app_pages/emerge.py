@@ -18,7 +18,8 @@ import streamlit as st
 from server import settings
 from ui.figures import chart, chart_with_export
 from ui.url_state import from_link, query_param, set_query_params
-from server.limits import training_queue, without_page_slot
+from server.limits import without_page_slot
+from server.training_queue import training_queue
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
 from viz.teaching import emergence_animation, emergence_curves, highlighted_heatmap

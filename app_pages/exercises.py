@@ -12,8 +12,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from ui.class_session import (class_answers, counts_line, joined_class, record_answer, revealed_to_class,
-                              teacher_key)
+from ui.class_panel import counts_line
+from ui.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
 from model.search import InputError
 from ui.examples import EXAMPLES
 from ui.figures import chart, chart_with_export

@@ -58,7 +58,7 @@ def mechanism_choice(seed: int) -> str:
 
 
 def sent_link(page: str, params: dict, code: str) -> tuple[str, str]:
-    """The (path, query) a follower opens for a send (ui/class_session.py ``sent_link``)."""
+    """The (path, query) a follower opens for a send (ui/class_follow.py ``sent_link``)."""
     return page, urlencode({**params, "class": code, "sent": "1"})
 
 

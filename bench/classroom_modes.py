@@ -125,7 +125,7 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
                 continue
             path, _, query = (answer.get("link") or "").partition("?")
             if answer.get("open") and path in tab.pages and (path, query) != (tab.path, tab.query):
-                # the teacher's page, opened as the page's listener opens it (ui/class_session.py)
+                # the teacher's page, opened as the page's listener opens it (ui/class_follow.py)
                 ms, digest, error = await tab.do(("history", path, query))
             else:  # a change that sends no new page: the listener clicks Look again
                 ms, digest, error = await tab.do(("click", LOOK, True))

@@ -38,7 +38,7 @@ NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS
 FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
-WARM_CHART = "class_charts_warm"  # the follow panel's chart warm-up (ui/class_session.py _warm_charts)
+WARM_CHART = "class_charts_warm"  # the follow panel's chart warm-up (ui/class_follow.py _warm_charts)
 
 
 class Tab:

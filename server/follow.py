@@ -37,7 +37,7 @@ from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, StoreUn
 from server.shared import per_process
 
 FOLLOW_PATH = "/_attn/follow"
-SENT = "sent"       # in a link to the teacher's page: opened by following (ui/class_session.py)
+SENT = "sent"       # in a link to the teacher's page: opened by following (ui/class_follow.py)
 POLL_S = 0.25       # SQLite: the followed classes' versions are read this often, once per process (one query)
 PG_POLL_S = 5.0     # PostgreSQL: a read besides the notifications
 WATCH_S = 60.0      # a class no tab asked about for this long is no longer read

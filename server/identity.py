@@ -132,7 +132,7 @@ async def _secret() -> bytes | None:
 
 
 def _from_proxy(scope) -> bool:
-    from server.limits import from_proxy
+    from server.proxies import from_proxy
     return from_proxy((scope.get("client") or ("",))[0])
 
 

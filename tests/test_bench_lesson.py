@@ -10,7 +10,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 from classroom_lesson import make_lessons, mechanism_choice, MOVES, SAME_PAGE, SENDS, SENTENCES  # noqa: E402
 
-from ui.class_session import sent_link  # noqa: E402
+from ui.class_follow import sent_link  # noqa: E402
 from teaching.exercises import FAMILIES, MECHANISMS, which_exercise  # noqa: E402
 
 

@@ -29,7 +29,7 @@ def test_emerge_waits_its_turn_in_the_servers_queue():
     """One live training at a time, server-wide: a second visitor waits with its place shown,
     starts once the first finishes, and gives its place back when done."""
     import threading
-    from server.limits import training_queue
+    from server.training_queue import training_queue
     at = open_page("emerge")
     at.select_slider(key="emerge_steps").set_value(20)
     other = training_queue().join()  # another visitor's training is running
@@ -42,7 +42,7 @@ def test_emerge_waits_its_turn_in_the_servers_queue():
 
 
 def test_training_queue_is_first_come_first_served():
-    from server.limits import TrainingQueue
+    from server.training_queue import TrainingQueue
     queue = TrainingQueue()
     a, b, c = queue.join(), queue.join(), queue.join()
     assert [queue.place(t, 1) for t in (a, b, c)] == [0, 1, 2]

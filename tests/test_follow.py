@@ -135,17 +135,17 @@ def test_tabs_on_the_websocket_follow_a_send_inside_their_session(tiny_zoo, tmp_
 
 def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(store, monkeypatch):
     """The page's listener opens the teacher's link as the Back button opens a page (a rerun of that
-    page with that query, ui/class_session.py ``_take_sent_link``): the previous page's values are
+    page with that query, ui/class_follow.py ``take_sent_link``): the previous page's values are
     dropped, so the sent exercise shows as its link sets it; a later change of the student's is
     kept on the next rerun of the same link (taken once), and a link that is not the teacher's
     last send changes nothing. One run: the follow panel never has to switch page itself."""
     from streamlit.testing.v1 import AppTest
     from conftest import ROOT, TEACHER_KEY
     from server.follow import follow_board
-    from ui import class_session
+    from ui import class_follow
     switched = []
-    opened = class_session._open_sent
-    monkeypatch.setattr(class_session, "_open_sent", lambda *a: (switched.append(a[2].page), opened(*a)))
+    opened = class_follow._open_sent
+    monkeypatch.setattr(class_follow, "_open_sent", lambda *a: (switched.append(a[2].page), opened(*a)))
     code = store.open_class(TEACHER_KEY).code
     at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=60)
     at.query_params.update({"class": code, "ex": "which", "seed": "2"})

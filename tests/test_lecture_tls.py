@@ -24,7 +24,8 @@ from websockets.asyncio.client import connect
 from helpers.lecture import bench, Hall, serve, SENTENCE
 from server.class_store import ClassStore
 from server.lecture import COOKIE, haproxy_binary
-from server.limits import client_address, SignInAttempts
+from server.proxies import client_address
+from server.sign_in import SignInAttempts
 from helpers.lecture import self_signed
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from server.limits import DecodeRate, FairSlots, Superseded
+from server.limits import FairSlots, Superseded, TokenBuckets
 
 
 def test_waiting_sessions_are_served_in_turn():
@@ -66,7 +66,7 @@ def test_a_superseded_wait_is_abandoned_and_gives_its_place_back():
 
 
 def test_a_session_past_its_share_is_told_how_long_to_wait_and_others_are_not():
-    rate = DecodeRate(rate=2.0, burst=4.0)
+    rate = TokenBuckets(rate=2.0, burst=4.0)
     assert [rate.take("flood", 0.0) for _ in range(4)] == [0.0] * 4
     wait = rate.take("flood", 0.0)
     assert wait == pytest.approx(0.5)  # one token at 2 a second
@@ -75,7 +75,7 @@ def test_a_session_past_its_share_is_told_how_long_to_wait_and_others_are_not():
 
 
 def test_the_rate_forgets_the_longest_quiet_sessions():
-    rate = DecodeRate(sessions=3)
+    rate = TokenBuckets(sessions=3)
     for i in range(10):
         rate.take(f"s{i}", float(i))
     assert list(rate._buckets) == ["s7", "s8", "s9"]

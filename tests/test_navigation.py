@@ -25,6 +25,6 @@ def test_first_visit_loading_chart_is_gone_once_the_page_is_drawn(product):
 def test_the_first_visit_imports_no_torch_before_the_page():
     """navigation.py runs its own imports (the warm-up state, the class panel) while the server's
     warm-up thread is still importing torch (server/loading.py): they must not import it too."""
-    code = ("import sys, streamlit, server.loading, ui.class_session; "
+    code = ("import sys, streamlit, server.loading, ui.class_panel; "
             "assert 'torch' not in sys.modules, 'the first visit imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)

@@ -101,7 +101,7 @@ def test_a_tab_rerunning_faster_than_its_share_is_paced_to_its_newest_request(mo
     from server import limits, serving
     ran = []
     monkeypatch.setattr(AppSession, "request_rerun", lambda self, state=None: ran.append(state.query_string))
-    share = limits.DecodeRate(rate=4.0, burst=10.0)
+    share = limits.TokenBuckets(rate=4.0, burst=10.0)
     monkeypatch.setattr(limits, "rerun_rate", lambda: share)
     assert serving.pace_reruns()
 

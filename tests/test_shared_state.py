@@ -22,7 +22,8 @@ def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
     from ui import zoo as zoo_cache
     from server import settings
     from server.class_store import class_store
-    from server.limits import _decoding_slots, decoding_slot, training_queue
+    from server.limits import _decoding_slots, decoding_slot
+    from server.training_queue import training_queue
     models = zoo_cache.zoo()
     loads, store, queue = zoo_cache.zoo_loads, class_store(), training_queue()
     slots = _decoding_slots(settings.decoders())

@@ -1,4 +1,4 @@
-"""The teacher's sign-in and key on the page (ui/class_session.py, AppTest): wrong keys
+"""The teacher's sign-in and key on the page (ui/class_panel.py, AppTest): wrong keys
 make a session wait, even for the right key; *New key* replaces the key in the store and keeps
 the teacher signed in with the new one."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
 from server.class_store import ClassStore
-from server.limits import sign_in_attempts
+from server.sign_in import sign_in_attempts
 
 APP = str(ROOT / "navigation.py")
 

@@ -108,7 +108,7 @@ ACCESSIBLE_CSS = (
     '.fig-alt .fig-matrix{overflow-x:auto;max-width:100%}'
     '.fig-alt table{border-collapse:collapse;font-size:0.8rem}'
     '.fig-alt th,.fig-alt td{border:1px solid #d0d3d9;padding:1px 6px;text-align:right}'
-    # the follow panel's empty chart that only loads the chart library (ui.class_session._warm_charts):
+    # the follow panel's empty chart that only loads the chart library (ui.class_follow._warm_charts):
     # nothing to see or read, so out of sight and out of the accessible tree, and no scroll region
     '.st-key-class_charts_warm{visibility:hidden;overflow:hidden!important;height:0!important}'
 )

@@ -3,7 +3,7 @@
 Every parameter a page reads is bounded: ``int_param`` and ``names_param`` turn a number out of
 range or a list too long into the default and a clear message, never an error.
 
-Torch-free on purpose: ``navigation.py`` draws the class panel (``class_session``) on the first
+Torch-free on purpose: ``navigation.py`` draws the class panel (``class_panel``) on the first
 visit while the server's warm-up thread is still importing torch (``server/loading.py``)."""
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def from_link(key: str, read) -> None:
     """The one rule for a widget whose first value comes from the page's link: ``read()``'s value
     is put in the widget's session state before the widget is drawn, and the widget takes no
     default of its own. Following the teacher opens a sent link inside the session and drops the
-    page's state (``ui/class_session.py``); a value set through the session state then reaches
+    page's state (``ui/class_follow.py``); a value set through the session state then reaches
     the browser's widget too, where a default would not (the browser would go on showing the old
     value, and send it back with the next click).
 

@@ -1,0 +1,173 @@
+"""Following the teacher: the sidebar's follow line, the teacher's sent page opened inside the
+browser session, and the page's listener (``ui/follow_listener.js``) that waits on the server
+(``server/follow.py``) for the class's next change.
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+from server.class_store import (class_store, StoreUnavailable)
+from server.follow import FOLLOW_PATH, follow_board, SENT, sent_link as link_of, sent_params
+from ui.class_session import (APPLIED, CHARTS_READY, FOLLOW, FOLLOW_SAFETY_S, KEPT, LOOK, nickname, OPENED,
+                              REMOVALS_SEEN, REVEALED, session_id)
+
+
+def link_params() -> dict:
+    """This page's link's parameters, without the class and the ``sent`` mark: what a send carries."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k not in ("class", SENT)}
+
+
+# the listener's script, read once: the same text for every tab (its settings are the element's data-)
+LISTENER_JS = (Path(__file__).parent / "follow_listener.js").read_text(encoding="utf-8")
+
+
+def follow_panel(pages: dict, code: str, current: str) -> None:
+    """The teacher's state, as this process's follow board holds it (``server/follow.py``: no
+    store read per tab). The page's listener (``_listener``) waits on the server for the class's
+    next change, so a tab costs nothing while nothing changes, and opens a sent page itself (one
+    rerun, taken by ``take_sent_link``); any other change (a reveal, the class closed) clicks
+    *Look again*, a rerun of the page, on which a sent page not yet shown opens inside this
+    browser session (``_open_sent``). Drawn as plain elements, not a fragment: every follower's
+    every rerun draws this panel, and a fragment's own bookkeeping (copies of the page's
+    cursors, its container, its timer) cost more than the panel itself (docs/performance.md)."""
+    try:
+        state = follow_board().state(code)
+    except StoreUnavailable as e:
+        st.caption(f"Cannot reach the class ({e}).")
+        return
+    if state is None or not state.open:
+        st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
+        return
+    if _removed_from(code, state):  # still listening: an Undo of the teacher's puts the tab back
+        st.warning(f"The teacher removed you from class {code}: the teacher's pages no longer open here, and your "
+                   "answers are not counted.", icon=":material/block:")
+        st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:")
+        _listener(code, pages, state.version, None, stay=True)
+        return
+    if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] and state.page in pages:
+        _open_sent(pages[state.page], code, state)
+    if st.session_state.get(REVEALED) != state.revealed:  # taken before the page draws: it shows on this run
+        st.session_state[REVEALED] = state.revealed
+    st.caption(f"Following class **{code}**" + (f" as **{nickname()}**" if nickname() else "")
+               + ": the teacher's pages open here (*Class* above turns it off).")
+    st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
+              help="The teacher's page opens by itself; this looks at once.")
+    shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
+    _listener(code, pages, state.version, link_of(code, state) if shown else None)
+    if not st.session_state.get(CHARTS_READY):  # once per session, the panel's last element: see _warm_charts
+        st.session_state[CHARTS_READY] = True
+        _warm_charts()
+
+
+def _warm_charts() -> None:
+    """An empty, 8 px chart in the follow panel, drawn on the tab's first following run only: the
+    browser fetches and starts its chart library (Plotly, loaded on a page's first chart, several
+    seconds of a busy phone's or host's CPU) while the student waits for the teacher, not when the
+    first sent page with a chart arrives (tests/test_browser_follow.py times the sent page's
+    chart drawn)."""
+    from viz.fast_figure import placeholder
+    st.plotly_chart(placeholder("", height=8), config={"displayModeBar": False, "staticPlot": True},
+                    key="class_charts_warm")
+
+
+def _removed_from(code: str, state) -> bool:
+    """Did the teacher remove this tab's student from the class? Asked of the store only when the
+    class's count of removals changed since this tab last asked (never while nobody was removed):
+    a removal, or its undo, moves the class's follow version, so every tab's listener reruns it."""
+    seen = st.session_state.get(REMOVALS_SEEN)
+    if seen is not None and seen[0] == [code, state.removals]:
+        return seen[1]
+    gone = False
+    if state.removals and nickname():
+        try:
+            gone = class_store().member(code, session_id()) is None
+        except StoreUnavailable:
+            gone = bool(seen and seen[1])
+    st.session_state[REMOVALS_SEEN] = [[code, state.removals], gone]
+    return gone
+
+
+def _open_sent(page, code: str, state) -> None:
+    """Open the teacher's page as its link would, inside this session (no page load: the browser
+    keeps its scripts, the server its session): every widget as the link sets it."""
+    _apply_sent(state)
+    st.session_state[OPENED] = True  # the class panel too is set as the link sets it, on the page's run (joined_class)
+    st.switch_page(page, query_params=sent_params(code, state))
+
+
+def take_sent_link(code: str, current: str) -> None:
+    """This run is the page's listener opening the teacher's page (``_listener``: the sent link,
+    opened inside the session as the Back button opens a page): if this page and its link's
+    parameters are what the teacher sent and not yet taken, take them before the page draws,
+    as ``_open_sent`` does (the page's widgets as the link sets them)."""
+    try:
+        state = follow_board().state(code)
+    except StoreUnavailable:
+        return
+    if state is None or state.page != current or st.session_state.get(APPLIED) == [state.page, state.params]:
+        return
+    if link_params() != state.params:
+        return
+    _apply_sent(state)
+    st.session_state[FOLLOW] = True
+    st.session_state["class_code_box"] = code
+
+
+def _apply_sent(state) -> None:
+    """Take the teacher's [page, params]: the previous page's values are dropped (only the class's
+    own ``class_*`` keys stay), so every widget starts as the sent link sets it."""
+    st.session_state[APPLIED] = [state.page, state.params]
+    for name in [n for n in st.session_state.keys() if not str(n).startswith(KEPT)]:
+        del st.session_state[name]
+
+
+def _listener(code: str, pages: dict, version: int, sent: str | None, stay: bool = False) -> None:
+    """The page's wait for the class's next change: an HTTP request the server answers when the
+    version is no longer ``version`` (``server/follow.py``). The answer names the teacher's page
+    (its link): a page other than this one opens inside the session as the browser's Back
+    button opens one (the address set, then a ``popstate`` event, which Streamlit's front end
+    answers with one rerun of that page with that query; ``take_sent_link`` takes it before it
+    draws); any other change (a reveal, the class closed) clicks *Look again*, which reruns the
+    page. One rerun per tab for a send. While the server cannot be asked (the request fails: a
+    proxy that does not pass it, the server busy), the script clicks *Look again* every
+    ``FOLLOW_SAFETY_S``, so the tab still follows, by the store's state its reruns read. The
+    browser runs the script once per page load (Streamlit updates an ``st.html`` element's
+    contents in place, without running its script again), so the script reads what to wait for
+    from the element's ``data-`` attributes, which each rerun updates. With ``sent`` (the
+    teacher's page's link, ``server.follow.sent_link``, shown now) it also puts that link in the
+    address bar: Streamlit's front end keeps the old address after a page switch the server made, and a
+    reload must show the teacher's page. With ``stay`` (a removed student's tab) no sent page
+    opens: every change clicks *Look again*."""
+    base = _base_path(pages)
+    url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': version})}"
+    here = f"{base}/{sent}" if sent else ""
+    st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(version)}"
+ data-here="{escape(here)}" data-base="{escape(base)}" data-stay="{int(stay)}" data-look="{LOOK}"
+ data-safety-ms="{int(1000 * FOLLOW_SAFETY_S)}"></div><script>{LISTENER_JS}</script>""", unsafe_allow_javascript=True)
+
+
+def _base_path(pages: dict) -> str:
+    """The app's path in the browser's address ("" at the root; a proxy's prefix otherwise): the
+    address without the page it names, whichever of ``pages`` (url path -> st.Page) that is."""
+    path = urlsplit(st.context.url or "").path.rstrip("/")
+    for url_path in sorted((p for p in pages if p), key=len, reverse=True):
+        if path.endswith("/" + url_path):
+            return path[: -len(url_path) - 1]
+    return path
+
+
+def sent_link(here: str, current: str, page: str, params: dict) -> str:
+    """The address of ``page`` with ``params``, beside ``here`` (the address of page ``current``),
+    so it works behind a proxy's path prefix too."""
+    path = urlsplit(here).path or "/"
+    base = path[: len(path) - len(current)] if current and path.endswith(current) else path
+    return base.rstrip("/") + "/" + page + "?" + urlencode(params)
+
+
+def js_string(text: str) -> str:
+    return json.dumps(text).replace("<", "\\u003c")  # never closes the <script> it sits in
