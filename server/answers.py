@@ -71,20 +71,20 @@ def choice_label(answer: dict) -> str:
 
 
 def class_summary(stored: list) -> dict[str, ExerciseSummary]:
-    """Per exercise, from the store's answers (oldest first; each has exercise, session,
-    answer, correct): a student's first answer is the one counted, the later ones are retries."""
+    """Per exercise, from the store's answers (``StoredAnswer``s, oldest first): the counted one
+    (``StoredAnswer.counted``, a student's first) is the student's, the others are retries."""
     summaries: dict[str, ExerciseSummary] = {}
     first: dict[tuple[str, str], object] = {}
     later_right: set[tuple[str, str]] = set()
     for a in stored:
         s = summaries.setdefault(a.exercise, ExerciseSummary(a.exercise))
         s.answers += 1
-        if (a.exercise, a.session) in first:
+        if a.counted:
+            first[(a.exercise, a.session)] = a
+        else:
             s.retries += 1
             if a.correct:
                 later_right.add((a.exercise, a.session))
-        else:
-            first[(a.exercise, a.session)] = a
     for (exercise, session), a in first.items():
         s = summaries[exercise]
         s.students += 1

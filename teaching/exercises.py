@@ -20,7 +20,6 @@ No UI here: the page lays these out; the class store (``server/class_store/``) k
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -385,12 +384,3 @@ def attention_cues(weights) -> dict[str, float]:
     safe = np.where(w > 0, w, 1.0)
     return {"sharpness": float(w.max(axis=1).mean()), "entropy": float(-(w * np.log(safe)).sum(axis=1).mean()),
             "zeros": float((w == 0).mean())}
-
-
-def marks_matrix(marks: Counter, students: int, english: int, french: int) -> np.ndarray:
-    """The class's alignment: share of students linking French word k (rows) to English word i."""
-    m = np.zeros((french, english))
-    for (i, k), n in marks.items():
-        if 0 <= i < english and 0 <= k < french:
-            m[k, i] = n / max(1, students)
-    return m

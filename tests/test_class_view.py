@@ -4,18 +4,18 @@ keeps them (oldest first; exercise, session, answer, correct)."""
 from __future__ import annotations
 
 from collections import Counter
-from types import SimpleNamespace
 
 import numpy as np
 
 from server.answers import answer_record, class_summary
+from test_answers import as_stored
 from ui.class_view import (exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given,
                            numbers_table)
 from viz.teaching import answer_counts, class_alignment, given_numbers as given_numbers_figure, RIGHT, WRONG
 
 
 def stored(*answers):
-    return [SimpleNamespace(exercise=e, session=s, answer=a, correct=c) for e, s, a, c in answers]
+    return as_stored([(s, e, a, c) for e, s, a, c in answers])
 
 
 def test_names_in_words():

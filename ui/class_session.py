@@ -21,7 +21,7 @@ from ui.url_state import set_query_params  # not ui.zoo: that imports torch
 from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher, OutsideClass,
                                 StoreUnavailable)
-from server.class_store import StoreBusy
+from server.class_store import FIRST_ATTEMPT, StoreBusy
 from server.follow import follow_board, SENT
 from server.proxies import client_address
 
@@ -194,7 +194,7 @@ def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
             st.warning(f"Not counted in the class: {st.session_state[REFUSED][1]}.", icon=":material/block:")
             return
         attempt = class_store().submit(code, exercise, session_id(), answer, correct)
-        if attempt == 1:
+        if attempt == FIRST_ATTEMPT:
             st.caption(f"Counted in class **{code}** as *{nickname()}*: your first answer is the one the class counts.")
         else:
             st.caption(f"Kept as a retry (answer {attempt}); class **{code}** counts your first answer.")

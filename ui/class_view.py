@@ -47,13 +47,8 @@ def most_given(choices: Counter) -> str:
 
 
 def first_answers(stored: list, exercise: str) -> list:
-    """Each student's first committed answer to ``exercise`` (the one the class counts), oldest first."""
-    seen, first = set(), []
-    for a in stored:
-        if a.exercise == exercise and a.session not in seen:
-            seen.add(a.session)
-            first.append(a)
-    return first
+    """Each student's counted answer to ``exercise`` (``StoredAnswer.counted``: their first), oldest first."""
+    return [a for a in stored if a.exercise == exercise and a.counted]
 
 
 def labels_by_verdict(firsts: list) -> tuple[set[str], set[str]]:

@@ -56,8 +56,8 @@ from server.class_store.engine import engine_for, private_file, StoreEngine
 from server.class_store.follow import FollowTheTeacher
 from server.class_store.roster import ADJECTIVES, ANIMALS, ClassesAndRoster, in_practice, new_nickname, sent_exercise
 from server.class_store.schema import (AnswerRefused, ClassCounts, ClassInfo, CODE_ALPHABET, CODE_LENGTH, EXERCISE_ID,
-                                       FOLLOW_CHANNEL, FollowState, LESSON_STOP, MAX_ANSWER_BYTES, MAX_ANSWER_DEPTH,
-                                       MAX_ATTEMPTS, MAX_EXERCISES, MAX_SENT_EXERCISES, MAX_STUDENT_ANSWERS,
+                                       FIRST_ATTEMPT, FOLLOW_CHANNEL, FollowState, LESSON_STOP, MAX_ANSWER_BYTES,
+                                       MAX_ANSWER_DEPTH, MAX_ATTEMPTS, MAX_EXERCISES, MAX_SENT_EXERCISES, MAX_STUDENT_ANSWERS,
                                        MAX_STUDENT_EXERCISES, MAX_STUDENTS, Member, new_session_id, normalise_code,
                                        NotTeacher, OutsideClass, PRACTICE_KINDS, PRACTICE_SEEDS, RosterEntry,
                                        SESSION_ID, SESSION_PREFIX, StoreBusy, StoredAnswer, StoreUnavailable)
@@ -85,7 +85,7 @@ def class_store() -> ClassStore:
 
 
 __all__ = ["ClassStore", "class_store", "AnswerRefused", "ClassCounts", "ClassInfo", "CODE_ALPHABET", "CODE_LENGTH",
-           "EXERCISE_ID", "FOLLOW_CHANNEL", "FollowState", "LESSON_STOP", "MAX_ANSWER_BYTES", "MAX_ANSWER_DEPTH",
+           "EXERCISE_ID", "FIRST_ATTEMPT", "FOLLOW_CHANNEL", "FollowState", "LESSON_STOP", "MAX_ANSWER_BYTES", "MAX_ANSWER_DEPTH",
            "MAX_ATTEMPTS", "MAX_EXERCISES", "MAX_SENT_EXERCISES", "MAX_STUDENT_ANSWERS", "MAX_STUDENT_EXERCISES",
            "MAX_STUDENTS", "Member", "new_session_id", "normalise_code", "NotTeacher", "OutsideClass",
            "PRACTICE_KINDS", "PRACTICE_SEEDS", "RosterEntry", "SESSION_ID", "SESSION_PREFIX", "StoreBusy",

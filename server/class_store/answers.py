@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 
-from server.class_store.schema import (AnswerRefused, answers, classes, EXERCISE_ID, MAX_ANSWER_BYTES,
+from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, classes, EXERCISE_ID, MAX_ANSWER_BYTES,
                                        MAX_ANSWER_DEPTH, MAX_ATTEMPTS, MAX_STUDENT_ANSWERS, MAX_STUDENT_EXERCISES,
                                        normalise_code, SESSION_ID, StoredAnswer)
 
@@ -65,7 +65,7 @@ class Answers:
             if attempt > MAX_ATTEMPTS:
                 raise AnswerRefused(f"you have answered this exercise {MAX_ATTEMPTS} times already; "
                                     "your first answer is the one counted")
-            if own >= MAX_STUDENT_ANSWERS or (attempt == 1 and own_kinds >= MAX_STUDENT_EXERCISES):
+            if own >= MAX_STUDENT_ANSWERS or (attempt == FIRST_ATTEMPT and own_kinds >= MAX_STUDENT_EXERCISES):
                 raise AnswerRefused(f"you have answered {own_kinds} exercises in class {code}, the most one student "
                                     "may; the class still counts your earlier answers")
             conn.execute(answers.insert().values(class_code=code, exercise=exercise, session=session, attempt=attempt,

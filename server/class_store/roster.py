@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from server import settings
 
-from server.class_store.schema import (AnswerRefused, answers, class_exercises, class_locks, ClassCounts, classes,
+from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, class_exercises, class_locks, ClassCounts, classes,
                                        ClassInfo, CODE_ALPHABET, CODE_LENGTH, EXERCISE_ID, LESSON_STOP, MAX_EXERCISES,
                                        MAX_SENT_EXERCISES, MAX_STUDENTS, Member, normalise_code, OutsideClass,
                                        PRACTICE_KINDS, PRACTICE_SEEDS, roster, RosterEntry, SESSION_ID,
@@ -247,7 +247,7 @@ class ClassesAndRoster:
                 (roster.c.class_code == code) & ~roster.c.removed)).scalar_one()
             answered, counted = conn.execute(sa.select(
                 sa.func.count(sa.distinct(answers.c.session)),
-                sa.func.coalesce(sa.func.sum(sa.case((answers.c.attempt == 1, 1), else_=0)), 0))
+                sa.func.coalesce(sa.func.sum(sa.case((answers.c.attempt == FIRST_ATTEMPT, 1), else_=0)), 0))
                 .where((answers.c.class_code == code) & answers.c.session.not_in(self._removed_sessions(code)))).one()
             locked = conn.execute(sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first()
             return ClassCounts(int(joined), int(answered), int(counted), bool(locked))

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 MAX_ANSWER_BYTES = 4096      # an alignment of 30 x 30 words is well under this
 
+FIRST_ATTEMPT = 1            # the attempt a class counts: each student's first answer (StoredAnswer.counted)
 MAX_ATTEMPTS = 3             # answers per student and exercise: the first counts, two retries are kept
 
 MAX_EXERCISES = 100          # distinct exercises per class
@@ -203,12 +204,19 @@ class ClassCounts:
 
 @dataclass(frozen=True)
 class StoredAnswer:
+    """One stored answer; ``attempt`` numbers a student's answers to one exercise from 1."""
     exercise: str
     session: str
     attempt: int
     answer: dict
     correct: bool | None
     answered_at: float
+
+    @property
+    def counted(self) -> bool:
+        """Is this the answer the class counts? The rule, written once: a student's first
+        committed answer to an exercise (attempt ``FIRST_ATTEMPT``); later ones are retries."""
+        return self.attempt == FIRST_ATTEMPT
 
 
 def normalise_code(code: str | None) -> str:
