@@ -39,10 +39,10 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   once the room has reached the follow step, ``TeacherSends``).
 - ``follow_*``: after the lesson, ``--followers`` sessions (default: ``--sessions``) open the
   class link and follow the teacher as the page's listener does (``/_attn/follow`` held open,
-  then *Look again*; a server whose page polls is followed by its timer); the bench
+  then *Look again*); the bench
   opens a Step through page (a sentence, a model, step 3) as the teacher's screen, then sends
   it to the class through the store, as the teacher's *Send to class* does. Per follower: the time from the send until the
-  teacher's page, opened as the follow fragment asks, has finished drawing and shows that
+  teacher's page, opened as the page's listener asks, has finished drawing and shows that
   sentence at that step (``follow_p95_ms``; ``follow_errors``: a follower that never got it
   within 10 s, or got another page).
 - ``idle_cpu_pct_of_core`` (``--idle S``): with the followers in, the servers' CPU over S

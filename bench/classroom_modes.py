@@ -114,8 +114,7 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
     """What a following browser tab does until it shows ``page`` (its url path): the page's listener
     holds ``/_attn/follow`` open and, when the class changes, opens the sent page inside the
     session (one rerun of that page, as the Back button asks for one), or clicks *Look again*
-    when the change sends no new page. A server whose page polls instead (a timer, then a full page
-    load of the link it is sent to) is followed that way."""
+    when the change sends no new page."""
     while time.perf_counter() < deadline:
         left = deadline - time.perf_counter()
         if tab.listen:
@@ -131,18 +130,8 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
                 ms, digest, error = await tab.do(("click", LOOK, True))
             if error or tab.path == page:
                 return ms, digest, error
-        elif tab.timer is not None:
-            interval, fragment = tab.timer
-            await asyncio.sleep(interval)
-            await tab.send(fragment_id=fragment)
-            _, error = await asyncio.wait_for(tab.rerun_end(fragment), left)
-            if error:
-                return 0.0, None, error
-            if tab.link:
-                path, _, query = tab.link.lstrip("/").partition("?")
-                return await tab.do(("open", path, query))
         else:
-            return 0.0, None, "no follow listener or timer on the page"
+            return 0.0, None, "no follow listener on the page"
     return 0.0, None, "the teacher's page never came"
 
 
@@ -281,8 +270,8 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
         await asyncio.sleep(2.0 * i / n)  # the room opens the link over two seconds
         _, _, error = await tab.do(("open", "exercises", urlencode({"class": code})))
         ready.release()
-        if error or (tab.listen is None and tab.timer is None):
-            got[i] = (float("nan"), error or "no follow listener or timer on the page")
+        if error or tab.listen is None:
+            got[i] = (float("nan"), error or "no follow listener on the page")
             return
         while sent_at[0] is None:  # the tab waits: its listener's request is open, answered at the send
             answer = await tab.wait_for_change(timeout=60.0) if tab.listen else None

@@ -35,7 +35,6 @@ VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, no
 # a student's nickname in a class (server/class_store/, drawn at random on joining) says who, not what
 # the page shows: two runs of one lesson draw different ones
 NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS) + r")(?: [0-9]+)?").encode())
-FOLLOW_LINK = re.compile(rb'location\.replace\(("(?:[^"\\]|\\.)*")\)')  # the page a follower is sent to
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
 WARM_CHART = "class_charts_warm"  # the follow panel's chart warm-up (ui/class_follow.py _warm_charts)
@@ -65,8 +64,6 @@ class Tab:
         self.widgets: dict[str, WidgetState] = {}
         self.keys: dict[str, str] = {}  # user key -> widget id, as drawn by the last rerun
         self.fragment_of: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
-        self.timer: tuple[float, str] | None = None  # (seconds, fragment id) of an st.fragment(run_every=...)
-        self.link: str | None = None  # where the page's script sends the browser (following the teacher)
         self.listen: str | None = None  # the follow listener's request (path and query), as the page's script holds it
         self.drawn = b""  # the page as last drawn, every element's bytes
         # what the browser's widgets show, by user key, as the front end keeps them: a widget drawn
@@ -176,8 +173,6 @@ class Tab:
                 self.query = msg.page_info_changed.query_string
             elif kind == "delta":
                 error = draw(msg, shown, ids, fragments, raw, values) or error
-            elif kind == "auto_rerun":  # the browser's timer for a run_every fragment
-                self.timer = (msg.auto_rerun.interval, msg.auto_rerun.fragment_id)
             elif kind == "page_not_found":
                 error = "page not found"
             elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
@@ -203,8 +198,6 @@ class Tab:
                 body = b"follow listener"  # keeps) is the same page, fresh or followed
             page.update(repr(path).encode() + body)
         self.drawn = b"".join(body for _, body in sorted(raw.items()))
-        found = FOLLOW_LINK.search(self.drawn)
-        self.link = json.loads(found.group(1)) if found else None
         listening = LISTENER.findall(self.drawn)
         self.listen = listening[-1].decode().replace("&amp;", "&") if listening else None
         return page.hexdigest()[:16], error

@@ -85,13 +85,20 @@ def postgres_url():
 
     def run(*cmd):
         subprocess.run([*as_user, *cmd], check=True, capture_output=True, timeout=120)
-    run(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-    run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-w", "-t", "60", "start", "-o",
-        f"-h 127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200")
     try:
+        run(str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(folder / "log"), "-w", "-t", "60", "start", "-o",
+            f"-h 127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200")
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
-        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        # always stopped, whatever failed: a start that timed out may still have left a server running
+        for mode in ("fast", "immediate"):
+            if not (data / "postmaster.pid").exists():
+                break
+            try:
+                run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", mode, "-w", "-t", "30", "stop")
+            except (subprocess.SubprocessError, OSError):
+                continue
         shutil.rmtree(folder, ignore_errors=True)
 
 

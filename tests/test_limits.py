@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from helpers import until
 from server.limits import FairSlots, Superseded, TokenBuckets
 
 
@@ -101,10 +102,12 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
             name = "CONTINUE"
 
     tabs = {f"tab{k}": Requests() for k in range(4)}
+    slots = limits.FairSlots(1)
+    monkeypatch.setattr(limits, "_run_slots", lambda n: slots)  # a slot of this test's own
     local = threading.local()
     monkeypatch.setattr(limits, "_session", lambda: (local.who, tabs[local.who]))
     running, most, order, abandoned = [0], [0], [], []
-    lock = threading.Lock()
+    lock, go = threading.Lock(), threading.Event()
 
     def run(who: str) -> None:
         local.who = who
@@ -114,19 +117,21 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
                     running[0] += 1
                     most[0] = max(most[0], running[0])
                     order.append(who)
-                time.sleep(2 * limits.ABANDON_CHECK_S)  # tab3 looks at least once while it waits
+                go.wait(10)  # the page runs until the test lets it end
                 with lock:
                     running[0] -= 1
         except Superseded:
             abandoned.append(who)
 
     threads = [threading.Thread(target=run, args=(who,)) for who in tabs]
-    for thread in threads:
+    for k, thread in enumerate(threads):
         thread.start()
-        time.sleep(0.01)  # queued in this order
+        until(lambda k=k: len(order) + slots.waiting() == k + 1, f"tab{k} running or queued")  # in this order
     tabs["tab3"]._state = type("state", (), {"name": "STOP"})  # tab3 left while it waited
+    until(lambda: abandoned == ["tab3"], "tab3's wait abandoned")
+    go.set()
     for thread in threads:
-        thread.join(5)
+        thread.join(10)
     assert most[0] == 1 and order == ["tab0", "tab1", "tab2"] and abandoned == ["tab3"]
     local.who = "tab0"
     with limits.page_run_slot():  # every slot was given back
@@ -146,7 +151,7 @@ def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(mo
     local = threading.local()
     monkeypatch.setattr(limits, "_session", lambda: (local.who, Requests()))
     events, lock = [], threading.Lock()
-    working = threading.Event()
+    working, read = threading.Event(), threading.Event()
 
     def log(what: str) -> None:
         with lock:
@@ -158,7 +163,7 @@ def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(mo
             log("trainer page")
             with limits.without_page_slot():  # a training: the page slot is given up meanwhile
                 working.set()
-                time.sleep(2 * limits.ABANDON_CHECK_S)
+                read.wait(10)  # the reader's page runs on the slot meanwhile
                 log("trainer trained")
             log("trainer page again")
 
@@ -167,6 +172,7 @@ def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(mo
         working.wait(5)
         with limits.page_run_slot():
             log("reader page")
+        read.set()
 
     threads = [threading.Thread(target=trainer), threading.Thread(target=reader)]
     for thread in threads:
@@ -194,7 +200,7 @@ def test_a_decoding_keeps_its_page_slot_so_tabs_waiting_on_its_translation_canno
 
     local = threading.local()
     monkeypatch.setattr(limits, "_session", lambda: (local.who, Requests()))
-    cache_lock, computing, done = threading.Lock(), threading.Event(), []
+    cache_lock, computing, at_lock, done = threading.Lock(), threading.Event(), threading.Event(), []
 
     def tab(who: str) -> None:
         local.who = who
@@ -205,8 +211,10 @@ def test_a_decoding_keeps_its_page_slot_so_tabs_waiting_on_its_translation_canno
                 with cache_lock:  # st.cache_resource's lock while A computes the shared translation
                     with limits.decoding_slot():
                         computing.set()
-                        time.sleep(0.3)  # B and C are at the lock by now
+                        # B or C holds the other slot at the lock, the other waits for a slot
+                        until(lambda: at_lock.is_set() and slots.waiting() == 1, "B and C at the lock and the slots")
             else:
+                at_lock.set()
                 with cache_lock:
                     pass
         done.append(who)

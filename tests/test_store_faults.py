@@ -19,6 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 from conftest import _postgres_bin
+from helpers import until
 from server.class_store import (AnswerRefused, ClassStore, MAX_ANSWER_DEPTH, new_session_id, NotTeacher, StoreBusy,
                                 StoreUnavailable)
 from server.class_store.schema import classes
@@ -149,15 +150,16 @@ def test_postgresql_stopped_mid_lesson_loses_no_acknowledged_answer():
         writers = [threading.Thread(target=students) for _ in range(4)]
         for w in writers:
             w.start()
-        time.sleep(1.0)
+        until(lambda: len(acked) >= 20, "answers taken before the outage")
         cluster.stop("immediate")  # mid-lesson, without a clean shutdown
         down_at, before = time.monotonic(), len(acked)
-        time.sleep(2.0)
+        until(lambda: len(refused) >= 8, "every writer refused during the outage", 60)
         assert len(acked) - before <= 4  # at most the answers in flight when it stopped
         cluster.start()
-        deadline = time.monotonic() + 30
-        while len(acked) < before + 40 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        try:
+            until(lambda: len(acked) >= before + 40, "answers taken after the restart", 30)
+        except AssertionError:
+            pass  # said below, with the numbers
         done.set()
         for w in writers:
             w.join(30)
