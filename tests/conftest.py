@@ -30,6 +30,24 @@ from model.checkpoint import load_checkpoint  # noqa: E402
 
 TINY_CHECKPOINTS = Path(__file__).resolve().parent / "fixtures" / "tiny_zoo"  # scripts/make_tiny_zoo.py made them
 
+# The layers (pytest.ini's markers): a test is marked by a fixture it uses, or by its module's
+# ``pytestmark`` / its own decorator; scripts/test_fast.sh runs the tests with none of them.
+LAYERS = ("browser", "server", "postgres", "latex", "slow")
+FIXTURE_LAYERS = {"postgres_url": ("postgres",), "class_server": ("browser", "server"), "shipped_server": ("browser", "server"),
+                  "room": ("server",), "server": ("server",), "tls_lecture": ("server",), "hall": ("server",)}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        layers = {m for f in getattr(item, "fixturenames", ()) for m in FIXTURE_LAYERS.get(f, ())}
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "postgresql" in callspec.id:  # a store test run on both databases
+            layers.add("postgres")
+        for layer in sorted(layers):
+            item.add_marker(layer)
+        if not any(item.get_closest_marker(layer) for layer in LAYERS):
+            item.add_marker("fast")
+
 
 @pytest.fixture(scope="session")
 def tiny_zoo(tmp_path_factory) -> Path:

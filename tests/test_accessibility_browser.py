@@ -23,6 +23,8 @@ import pytest
 from conftest import BROWSER_CLASS_KEY as KEY, ROOT
 from helpers.browser import APP_IDLE, open_a_class, PAGE_BUDGET, wait_for
 
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
 OUT = ROOT / "test-output" / "accessibility"
 PAGES = ["", "compare", "bleu-vs-length", "models", "attribution", "lesson", "step-through", "worked-example",
          "beam-tree", "what-if", "forced-alignment", "emerge", "luong-to-transformer", "exercises", "classroom"]

@@ -2,21 +2,8 @@
 committed answer counted, retries and gave-ups apart."""
 from __future__ import annotations
 
-from collections import Counter
-
+from helpers import as_stored
 from server.answers import answer_record, class_summary
-from server.class_store import StoredAnswer
-
-
-def as_stored(rows):
-    """(session, exercise, answer, correct) rows, oldest first, as the store keeps them: each
-    student's answers to an exercise numbered from 1."""
-    seen = Counter()
-    out = []
-    for session, exercise, answer, correct in rows:
-        seen[(exercise, session)] += 1
-        out.append(StoredAnswer(exercise, session, seen[(exercise, session)], answer, correct, 0.0))
-    return out
 
 
 def test_class_summary_counts_first_answers():

@@ -28,6 +28,8 @@ if str(ROOT) not in sys.path:  # run as a script (see the top), not only under p
 from helpers.browser import (APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT,  # noqa: E402
                              PAGE_BUDGET, streamlit_app, wait_for)
 
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
 SENTENCE_BOX = 'textarea[aria-label="English sentence"]'
 
 

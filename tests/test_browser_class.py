@@ -4,10 +4,14 @@ in another, nor once its class is named differently; a student keeps one anonymo
 reload and three pages the teacher sends."""
 from __future__ import annotations
 
+import pytest
+
 import re
 
 from conftest import BROWSER_CLASS_KEY as KEY
 from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 
 def is_teacher(page, code: str, timeout: float = 20) -> bool:

@@ -4,9 +4,13 @@ students open the link while the server still loads): the sent exercise's select
 box show what the page draws, and the student's first click keeps the sent exercise."""
 from __future__ import annotations
 
+import pytest
+
 from conftest import BROWSER_CLASS_KEY as KEY
 from helpers.browser import APP_IDLE, PAGE_BUDGET, wait_for
 from test_browser_class_teacher import follower, text
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 FAMILY = "Luong global (dot, general or concat)"  # which:3 asks the family (tests/test_browser_class.py)
 # the pressed option of the exercise selector, and the number box's value

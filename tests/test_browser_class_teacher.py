@@ -5,11 +5,15 @@ and opening a class on a Lesson stop; the teacher's projected Exercises page bef
 *Reveal*, and what a student who never answered is told. Each waits on what the page draws."""
 from __future__ import annotations
 
+import pytest
+
 from urllib.parse import quote
 
 from conftest import BROWSER_CLASS_KEY as KEY
 from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 from server.class_store import new_session_id
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 CRASH = "document.body.innerText.match(/This app has encountered an error|IndexError|Traceback/)"
 

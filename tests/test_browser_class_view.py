@@ -6,12 +6,16 @@ for the most given answer named as one, right and wrong apart, and the class's l
 beside the model's and the gold. Screenshots under ``test-output/browser/``."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import re
 
 from conftest import BROWSER_CLASS_KEY as KEY
 from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 from teaching.exercises import step_exercise
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 # each student's numbers for step:0 (dot, 2 keys, 3 dimensions: e_1 e_2, α_1 α_2, c_1 c_2 c_3)
 RIGHT = step_exercise(0).solution()

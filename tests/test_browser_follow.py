@@ -5,12 +5,16 @@ page opens inside the browser session: the front end is not loaded again), each 
 page's follow listener with one rerun of the sent page."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import time
 
 from conftest import BROWSER_CLASS_KEY as KEY
 from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 SENDS = [("exercises", "ex=step&seed=4"), ("worked-example", ""), ("exercises", "ex=which&seed=3")]
 SETTLE_S = 2.0  # the target, from the teacher's click to every student's page drawn (a quiet host)

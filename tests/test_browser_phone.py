@@ -19,6 +19,8 @@ import pytest
 from conftest import ROOT
 from helpers.browser import APP_IDLE, find_chromium, headless_chromium, streamlit_app, wait_for
 
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
 OUT = ROOT / "test-output" / "phone"
 SENTENCE = "The European Parliament adopted the new economic policy."
 # every chart drawn, the app idle, nothing stale

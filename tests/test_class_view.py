@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 
 from server.answers import answer_record, class_summary
-from test_answers import as_stored
+from helpers import as_stored
 from ui.class_view import (exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given,
                            numbers_table)
 from viz.teaching import answer_counts, class_alignment, given_numbers as given_numbers_figure, RIGHT, WRONG

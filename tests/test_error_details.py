@@ -4,6 +4,8 @@ Playwright, shows Streamlit's short notice and nothing of the exception; the ser
 the whole trace."""
 from __future__ import annotations
 
+import pytest
+
 import re
 import subprocess
 import sys
@@ -12,6 +14,8 @@ from pathlib import Path
 
 from helpers.browser import find_chromium, headless_chromium, PAGE_BUDGET, stop, wait_for, wait_until
 from server.lecture import free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.server]
 
 ROOT = Path(__file__).resolve().parent.parent
 

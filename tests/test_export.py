@@ -14,6 +14,8 @@ from viz.export import (CHROMIUM, ExportError, export_image, export_unavailable,
 from viz.heatmap import alignment_heatmap
 from helpers.export import HAS_BROWSER, needs_browser, pdf_page_size, SOURCE, svg_texts, TARGET, WEIGHTS
 
+pytestmark = pytest.mark.browser
+
 
 # -- SVG, PDF, PNG ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")

@@ -14,6 +14,8 @@ from helpers.export import needs_browser, SOURCE, svg_texts, TARGET, WEIGHTS
 from viz.export import ExportError, export_image, SIZES
 from viz.heatmap import alignment_heatmap
 
+pytestmark = pytest.mark.browser
+
 
 def alive(pid: int) -> bool:
     try:

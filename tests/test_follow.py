@@ -112,6 +112,7 @@ def test_postgresql_notifies_the_other_process(postgres_url, monkeypatch):
         here.engine.dispose()
 
 
+@pytest.mark.server
 def test_tabs_on_the_websocket_follow_a_send_inside_their_session(tiny_zoo, tmp_path):
     """bench/classroom.py's followers against a real server: each holds /_attn/follow open, is
     answered at the send, clicks *Look again* and draws the sent Step through page (its sentence

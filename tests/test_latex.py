@@ -24,6 +24,7 @@ def test_latex_escape_spells_every_token_in_ascii():
     assert all(latex_escape(t).isascii() for t in SOURCE + TARGET + ["ßøł…€", "\x00\u200b"])
 
 
+@pytest.mark.latex
 def test_latex_export_compiles_with_pdflatex(tmp_path):
     """The .tex is a whole document: pdflatex makes one page, cropped to the picture, holding
     every token."""

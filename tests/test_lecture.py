@@ -21,6 +21,8 @@ from conftest import ROOT
 from helpers.lecture import bench, Hall, serve, SENTENCE
 from server.lecture import COOKIE, haproxy_binary
 
+pytestmark = pytest.mark.server
+
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 

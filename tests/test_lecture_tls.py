@@ -45,6 +45,7 @@ async def translate_over_wss(base: str, context: ssl.SSLContext, cookie: str) ->
         await tab.close()
 
 
+@pytest.mark.server
 def test_https_through_haproxy(tiny_zoo, tmp_path):
     assert haproxy_binary(), "haproxy is missing: scripts/test.sh installs it"
     cert, key = self_signed(tmp_path)
@@ -130,6 +131,7 @@ def test_the_visitors_address_is_the_one_the_proxy_saw(monkeypatch):
     assert len(limit._failures) == 4 and ("session", "tab-a") not in limit._failures
 
 
+@pytest.mark.server
 def test_https_from_one_process(tiny_zoo, tmp_path):
     """The one-machine command with Streamlit's own TLS: a Translate rerun over wss."""
     from helpers.browser import stop, wait_until

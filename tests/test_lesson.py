@@ -198,6 +198,8 @@ def progress_survives_a_new_session(page, url: str) -> None:
     wait_for(page, "document.body.innerText.includes('Stop 3 of 11 · 1 done')", "the progress kept", PAGE_BUDGET)
 
 
+@pytest.mark.browser
+@pytest.mark.server
 def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
     from helpers.browser import find_chromium, headless_chromium, streamlit_app
     chromium = find_chromium(install=False)

@@ -3,6 +3,8 @@
 class store, the decoding slots and the training queue as they were."""
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import contextlib
 import os
@@ -45,6 +47,7 @@ def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
     assert held.wait(5)
 
 
+@pytest.mark.server
 def test_a_clear_cache_message_from_a_visitor_unloads_nothing(tiny_zoo):
     from streamlit.proto.BackMsg_pb2 import BackMsg
     bench = load_bench()

@@ -166,6 +166,8 @@ def test_which_model_exercise_files_do_not_tell_the_answer(tiny_zoo, monkeypatch
         assert DISPLAY_NAMES.get(ex.model, ex.model) not in said and ex.model not in said.lower()
 
 
+@pytest.mark.browser
+@pytest.mark.server
 def test_browser_downloads_the_heatmap_as_svg(tiny_zoo, tmp_path):
     """Headless Chromium on a real server: open the heatmap's popover, click SVG, and get a
     file whose <text> elements hold the sentence's pieces (made on the server by Kaleido)."""
