@@ -240,7 +240,7 @@ def class_server(tiny_zoo, tmp_path_factory):
     """A real server on a class store of its own (SQLite in a temporary folder), with a known key;
     yields (url, store, playwright browser)."""
     from playwright.sync_api import sync_playwright
-    from helpers.browser import CHROMIUM_FLAGS, find_chromium, OUTPUT, streamlit_app
+    from helpers.browser import CHROMIUM_FLAGS, find_chromium, OUTPUT, PAGE_BUDGET, streamlit_app
     from server.class_store import ClassStore
     chromium = find_chromium()
     if not chromium:
@@ -252,6 +252,16 @@ def class_server(tiny_zoo, tmp_path_factory):
         env.setenv("ATTN_EXPLORER_TEACHER_KEY", BROWSER_CLASS_KEY)
         with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+            new_context = browser.new_context
+
+            def patient_context(*args, **kwargs):
+                # every click and locator of a test's page waits up to the page budget, not
+                # Playwright's 30 s: on a busy host a rerun can take longer, and a wait ends at once
+                # when the element is there
+                context = new_context(*args, **kwargs)
+                context.set_default_timeout(PAGE_BUDGET * 1000)
+                return context
+            browser.new_context = patient_context
             try:
                 yield url, store, browser
             finally:

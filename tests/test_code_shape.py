@@ -118,6 +118,15 @@ def test_no_function_is_over_80_lines():
     assert long_functions(_sources(*PACKAGES)) == []
 
 
+MAX_MODULE_LINES = 500  # the server's and the UI's modules: one concern each (a package where a concern grows)
+
+
+def test_no_server_or_ui_module_is_over_500_lines():
+    long = {str(p.relative_to(ROOT)): n for p in _sources("server", "ui")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
 def test_the_line_count_finds_a_long_function_and_a_long_method(tmp_path):
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_LINES - 1))  # def + 79 lines: 80, allowed
     method = "\n".join(f"        y{i} = {i}" for i in range(MAX_LINES))  # def + 80 lines: 81

@@ -10,15 +10,13 @@ notebook from a decoding record's arrays or a results CSV.
 - :mod:`viz.teaching`: the teaching pages' figures: one decoder step taken apart, the
   beam-search tree, forced alignment against gold links, attention emerging in training, and
   a class's answers (right and wrong apart, the numbers given, the class's alignment).
-- :mod:`viz.narrow`: the width a figure's labels need, so a phone scrolls a wider figure
-  sideways instead of squeezing its labels together.
 - :mod:`viz.transformer`: every layer × head at once, one head's rows, self-attention.
 - :mod:`viz.attribution`: attention beside attribution on one scale, and what an edit changes.
 - :mod:`viz.classroom`: the classroom load curve (latency against concurrent students).
 - :mod:`viz.fast_figure`: building a figure from a plain spec without Plotly's per-property
   validation (what every module above returns).
 - :mod:`viz.narrow`: how wide a figure must be drawn for its labels not to run into each other,
-  on any screen (a phone's 390 px included).
+  on any screen (a phone's 390 px included): a phone scrolls a wider figure sideways instead.
 - :mod:`viz.describe`: a figure in words, read from its own data: the summary and accessible
   tables (which source word each target word reads most, with α; every cell on request) that
   are every chart's text alternative.

@@ -107,6 +107,7 @@ def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
+            page.set_default_timeout(PAGE_BUDGET * 1000)  # a click waits as long as a page may take
             try:
                 yield page
             except (TimeoutError, PlaywrightTimeout) as e:
