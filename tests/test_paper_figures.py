@@ -10,6 +10,7 @@ from viz.export import CHROMIUM, export_unavailable, SIZES
 from helpers.export import HAS_BROWSER, pdf_page_size, svg_texts
 
 
+@pytest.mark.slow
 def test_figures_command_writes_every_file_the_same_way_twice(tiny_zoo, tmp_path):
     """The paper's figures from checkpoints (the suite's tiny ones: the command is the same)
     and the shipped results: 7 figures × PDF, SVG, PNG and figures.md; every alignment's SVG

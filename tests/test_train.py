@@ -11,6 +11,8 @@ import pytest
 
 from helpers.cli import run
 
+pytestmark = pytest.mark.slow
+
 
 def _tiny_config(tmp_path, vocab_path) -> Path:
     cfg = tmp_path / "tiny.yaml"
