@@ -29,24 +29,19 @@ def set_up() -> None:
       by side instead (ATTN_EXPLORER_DECODERS, server/limits.py). Pages never change it;
     - glibc's malloc arenas capped, before the server starts its threads (:func:`limit_malloc_arenas`);
     - a chosen teacher key too short to guard a class refused, with the reason, at start;
-    - a browser's "clear cache" clearing its own session, not every visitor's shared caches;
-    - each page compiled once per process, no config file polled, each tab's reruns paced to its
-      share, each tab's page sent as its run ends, runs started off the event loop (server/serving.py)."""
+    - the chosen changes to Streamlit's internals (``server/serving.py``: each page compiled once
+      per process, no config file polled, a browser's "clear cache" clearing its own session only,
+      each tab's reruns paced to its share, each tab's page sent as its run ends), each printed as
+      applied or not; the server runs with whichever applied."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     limit_malloc_arenas()
     from server.settings import teacher_key_problem
     if teacher_key_problem():
         sys.exit(f"Attention Explorer: {teacher_key_problem()}")
-    from server.shared import guard_clear_cache
-    guard_clear_cache()
-    from server.serving import (compile_pages_once, pace_reruns, send_promptly, start_runs_off_the_loop,
-                                stop_config_polling, theme_once)
-    compile_pages_once()
-    theme_once()
-    stop_config_polling()
-    pace_reruns()
-    send_promptly()
-    start_runs_off_the_loop()
+    from server.serving import apply_patches
+    applied = [o.name for o in apply_patches() if o.applied]
+    if not applied:
+        print("Attention Explorer: no Streamlit patch applied; serving as Streamlit does", flush=True)
 
 
 def limit_malloc_arenas() -> None:
@@ -72,11 +67,14 @@ def warm_up() -> None:
     the page loads (and reports) the same things itself. The page waits for each stage
     (``server.loading.warm_up``) rather than doing the same work alongside."""
     from server.loading import warm_up as state
+    from server.streamlit_patches import quiet_missing_context
     # the shared cache is filled from a thread with no browser session: Streamlit would log a
     # "missing ScriptRunContext" warning for that, which is expected here
-    context_log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
-    level = context_log.level
-    context_log.setLevel(logging.ERROR)
+    with quiet_missing_context():
+        _warm_up(state)
+
+
+def _warm_up(state) -> None:
     try:
         # in the order the first page needs them: Plotly for its loading chart, the models,
         # its translation
@@ -100,7 +98,6 @@ def warm_up() -> None:
     except Exception:  # noqa: BLE001 - never stop the server over a warm-up
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
     finally:
-        context_log.setLevel(level)
         # What is loaded now (modules, the models, Streamlit) lives as long as the server: moved
         # out of the garbage collector's view, a full collection no longer walks its ~300,000
         # objects, 90–130 ms each time during a class (docs/performance.md)
@@ -138,15 +135,23 @@ async def lifespan(_app):
     yield
 
 
-async def ready(_request):
+async def ready(request):
     """``/_attn/ready``: 200 once the warm-up thread has loaded the models, 503 before. A proxy in
-    front of several servers (``server/lecture.py``) sends no student to a server still loading."""
-    from starlette.responses import PlainTextResponse
+    front of several servers (``server/lecture.py``) sends no student to a server still loading.
+    The first line says so; a line per Streamlit patch follows (applied or why not);
+    ``?format=json`` gives the same as JSON."""
+    from starlette.responses import JSONResponse, PlainTextResponse
     from server.loading import warm_up as state
-    if state.finished.is_set():
-        zoo_cache = sys.modules.get("ui.zoo")  # how often the zoo was loaded: once, whatever visitors send
-        return PlainTextResponse(f"ready; models loaded {getattr(zoo_cache, 'zoo_loads', 0)} time(s)")
-    return PlainTextResponse("loading the models", status_code=503)
+    from server.serving import outcomes
+    ready = state.finished.is_set()
+    zoo_cache = sys.modules.get("ui.zoo")  # how often the zoo was loaded: once, whatever visitors send
+    loads = getattr(zoo_cache, "zoo_loads", 0)
+    status = 200 if ready else 503
+    if request.query_params.get("format") == "json":
+        return JSONResponse({"ready": ready, "models_loaded": loads, "patches": outcomes()}, status_code=status)
+    first = f"ready; models loaded {loads} time(s)" if ready else "loading the models"
+    lines = [f"patch {o['name']}: {o['reason']}" for o in outcomes()]
+    return PlainTextResponse("\n".join([first, *lines]), status_code=status)
 
 
 def _routes():

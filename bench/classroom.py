@@ -3,6 +3,7 @@
     python bench/classroom.py [--sessions 10] [--think 2.5] [--followers N] [--json] [--append results/benchmarks.jsonl]
     python bench/classroom.py --sessions 30 --flood            # the class beside a flooding tab, and without
     python bench/classroom.py --sessions 200 --replicas 2 --follow-only --idle 30   # following only
+    python bench/classroom.py --sessions 30 --patches none    # as Streamlit runs, none of server/streamlit_patches.py
 
 Starts the real server (``streamlit run app.py``, shipped checkpoints) and drives it the way
 browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
@@ -51,6 +52,7 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   beside one tab that sends 20 reruns a second over a raw websocket, each with a new
   1,000-character sentence; the students' figures then, ``flood_p95_ratio`` (their p95 against
   the run without it) and the flooding tab's reruns asked, run and told to slow down.
+- ``streamlit_patches``: which of Streamlit's patches the servers applied (``--patches``).
 - ``load_average_start``, ``load_average``: the host's load when the run started and ended.
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every
   0.5 s) during the concurrent run.
@@ -128,6 +130,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--flood", action="store_true",
                    help="play the class twice on fresh servers, the second time beside one tab flooding the server "
                         "(20 reruns/s, new 1,000-character sentences, raw websocket): the students' p95 both times")
+    p.add_argument("--patches", default=None, metavar="all|none|NAME,…",
+                   help="the Streamlit patches the servers apply (ATTN_EXPLORER_STREAMLIT_PATCHES, server/serving.py; "
+                        "default: the environment's, else all)")
     p.add_argument("--json", action="store_true", help="print only the JSON line")
     p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
     args = p.parse_args(argv)
@@ -234,6 +239,8 @@ def main(argv=None) -> int:
         signal.signal(sig, signal.default_int_handler)
     say = (lambda *a: None) if args.json else (lambda *a: print(*a, file=sys.stderr, flush=True))
     n = args.sessions
+    if args.patches is not None:  # the servers this bench starts inherit its environment
+        os.environ["ATTN_EXPLORER_STREAMLIT_PATCHES"] = args.patches
     store, key, code, class_dir = open_class(args)
     lessons = make_lessons(n, args.seed, SENTENCES, args.faulty, class_code=code or "")
     started = datetime.now().astimezone().isoformat(timespec="seconds")
@@ -241,7 +248,8 @@ def main(argv=None) -> int:
     load_start = [round(x, 2) for x in os.getloadavg()]  # the host's load: figures on a busy host are noisy
     result = {"bench": "classroom-soak" if args.soak else "classroom-follow" if args.follow_only else "classroom",
               "sessions": n,
-              "replicas": args.replicas or (None if args.url else 1), "url": args.url}
+              "replicas": args.replicas or (None if args.url else 1), "url": args.url,
+              "streamlit_patches": os.environ.get("ATTN_EXPLORER_STREAMLIT_PATCHES", "all")}
     try:
         if args.soak:
             say(f"soak: waves of {n} session(s) on fresh news sentences for {args.soak} min, {setup}")

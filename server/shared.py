@@ -6,16 +6,13 @@ item does). For a cache of results that costs a recomputation; for the models it
 reloading them, and for the decoding slots, the live-training queue or the class store's
 connection pool it means the server's limits start again from zero while the old ones are
 still held. So those live here, in module-level objects built once per process
-(:func:`per_process`), and ``app.py`` narrows the message to what it is for in a browser: it
-clears the sending session's own state (:func:`guard_clear_cache`).
+(:func:`per_process`), and the ``guard_clear_cache`` patch (``server/streamlit_patches.py``)
+narrows the message to what it is for in a browser: it clears the sending session's own state.
 """
 from __future__ import annotations
 
 import functools
-import logging
 import threading
-
-_LOG = logging.getLogger(__name__)
 
 
 def per_process(fn):
@@ -46,23 +43,3 @@ def per_process(fn):
 
     cached.clear = clear
     return cached
-
-
-def guard_clear_cache() -> bool:
-    """Make a browser's ``clear_cache`` message clear the sender's session state only, not the
-    server-wide caches (the shared translations every session
-    reads). Returns False when this Streamlit has no such handler (then the objects above
-    still hold)."""
-    try:
-        from streamlit.runtime.app_session import AppSession
-    except ImportError:
-        return False
-    if not hasattr(AppSession, "_handle_clear_cache_request"):
-        return False
-
-    def clear_own_state(session) -> None:
-        _LOG.info("a browser asked to clear the cache: its own session state is cleared, the server's caches kept")
-        session._session_state.clear()
-
-    AppSession._handle_clear_cache_request = clear_own_state
-    return True

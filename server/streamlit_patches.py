@@ -1,0 +1,516 @@
+"""Everything this app changes or reads in Streamlit's private internals, in one place.
+
+Each change is a :class:`Patch`: what it changes (its targets), why (its section of
+``docs/performance.md``), the Streamlit version it was written against, ``apply()`` and
+``undo()``. ``server/serving.py`` applies them at start-up, refusing a patch written for another
+Streamlit (the server then runs as Streamlit does), and ``/_attn/ready`` lists the outcome. Each
+target's source is fingerprinted in the record: ``tests/test_streamlit_patches.py`` fails with
+"re-read patch X" when an upgraded Streamlit changed the code a patch wraps or replaces. A
+target in ``replaces`` is re-implemented rather than wrapped: a last resort, since whatever
+Streamlit adds there is dropped until the patch is re-read.
+
+Most patches change something only where no file is watched (``server.fileWatcherType =
+"none"``, the project's ``.streamlit/config.toml``): there neither a page nor a config file can
+change while the server runs. A developer's watching server keeps Streamlit's behaviour.
+
+The private reads the rest of the code needs (which tab a run belongs to, whether its run has
+been superseded, a connection's identity) are the small public functions at the end; no other
+module imports ``streamlit.runtime``.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import functools
+import gc
+import hashlib
+import importlib
+import inspect
+import logging
+import queue
+import threading
+import textwrap
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: F401 - for server.limits
+
+_LOG = logging.getLogger(__name__)
+WRITTEN_FOR = "1.67.0"  # the Streamlit every patch below was read against
+WHY = "docs/performance.md#"
+
+
+def files_watched() -> bool:
+    from streamlit import config
+    return config.get_option("server.fileWatcherType") != "none"
+
+
+def resolve(target: str):
+    """``"module:Owner.attr"`` -> (the owner object, "attr")."""
+    module, _, path = target.partition(":")
+    owner = importlib.import_module(module)
+    *owners, attr = path.split(".")
+    for name in owners:
+        owner = getattr(owner, name)
+    return owner, attr
+
+
+def streamlits(target: str):
+    """The target as Streamlit wrote it, even while a patch has it replaced."""
+    owner, attr = resolve(target)
+    current = getattr(owner, attr)
+    return getattr(current, "attn_original", current)
+
+
+def fingerprint(source: str) -> str:
+    """A short hash of a target's source: what the patch's author read."""
+    return hashlib.sha256(textwrap.dedent(source).encode()).hexdigest()[:16]
+
+
+def source_of(target: str) -> str:
+    return inspect.getsource(streamlits(target))
+
+
+@dataclass(eq=False)
+class Patch:
+    """One change to Streamlit. ``targets`` maps each function it wraps, replaces or relies on
+    (``"module:Owner.attr"``) to the fingerprint of its source as read; ``apply()`` returns False
+    when this Streamlit lacks a target (nothing is then changed)."""
+    name: str
+    targets: dict[str, str]
+    why: str
+    apply: Callable[[], bool]
+    undo: Callable[[], None]
+    used: Callable[[], bool]  # has Streamlit's runtime gone through the change since it was applied?
+    streamlit: str = WRITTEN_FOR
+    replaces: tuple[str, ...] = ()
+    applied: bool = field(default=False, compare=False)
+
+
+class _Swap:
+    """``owner.attr`` replaced by ``make(Streamlit's own)``; ``undo`` puts Streamlit's back."""
+
+    def __init__(self, target: str, make):
+        self.target, self.make, self.used = target, make, False
+
+    def apply(self) -> bool:
+        try:
+            owner, attr = resolve(self.target)
+        except (ImportError, AttributeError):
+            return False
+        current = getattr(owner, attr, None)
+        if current is None:
+            return False
+        if not getattr(current, "attn_patch", False):
+            ours = self.make(current)
+            if inspect.isfunction(ours):
+                ours = self._noting_use(ours)
+            ours.attn_patch, ours.attn_original = True, current
+            ours.attn_owned = attr in vars(owner)  # Streamlit's own there, not a base class's
+            setattr(owner, attr, ours)
+        return True
+
+    def _noting_use(self, ours):
+        """``ours``, noting its first call: Streamlit's runtime still calls the target
+        (``/_attn/ready`` lists it)."""
+        @functools.wraps(ours)
+        def noted(*args, **kwargs):
+            if not self.used:
+                self.used = True
+            return ours(*args, **kwargs)
+        return noted
+
+    def undo(self) -> None:
+        try:
+            owner, attr = resolve(self.target)
+        except (ImportError, AttributeError):
+            return
+        current = getattr(owner, attr, None)
+        if getattr(current, "attn_patch", False):
+            if current.attn_owned:
+                setattr(owner, attr, current.attn_original)
+            else:
+                delattr(owner, attr)
+
+
+def _swaps(*swaps: _Swap) -> tuple[Callable[[], bool], Callable[[], None], Callable[[], bool]]:
+    """apply/undo/used for several swaps, all or none."""
+    def apply() -> bool:
+        done = []
+        for swap in swaps:
+            if not swap.apply():
+                for d in reversed(done):
+                    d.undo()
+                return False
+            done.append(swap)
+        return True
+
+    def undo() -> None:
+        for swap in reversed(swaps):
+            swap.undo()
+            swap.used = False
+    return apply, undo, lambda: any(swap.used for swap in swaps)
+
+
+# ---- compile_pages_once: the script cache kept when the last session disconnects
+
+def _keep_bytecode(streamlits_clear):
+    def clear(self) -> None:
+        if files_watched():  # a watched file may have changed: Streamlit's own behaviour
+            streamlits_clear(self)
+    return clear
+
+
+# ---- theme_once: the new_session message's theme sections built once
+
+def _theme_once(streamlits_populate):
+    built: dict[str, object] = {}
+
+    def populate(msg, section: str = "theme") -> None:
+        if files_watched():  # a watched config file may have changed: Streamlit's own behaviour
+            return streamlits_populate(msg, section)
+        theme = built.get(section)
+        if theme is None:
+            theme = type(msg)()
+            streamlits_populate(theme, section)
+            built[section] = theme
+        msg.MergeFrom(theme)
+    return populate
+
+
+# ---- page_once: st.Page resolved on disk once per process
+
+class _Switch:
+    """A patch that changes only this app's own calls (no Streamlit attribute is replaced)."""
+
+    def __init__(self):
+        self.on = self.used = False
+
+    def apply(self) -> bool:
+        self.on = True
+        return True
+
+    def undo(self) -> None:
+        self.on = self.used = False
+
+
+_PAGE_ONCE = _Switch()
+_PAGES: dict[tuple, object] = {}  # (the app's folder, page, its options) -> the page as st.Page built it
+
+
+def page(script: str, **options):
+    """``st.Page(script, **options)``; with ``page_once`` applied and no file watched, resolved on
+    disk once per process, every run getting a copy (a page object carries per-run state: whether
+    ``st.navigation`` chose it)."""
+    import streamlit as st
+    ctx = script_run_ctx()
+    if not _PAGE_ONCE.on or ctx is None or files_watched():
+        return st.Page(script, **options)
+    key = (str(ctx.pages_manager.main_script_parent), script, tuple(sorted(options.items())))
+    built = _PAGES.get(key)
+    if built is None:
+        built = _PAGES[key] = st.Page(script, **options)
+    else:
+        _PAGE_ONCE.used = True
+    return copy.copy(built)
+
+
+def _forget_pages() -> None:
+    _PAGE_ONCE.undo()
+    _PAGES.clear()
+
+
+# ---- stop_config_polling: the config files' pollers stopped where no file is watched
+
+class _ConfigPolling:
+    def __init__(self):
+        self.stopped: list[tuple[str, object, bool]] = []
+
+    def apply(self) -> bool:
+        if files_watched():
+            return False
+        try:
+            from streamlit.watcher.polling_path_watcher import PollingPathWatcher
+        except ImportError:
+            return False
+        for watcher in gc.get_objects():
+            # type(), not isinstance(): the heap holds weak proxies whose object may be gone
+            # (isinstance would raise ReferenceError) and lazy modules that warn when touched
+            if type(watcher) is PollingPathWatcher and str(getattr(watcher, "_path", "")).endswith("config.toml"):
+                watcher.close()  # its next poll sees it inactive and does not schedule another
+                self.stopped.append((str(watcher._path), watcher._on_changed, watcher._allow_nonexistent))
+        _LOG.debug("stopped %d config file poller(s)", len(self.stopped))
+        return True
+
+    def undo(self) -> None:
+        from streamlit.watcher.polling_path_watcher import PollingPathWatcher
+        while self.stopped:
+            path, on_changed, allow_nonexistent = self.stopped.pop()
+            PollingPathWatcher(path, on_changed, allow_nonexistent=allow_nonexistent)
+
+
+_CONFIG_POLLING = _ConfigPolling()
+
+
+# ---- guard_clear_cache: a browser's clear_cache clears its own session state only
+
+def _clear_own_state(_streamlits):
+    def clear_own_state(session) -> None:
+        _LOG.info("a browser asked to clear the cache: its own session state is cleared, the server's caches kept")
+        session._session_state.clear()
+    return clear_own_state
+
+
+# ---- pace_reruns: a tab's full-page reruns beyond its share wait on the event loop
+
+_PACER: list = []  # [pacer]: server/serving.py's rule, (session id) -> seconds the request waits (0: none)
+
+
+def set_rerun_pacer(pacer: Callable[[str], float]) -> None:
+    _PACER[:] = [pacer]
+
+
+def _paced(streamlits_request):
+    def request_rerun(self, client_state=None) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or client_state is None or client_state.fragment_id or not _PACER:
+            return streamlits_request(self, client_state)  # the server's own, or a fragment's: as Streamlit does
+        wait = _PACER[0](self.id)
+        if not wait:
+            return streamlits_request(self, client_state)
+        newest = getattr(self, "_attn_held", None)
+        self._attn_held = client_state  # only the newest request of the tab is kept
+        if newest is None:
+            def run_newest():
+                held, self._attn_held = self._attn_held, None
+                if held is not None:
+                    request_rerun(self, held)
+            loop.call_later(wait, run_newest)
+    return request_rerun
+
+
+# ---- send_promptly: one wake-up of the loop per burst of script events, a flush in one turn
+
+class _FlushInOneTurn:
+    """``asyncio`` as ``streamlit.runtime.runtime`` sees it: the same module, but ``sleep(0)``,
+    the flush loop's yield after each message, returns at once."""
+
+    def __getattr__(self, name: str):
+        return getattr(asyncio, name)
+
+    @staticmethod
+    def sleep(delay: float, result=None):
+        return _at_once(result) if delay == 0 else asyncio.sleep(delay, result)
+
+
+async def _at_once(result=None):
+    return result
+
+
+def _flush_set_on_loop(streamlits_enqueued):
+    def enqueued_some_message(self) -> None:
+        objs = self._get_async_objs()
+        try:
+            on_loop = asyncio.get_running_loop() is objs.eventloop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:  # Streamlit's call_soon_threadsafe would write to the loop's own pipe
+            objs.need_send_data.set()
+        else:
+            streamlits_enqueued(self)
+    return enqueued_some_message
+
+
+def _events_in_one_wake_up(_streamlits):
+    """A re-implementation of ``AppSession._on_scriptrunner_event`` (a last resort: the
+    scheduling is the method's whole body): a session's events in order, as Streamlit's one
+    callback per event kept them, with one wake-up of the loop for all the events waiting."""
+    def on_scriptrunner_event(self, *args, **kwargs) -> None:
+        state = self.__dict__.get("_attn_events") or self.__dict__.setdefault(
+            "_attn_events", (threading.Lock(), deque(), [False]))
+        lock, waiting, draining = state
+        with lock:
+            waiting.append((args, kwargs))
+            if draining[0]:
+                return  # the loop's drain, already asked for, takes this one too
+            draining[0] = True
+        try:
+            self._call_soon_on_event_loop(lambda: _drain_events(self, lock, waiting, draining))
+        except BaseException:
+            with lock:
+                draining[0] = False
+            raise
+    return on_scriptrunner_event
+
+
+def _drain_events(session, lock, waiting, draining) -> None:
+    """On the event loop: handle the session's waiting script events, oldest first, until none is
+    left (an event that fails is logged, as asyncio logs a failed callback, and the next runs)."""
+    while True:
+        with lock:
+            if not waiting:
+                draining[0] = False
+                return
+            args, kwargs = waiting.popleft()
+        try:
+            session._handle_scriptrunner_event_on_event_loop(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - one event's failure must not stop the session's others
+            _LOG.exception("script event %s", args[1:2] or kwargs.get("event"))
+
+
+# ---- start_runs_off_the_loop: a run's thread started by one starter thread, not the loop
+
+class _Starter:
+    """The thread that starts this process's script runs, in the order asked."""
+
+    def __init__(self):
+        self._asked: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self, start) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="script-starter", daemon=True)
+                self._thread.start()
+        self._asked.put(start)
+
+    def _run(self) -> None:
+        while True:
+            start = self._asked.get()
+            try:
+                start()
+            except Exception:  # noqa: BLE001 - one run that cannot start must not stop the others'
+                _LOG.exception("a script run did not start")
+
+
+_STARTER = _Starter()
+
+
+def _started_off_the_loop(streamlits_start):
+    def start(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return streamlits_start(self)  # no event loop (AppTest): as Streamlit does
+        _STARTER.start(lambda: streamlits_start(self))
+    return start
+
+
+# ---- the records
+
+_RT, _AS = "streamlit.runtime.runtime", "streamlit.runtime.app_session"
+_SEND = _swaps(_Swap(f"{_RT}:asyncio", lambda _asyncio: _FlushInOneTurn()),
+               _Swap(f"{_RT}:Runtime._enqueued_some_message", _flush_set_on_loop),
+               _Swap(f"{_AS}:AppSession._on_scriptrunner_event", _events_in_one_wake_up))
+
+
+def _patch(name: str, targets: dict[str, str], why: str, apply_undo, replaces: tuple[str, ...] = ()) -> Patch:
+    return Patch(name, targets, WHY + why, *apply_undo, replaces=replaces)
+
+
+PATCHES: tuple[Patch, ...] = (
+    _patch("compile_pages_once",
+           {"streamlit.runtime.scriptrunner.script_cache:ScriptCache.clear": "cac44290c76d799f"},
+           "compile_pages_once",
+           _swaps(_Swap("streamlit.runtime.scriptrunner.script_cache:ScriptCache.clear", _keep_bytecode))),
+    _patch("stop_config_polling",
+           {"streamlit.web.bootstrap:_install_config_watchers": "de8db30263cb41f2",
+            "streamlit.watcher.polling_path_watcher:PollingPathWatcher.__init__": "7d781599b8d659d8"},
+           "stop_config_polling",
+           (_CONFIG_POLLING.apply, _CONFIG_POLLING.undo, lambda: bool(_CONFIG_POLLING.stopped))),
+    _patch("page_once", {"streamlit.navigation.page:StreamlitPage.__init__": "bbf241635f644678"},
+           "page_once", (_PAGE_ONCE.apply, _forget_pages, lambda: _PAGE_ONCE.used)),
+    _patch("theme_once", {f"{_AS}:_populate_theme_msg": "844b9eb40d0f7d97"}, "theme_once",
+           _swaps(_Swap(f"{_AS}:_populate_theme_msg", _theme_once))),
+    _patch("guard_clear_cache", {f"{_AS}:AppSession._handle_clear_cache_request": "06374e0ae3505882"}, "guard_clear_cache",
+           _swaps(_Swap(f"{_AS}:AppSession._handle_clear_cache_request", _clear_own_state)),
+           replaces=(f"{_AS}:AppSession._handle_clear_cache_request",)),
+    _patch("pace_reruns", {f"{_AS}:AppSession.request_rerun": "4cb6506c80c5701a"}, "pace_reruns",
+           _swaps(_Swap(f"{_AS}:AppSession.request_rerun", _paced))),
+    _patch("send_promptly",
+           {f"{_RT}:Runtime._loop_coroutine": "f2bf0cf6b7bd78b7", f"{_RT}:Runtime._enqueued_some_message": "bb83a3758a4e237c",
+            f"{_AS}:AppSession._on_scriptrunner_event": "ad85d5ec989dc8a6"},
+           "send_promptly", _SEND, replaces=(f"{_AS}:AppSession._on_scriptrunner_event",)),
+    _patch("start_runs_off_the_loop",
+           {"streamlit.runtime.scriptrunner.script_runner:ScriptRunner.start": "7467332775df9b66"}, "start_runs_off_the_loop",
+           _swaps(_Swap("streamlit.runtime.scriptrunner.script_runner:ScriptRunner.start", _started_off_the_loop))),
+)
+BY_NAME = {p.name: p for p in PATCHES}
+
+# The private state the reads below rely on, fingerprinted as the patches' targets are.
+_SR = "streamlit.runtime.scriptrunner_utils.script_requests:ScriptRequests"
+READS: dict[str, dict[str, str]] = {
+    "superseded": {f"{_SR}.__init__": "68b4b7e407dc6153", f"{_SR}.request_stop": "15546956f201c36f",
+                   f"{_SR}._request_rerun_locked": "80c778b029dacbf4"},
+    "connection_id": {"streamlit.runtime.state.safe_session_state:SafeSessionState.__init__": "59b081048b586bbb"},
+}
+
+
+def undo_all() -> None:
+    """Put every target back as Streamlit has it (tests; a process that started with patches)."""
+    for patch in reversed(PATCHES):
+        patch.undo()
+        patch.applied = False
+
+
+# ---- private reads, as small public functions
+
+def script_run_ctx():
+    """This thread's script-run context, or None outside a page run (a server thread)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    return get_script_run_ctx(suppress_warning=True)
+
+
+def in_a_page_run() -> bool:
+    return script_run_ctx() is not None
+
+
+def session_requests() -> tuple[str, object]:
+    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a browser's
+    session: a server thread, or Streamlit's AppTest, whose every page shares one made-up id
+    and no server."""
+    from streamlit.runtime import Runtime
+    ctx = script_run_ctx()
+    if ctx is None or not Runtime.exists():
+        return "", None
+    return ctx.session_id, ctx.script_requests
+
+
+def superseded(requests) -> bool:
+    """Has the tab asked for another rerun (or a stop) since this run started? Reads
+    ``ScriptRequests``' private state (fingerprinted in ``READS``): a renamed attribute raises
+    rather than reading as "never superseded"."""
+    state = requests._state.name
+    if state == "RERUN":  # as Streamlit decides: a fragment's rerun waits for the page's run to end
+        data = requests._rerun_data
+        return not (data.fragment_id_queue and not data.is_fragment_scoped_rerun)
+    return state == "STOP"
+
+
+def connection_id(fallback: str) -> str:
+    """This browser tab's connection: Streamlit's session id and its SessionState (which lives as
+    long as the connection; SafeSessionState wraps it anew for every script runner), so AppTest's
+    sessions, which share one id, are told apart too. ``fallback`` outside a page run."""
+    ctx = script_run_ctx()
+    if ctx is None:
+        return fallback
+    return f"{ctx.session_id}:{id(getattr(ctx.session_state, '_state', ctx.session_state))}"
+
+
+@contextlib.contextmanager
+def quiet_missing_context():
+    """Silence Streamlit's "missing ScriptRunContext" warning: a server thread filling the shared
+    caches with no browser session expects it."""
+    log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
