@@ -289,7 +289,7 @@ class HFSeq2Seq(nn.Module):
         return EncoderDecoderCache(own, cross)
 
     @staticmethod
-    def _state(cache) -> dict:
+    def _cache_state(cache) -> dict:
         state = {}
         for n, (k, v, *_) in enumerate(cache.self_attention_cache):
             state[f"K{n}"], state[f"V{n}"] = k, v
@@ -318,7 +318,7 @@ class HFSeq2Seq(nn.Module):
                     context=torch.bmm(weights.unsqueeze(1), memory.values)[:, 0],
                     weights=weights, head_weights=head_weights,
                     self_weights=torch.stack([w[:, :, 0] for w in out.decoder_attentions], 1))  # B x L x heads x i
-        return self._logprobs(out.logits[:, -1]), self._state(out.cache), step
+        return self._logprobs(out.logits[:, -1]), self._cache_state(out.cache), step
 
     @torch.no_grad()
     def forward(self, src, src_len, trg_in, trg_out=None, label_smoothing: float = 0.0, return_weights: bool = False):

@@ -1,5 +1,8 @@
-"""The runtime set-up of a class server (server/serving.py): pages compiled once per process,
-Streamlit's magic off because no page uses it, no config file polled."""
+"""What each of Streamlit's patches (server/streamlit_patches.py) does, on Streamlit's own objects:
+pages compiled once per process (and Streamlit's magic off because no page uses it), no config
+file polled, each page resolved once, the theme built once, script events handed to the loop in
+order, runs started by one thread. Each test applies the patch it checks and undoes it; the
+patches in a real server's runtime are tests/test_streamlit_patches.py's."""
 from __future__ import annotations
 
 import ast
@@ -11,7 +14,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers.browser import wait_until
 from streamlit import config
+
+from server.streamlit_patches import _CONFIG_POLLING, BY_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,18 +46,31 @@ def test_no_page_relies_on_magic_and_magic_is_off():
 
 
 @pytest.fixture
+def applied():
+    """apply(name): the named patch applied for this test, undone after it."""
+    from server.streamlit_patches import BY_NAME
+    done = []
+
+    def apply(name: str) -> bool:
+        done.append(BY_NAME[name])
+        return BY_NAME[name].apply()
+    yield apply
+    for patch in reversed(done):
+        patch.undo()
+
+
+@pytest.fixture
 def watcher_type():
     before = config.get_option("server.fileWatcherType")
     yield lambda kind: config.set_option("server.fileWatcherType", kind)
     config.set_option("server.fileWatcherType", before)
 
 
-def test_the_script_cache_keeps_its_bytecode_when_no_file_is_watched(watcher_type, tmp_path):
+def test_the_script_cache_keeps_its_bytecode_when_no_file_is_watched(watcher_type, tmp_path, applied):
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
-    from server.serving import compile_pages_once
     script = tmp_path / "page.py"
     script.write_text("x = 1\n")
-    assert compile_pages_once() and compile_pages_once()  # idempotent
+    assert applied("compile_pages_once") and applied("compile_pages_once")  # idempotent
     cache = ScriptCache()
     first = cache.get_bytecode(str(script))
     watcher_type("none")
@@ -65,7 +84,6 @@ def test_the_script_cache_keeps_its_bytecode_when_no_file_is_watched(watcher_typ
 def test_the_config_files_are_not_polled_when_no_file_is_watched(watcher_type):
     from streamlit.watcher.polling_path_watcher import PollingPathWatcher
     from streamlit.web import bootstrap
-    from server.serving import stop_config_polling
     calls = []
     checked = PollingPathWatcher._check_if_path_changed
 
@@ -83,55 +101,29 @@ def test_the_config_files_are_not_polled_when_no_file_is_watched(watcher_type):
     try:
         bootstrap._install_config_watchers({})  # what `streamlit run` does for an st.App
         watcher_type("none")
-        assert stop_config_polling() >= 1
+        polling = BY_NAME["stop_config_polling"]
+        assert polling.apply() and polling.used()  # at least one poller stopped
         assert type(dead_proxy) is weakref.ProxyType
         time.sleep(0.5)  # every poller's last check (0.2 s after the one before) finds it stopped
         seen = len(calls)
         time.sleep(0.6)
         assert len(calls) == seen
+        polling.undo()  # the pollers it stopped poll again
+        wait_until(lambda: len(calls) > seen, 30, "a config file polled again")
+        assert polling.apply()
+        _CONFIG_POLLING.stopped.clear()  # this test's own pollers: left stopped
     finally:
         PollingPathWatcher._check_if_path_changed = checked
 
 
-def test_a_tab_rerunning_faster_than_its_share_is_paced_to_its_newest_request(monkeypatch):
-    """Twenty-five requests at once: the share's burst runs at once, the rest wait on the event loop
-    and only the newest of them runs, when the share allows; a fragment's rerun is never held."""
-    from streamlit.proto.ClientState_pb2 import ClientState
-    from streamlit.runtime.app_session import AppSession
-    from server import limits, serving
-    ran = []
-    monkeypatch.setattr(AppSession, "request_rerun", lambda self, state=None: ran.append(state.query_string))
-    share = limits.TokenBuckets(rate=4.0, burst=10.0)
-    monkeypatch.setattr(limits, "rerun_rate", lambda: share)
-    assert serving.pace_reruns()
-
-    class Tab:
-        id = "flooding-tab"
-
-    tab = Tab()
-
-    async def flood():
-        for i in range(25):
-            AppSession.request_rerun(tab, ClientState(query_string=str(i)))
-        AppSession.request_rerun(tab, ClientState(query_string="fragment", fragment_id="f1"))
-        first = list(ran)
-        await asyncio.sleep(0.6)  # one token at 4 a second: the held request's turn
-        return first
-
-    first = asyncio.run(flood())
-    assert first == [str(i) for i in range(10)] + ["fragment"]
-    assert ran == first + ["24"]
-    assert limits._paced.get("flooding-tab")
-
-
 def test_each_page_is_resolved_on_disk_once_per_process_and_each_run_gets_its_own(watcher_type, tmp_path,
-                                                                                   monkeypatch):
+                                                                                   monkeypatch, applied):
     """st.Page resolves its file (an lstat per path component, each releasing the GIL) on every run:
     under fileWatcherType "none" the pages are built once and every run gets a copy, since
     st.navigation marks the copy it chose (per-run state); a watching server builds them each run."""
     from streamlit.navigation.page import StreamlitPage
     from streamlit.testing.v1 import AppTest
-    from server import serving
+    assert applied("page_once")
     (tmp_path / "one.py").write_text("import streamlit as st\nst.write('page one')\n")
     (tmp_path / "two.py").write_text("import streamlit as st\nst.write('page two')\n")
     main = tmp_path / "main.py"
@@ -156,21 +148,18 @@ def test_each_page_is_resolved_on_disk_once_per_process_and_each_run_gets_its_ow
     watcher_type("auto")  # a developer's server sees a page file that changed: Streamlit's behaviour
     at.run()
     assert built[2:] == ["one.py", "two.py"]
-    serving._PAGES.clear()
 
 
-def test_the_new_session_message_carries_the_theme_streamlit_builds(watcher_type, monkeypatch):
+def test_the_new_session_message_carries_the_theme_streamlit_builds(watcher_type, applied):
     """theme_once: with no file watched each theme section is read from the config once and copied
     into every new_session message, equal to what Streamlit builds; a changed option is then seen
     only after a restart (a watching server sees it at once, as Streamlit does)."""
     from streamlit.proto.NewSession_pb2 import CustomThemeConfig
     from streamlit.runtime import app_session
-    from server import serving
     streamlits = app_session._populate_theme_msg
-    monkeypatch.setattr(app_session, "_populate_theme_msg", streamlits)  # put back afterwards
     config.set_option("theme.primaryColor", "#123456")
     try:
-        assert serving.theme_once() and serving.theme_once()  # idempotent
+        assert applied("theme_once") and applied("theme_once")  # idempotent
         watcher_type("none")
         for section in ("theme", "theme.light", "theme.dark.sidebar"):
             expected, first, again = CustomThemeConfig(), CustomThemeConfig(), CustomThemeConfig()
@@ -190,15 +179,14 @@ def test_the_new_session_message_carries_the_theme_streamlit_builds(watcher_type
         config.set_option("theme.primaryColor", None)
 
 
-def test_a_flush_sends_a_tabs_messages_in_one_turn_of_the_event_loop():
+def test_a_flush_sends_a_tabs_messages_in_one_turn_of_the_event_loop(applied):
     """Streamlit's flush loop yields the event loop after every message it sends (each yield, under
     a class's GIL contention, a wait of milliseconds): after send_promptly only that yield,
     sleep(0), returns at once; every other sleep and every other asyncio name is asyncio's own."""
     import inspect
     from streamlit.runtime import runtime
-    from server import serving
-    assert serving.send_promptly() and serving.send_promptly()  # idempotent
-    # the yield it removes is still where Streamlit has it (a later Streamlit may differ: look again)
+    assert applied("send_promptly") and applied("send_promptly")  # idempotent
+    # the yield it removes is still where Streamlit has it (its fingerprint: test_streamlit_patches.py)
     assert "await asyncio.sleep(0)" in inspect.getsource(runtime.Runtime._loop_coroutine)
     turns = []
 
@@ -217,45 +205,13 @@ def test_a_flush_sends_a_tabs_messages_in_one_turn_of_the_event_loop():
     assert runtime.asyncio.wait is asyncio.wait and runtime.asyncio.create_task is asyncio.create_task
 
 
-def test_a_message_enqueued_on_the_event_loop_wakes_the_flush_without_a_write_to_the_loops_pipe():
-    """On the loop, the runtime's flush event is set at once (no call_soon_threadsafe, a write to the
-    loop's own pipe per message); from a script thread it is set on the loop, as Streamlit does."""
-    import threading
-    from types import SimpleNamespace
-    from streamlit.runtime.runtime import Runtime
-    from server import serving
-    assert serving.send_promptly()
-
-    async def main():
-        loop = asyncio.get_running_loop()
-        objs = SimpleNamespace(eventloop=loop, need_send_data=asyncio.Event())
-        runtime = SimpleNamespace(_get_async_objs=lambda: objs)
-        writes = []
-        original = loop._write_to_self
-        loop._write_to_self = lambda: (writes.append(1), original())
-        Runtime._enqueued_some_message(runtime)
-        on_loop = (objs.need_send_data.is_set(), len(writes))
-        objs.need_send_data.clear()
-        thread = threading.Thread(target=Runtime._enqueued_some_message, args=(runtime,))
-        thread.start()
-        thread.join()
-        before_a_turn = objs.need_send_data.is_set()
-        await asyncio.wait_for(objs.need_send_data.wait(), 5)
-        return on_loop, before_a_turn, len(writes)
-
-    on_loop, before_a_turn, writes = asyncio.run(main())
-    assert on_loop == (True, 0)
-    assert not before_a_turn and writes == 1  # a script thread's message: the pipe wakes the loop
-
-
-def test_a_sessions_script_events_reach_the_loop_in_order_with_one_wake_up_for_all_those_waiting(caplog):
+def test_a_sessions_script_events_reach_the_loop_in_order_with_one_wake_up_for_all_those_waiting(caplog, applied):
     """Streamlit scheduled one event-loop callback per message a page sends (a write to the loop's
     pipe, releasing the GIL, each): now the events waiting are handled by one callback, in the
     order sent; one that fails is logged and the others still run, and later events still come."""
     import threading
     from streamlit.runtime.app_session import AppSession
-    from server import serving
-    assert serving.send_promptly()
+    assert applied("send_promptly")
 
     class Session:
         def __init__(self, loop):
@@ -285,21 +241,20 @@ def test_a_sessions_script_events_reach_the_loop_in_order_with_one_wake_up_for_a
         await asyncio.sleep(0.01)
         return burst, session.handled[len(burst[0]):]
 
-    with caplog.at_level("ERROR", logger="server.serving"):
+    with caplog.at_level("ERROR", logger="server.streamlit_patches"):
         (handled, wake_ups), from_thread = asyncio.run(main())
     assert handled == list(range(40)) + ["after"] and wake_ups == 1
     assert from_thread == [f"t{i}" for i in range(20)]
     assert "this event fails" in caplog.text
 
 
-def test_script_runs_asked_for_on_the_event_loop_are_started_by_the_starter_thread_in_order(monkeypatch):
+def test_script_runs_asked_for_on_the_event_loop_are_started_by_the_starter_thread_in_order(monkeypatch, applied):
     """Thread.start waits for the new thread to take the GIL (5–20 ms with pages running): on the
     event loop a run's thread is started by the process's starter thread instead, in the order
     asked, and the loop goes on at once; off the loop (AppTest) as Streamlit does."""
     import threading
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
-    from server import serving
-    assert serving.start_runs_off_the_loop() and serving.start_runs_off_the_loop()  # idempotent
+    assert applied("start_runs_off_the_loop") and applied("start_runs_off_the_loop")  # idempotent
     starters = []
     real_start = threading.Thread.start
 

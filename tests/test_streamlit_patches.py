@@ -1,0 +1,193 @@
+"""The one door to Streamlit's private internals (server/streamlit_patches.py): each patch's
+targets are still the code its author read (a fingerprint of each source), start-up chooses the
+patches and refuses one written for another Streamlit, each is undone cleanly, and on a real
+``streamlit run`` server the patches that change threading and message flow are in effect and
+listed on ``/_attn/ready``."""
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import streamlit
+from helpers.browser import wait_until
+from helpers.lecture import load_bench
+
+from server import serving, streamlit_patches as patches
+from server.streamlit_patches import BY_NAME, fingerprint, PATCHES, READS, resolve, source_of
+
+ROOT = Path(__file__).resolve().parent.parent
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+TARGETS = [(p.name, p.targets) for p in PATCHES] + [(f"read {name}", targets) for name, targets in READS.items()]
+
+
+def stale_targets(name: str, targets: dict[str, str], source=source_of) -> list[str]:
+    """The targets of patch ``name`` whose source is no longer the one fingerprinted, each as a
+    message that says what to do."""
+    return [f"re-read patch {name}: Streamlit's {target} is not the code the patch was written against "
+            f"(fingerprint {fingerprint(source(target))}, recorded {recorded})"
+            for target, recorded in targets.items() if fingerprint(source(target)) != recorded]
+
+
+@pytest.fixture
+def undone():
+    """Every patch put back after the test: none stays installed for the rest of the process."""
+    yield
+    patches.undo_all()
+    serving._OUTCOMES.clear()
+
+
+@pytest.mark.parametrize(("name", "targets"), TARGETS, ids=[name for name, _ in TARGETS])
+def test_each_target_is_the_code_its_patch_was_written_against(name, targets):
+    assert stale_targets(name, targets) == []
+
+
+def test_a_changed_target_fails_its_fingerprint_and_names_the_patch():
+    """Streamlit's flush loop without its yield after each message (or with another): the patch
+    that removes that yield must be read again."""
+    send = BY_NAME["send_promptly"]
+    loop = "streamlit.runtime.runtime:Runtime._loop_coroutine"
+
+    def upgraded(target: str) -> str:
+        text = source_of(target)
+        return text.replace("await asyncio.sleep(0)", "await asyncio.sleep(0.001)") if target == loop else text
+    assert "await asyncio.sleep(0)" in source_of(loop)
+    found = stale_targets(send.name, send.targets, upgraded)
+    assert len(found) == 1 and found[0].startswith(f"re-read patch send_promptly: Streamlit's {loop} ")
+    assert stale_targets("theme_once", BY_NAME["theme_once"].targets, lambda t: source_of(t) + "    # a comment\n")
+
+
+def test_every_patch_says_why_and_what_it_re_implements():
+    sections = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    for patch in PATCHES:
+        assert patch.why == f"docs/performance.md#{patch.name}" and f"### `{patch.name}`" in sections, patch.name
+        assert set(patch.replaces) <= set(patch.targets)
+    assert {p.streamlit for p in PATCHES} == {streamlit.__version__}, "a patch written for another Streamlit: re-read it"
+
+
+def test_the_environment_chooses_the_patches():
+    every = [p.name for p in PATCHES]
+    assert serving.chosen("all") == (every, []) and serving.chosen("") == (every, [])
+    assert serving.chosen("none") == ([], [])
+    assert serving.chosen("send_promptly, theme_once") == (["theme_once", "send_promptly"], [])
+    assert serving.chosen("all,-send_promptly,-start_runs_off_the_loop") == (every[:-2], [])
+    assert serving.chosen("theme_once,no_such") == (["theme_once"], ["no_such"])
+
+
+def _untouched() -> bool:
+    """Every target is Streamlit's own, as imported."""
+    import asyncio as real
+    from streamlit.runtime import runtime
+    owners = [resolve(t) for p in PATCHES for t in p.targets]
+    return (all(not getattr(getattr(owner, attr), "attn_patch", False) for owner, attr in owners)
+            and runtime.asyncio is real and not patches._PAGE_ONCE.on)
+
+
+def test_a_patch_written_for_another_streamlit_is_refused_and_the_server_runs_as_streamlit_does(undone, capsys):
+    outcomes = serving.apply_patches("all", installed="99.0.0")
+    assert [o.applied for o in outcomes] == [False] * len(PATCHES)
+    assert all(o.reason.startswith("refused: written for Streamlit 1.67.0, this is 99.0.0") for o in outcomes)
+    assert _untouched()
+    assert "Streamlit patch send_promptly: refused" in capsys.readouterr().out
+
+
+def test_each_patch_applies_and_undoes_cleanly(undone):
+    from streamlit.runtime.app_session import AppSession
+    streamlits = AppSession._on_scriptrunner_event
+    outcomes = serving.apply_patches("all")
+    assert all(o.applied for o in outcomes), outcomes
+    assert AppSession._on_scriptrunner_event is not streamlits and serving.apply_patches("all")  # again: a no-op
+    assert [o["name"] for o in serving.outcomes()] == [p.name for p in PATCHES]
+    patches.undo_all()
+    assert _untouched() and AppSession._on_scriptrunner_event is streamlits
+    assert "_on_scriptrunner_event" in vars(AppSession)  # Streamlit's own, where Streamlit put it
+
+
+def test_superseded_reads_streamlits_own_script_requests():
+    """A rerun or a stop the tab asked for since the run started supersedes it; a fragment's rerun
+    while the page runs does not (Streamlit runs it after the page). Real ScriptRequests, no fake."""
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
+    requests = ScriptRequests()
+    assert not patches.superseded(requests)
+    requests.request_rerun(RerunData(query_string="text=a"))
+    assert patches.superseded(requests)
+    stopped = ScriptRequests()
+    stopped.request_stop()
+    assert patches.superseded(stopped)
+
+
+# ---- a real server: `streamlit run app.py`, its runtime going through the patches
+
+
+def _ready(base: str) -> dict:
+    return json.loads(OPENER.open(f"{base}/_attn/ready?format=json", timeout=10).read())
+
+
+async def _burst_then_slow_down(bench, base: str, reruns: int) -> tuple[str | None, bool, str | None]:
+    """Open the landing page, ask for ``reruns`` full-page reruns at once (beyond the tab's share),
+    and read until a page says "Slow down" (30 s at most); a clear_cache, then a second page on a
+    new socket. (the first page's error, "Slow down" seen, the second page's error)."""
+    from classroom_tab import draw
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    tab = bench.Tab(base, 120)
+    try:
+        first = (await tab.do(("open", "", "text=I%20will%20eat.&model=rnnsearch")))[2]
+        for _ in range(reruns):
+            await tab.send()
+        slowed, deadline = False, time.monotonic() + 30
+        while not slowed and time.monotonic() < deadline:
+            msg = ForwardMsg.FromString(await asyncio.wait_for(tab.ws.recv(), deadline - time.monotonic()))
+            if msg.WhichOneof("type") == "delta":
+                shown: dict = {}
+                draw(msg, shown, {}, {})
+                slowed = any(b"Slow down" in body for body in shown.values())
+        clear = BackMsg()
+        clear.clear_cache = True
+        await tab.ws.send(clear.SerializeToString())
+        second = (await tab.do(("open", "", "text=Where%20is%20it%3F&model=rnnsearch")))[2]
+        return first, slowed, second
+    finally:
+        await tab.close()
+
+
+def test_a_real_server_goes_through_every_patch_and_lists_them_on_ready(tiny_zoo):
+    """Streamlit's runtime still calls every target: each patch, applied at start-up, is used
+    by a visit (a burst of reruns is paced and its page says "Slow down"; the page's runs are
+    started by the starter thread and their messages sent through the one wake-up; the script
+    cache survives the last tab leaving); /_attn/ready says so, as text and as JSON."""
+    from server.limits import RERUN_BURST
+    bench = load_bench()
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "OMP_NUM_THREADS": "1", serving.ENV: "all"}
+    with bench.server(None, env=env) as target:
+        first, slowed, second = asyncio.run(_burst_then_slow_down(bench, target.base, int(RERUN_BURST) + 10))
+        assert (first, slowed, second) == (None, True, None)
+        text = OPENER.open(f"{target.base}/_attn/ready", timeout=10).read().decode()
+        assert text.splitlines()[0] == "ready; models loaded 1 time(s)"
+        assert all(f"patch {p.name}: applied" in text for p in PATCHES), text
+        gc.collect()  # the server's first visit (bench.server's) left its socket to the collector: close it
+        wait_until(lambda: all(p["used"] for p in _ready(target.base)["patches"]), 60,
+                   "every patch gone through (the script cache's clear once the last tab has left)")
+        listed = _ready(target.base)
+        assert listed["ready"] and listed["models_loaded"] == 1
+        assert [(p["name"], p["applied"]) for p in listed["patches"]] == [(p.name, True) for p in PATCHES]
+
+
+def test_a_real_server_without_patches_serves_as_streamlit_does_and_says_so(tiny_zoo):
+    bench = load_bench()
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "OMP_NUM_THREADS": "1", serving.ENV: "none"}
+    with bench.server(None, env=env) as target:
+        async def visit():
+            tab = bench.Tab(target.base, 120)
+            try:
+                return [(await tab.do(("open", "", q)))[2] for q in ("text=I%20will%20eat.", "text=Where%20is%20it%3F")]
+            finally:
+                await tab.close()
+        assert asyncio.run(visit()) == [None, None]
+        listed = _ready(target.base)["patches"]
+        assert [(p["name"], p["applied"], p["used"]) for p in listed] == [(p.name, False, False) for p in PATCHES]
+        assert all(p["reason"] == f"not chosen ({serving.ENV})" for p in listed)
