@@ -12,11 +12,10 @@ commands that measure it, is in ``docs/performance.md`` ("Streamlit patches").
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import asdict, dataclass
 
-from server import streamlit_patches as patches
+from server import settings, streamlit_patches as patches
 from server.streamlit_patches import files_watched, page  # noqa: F401 - the app's names for them
 
 _LOG = logging.getLogger(__name__)
@@ -34,7 +33,7 @@ class Outcome:
 def chosen(value: str | None = None) -> tuple[list[str], list[str]]:
     """(the patch names ``value`` chooses, in the records' order; the names it gives that no
     patch has). ``value`` defaults to the environment's ``ATTN_EXPLORER_STREAMLIT_PATCHES``."""
-    value = os.environ.get(ENV, "all") if value is None else value
+    value = settings.streamlit_patches() if value is None else value
     words = [w.strip() for w in value.split(",") if w.strip()] or ["all"]
     names = set()
     for word in words:
@@ -74,8 +73,9 @@ def apply_patches(value: str | None = None, installed: str | None = None) -> lis
     for name in unknown:
         outcomes.append(Outcome(name, False, "no such patch"))
     _OUTCOMES[:] = outcomes
-    for o in outcomes:
+    for o in outcomes:  # on the terminal, as the server's other start-up lines
         print(f"Attention Explorer: Streamlit patch {o.name}: {o.reason}", flush=True)
+        _LOG.info("Streamlit patch %s: %s", o.name, o.reason)
     return outcomes
 
 

@@ -24,6 +24,8 @@ ATTN_EXPLORER_PROXIES         (none)  addresses of the proxies whose X-Forwarded
                                       this machine's, 127.0.0.1,::1, for its HAProxy)
 ATTN_EXPLORER_DB_CONNECTIONS  20      PostgreSQL connections one process may open (scripts/serve.py sizes it from the replicas)
 ATTN_EXPLORER_CHROMIUM        /usr/bin/chromium  the headless browser that draws SVG/PDF/PNG exports (viz/export.py)
+ATTN_EXPLORER_STREAMLIT_PATCHES  all  the changes to Streamlit's internals applied at start-up (server/serving.py): all,
+                                      none, or names separated by commas; -name leaves one out (docs/performance.md)
 """
 from __future__ import annotations
 
@@ -64,6 +66,10 @@ def gold() -> Path:
 
 def chromium() -> str:
     return os.environ.get("ATTN_EXPLORER_CHROMIUM") or "/usr/bin/chromium"
+
+
+def streamlit_patches() -> str:
+    return os.environ.get("ATTN_EXPLORER_STREAMLIT_PATCHES", "").strip() or "all"
 
 
 def live_trainings() -> int:
