@@ -1,21 +1,14 @@
 """Everything this app changes or reads in Streamlit's private internals, in one place.
 
-Each change is a :class:`Patch`: what it changes (its targets), why (its section of
-``docs/performance.md``), the Streamlit version it was written against, ``apply()`` and
-``undo()``. ``server/serving.py`` applies them at start-up, refusing a patch written for another
-Streamlit (the server then runs as Streamlit does), and ``/_attn/ready`` lists the outcome. Each
-target's source is fingerprinted in the record: ``tests/test_streamlit_patches.py`` fails with
-"re-read patch X" when an upgraded Streamlit changed the code a patch wraps or replaces. A
-target in ``replaces`` is re-implemented rather than wrapped: a last resort, since whatever
-Streamlit adds there is dropped until the patch is re-read.
-
-Most patches change something only where no file is watched (``server.fileWatcherType =
-"none"``, the project's ``.streamlit/config.toml``): there neither a page nor a config file can
-change while the server runs. A developer's watching server keeps Streamlit's behaviour.
-
-The private reads the rest of the code needs (which tab a run belongs to, whether its run has
-been superseded, a connection's identity) are the small public functions at the end; no other
-module imports ``streamlit.runtime``.
+Each change is a :class:`Patch`: its targets (each with a fingerprint of the source it was read
+against), why (its section of ``docs/performance.md``), the Streamlit version it was written for,
+``apply()`` and ``undo()``. ``server/serving.py`` applies them at start-up, refusing one written for
+another Streamlit; ``tests/test_streamlit_patches.py`` fails with "re-read patch X" when a target's
+source changed. A target in ``replaces`` is re-implemented, not wrapped: a last resort, since
+whatever Streamlit adds there is dropped until the patch is re-read. Most patches change
+something only where no file is watched (``server.fileWatcherType = "none"``): there neither a
+page nor a config file can change while the server runs. The private reads the rest of the code
+needs are the small public functions at the end.
 """
 from __future__ import annotations
 
@@ -90,10 +83,12 @@ class Patch:
 
 
 class _Swap:
-    """``owner.attr`` replaced by ``make(Streamlit's own)``; ``undo`` puts Streamlit's back."""
+    """``owner.attr`` replaced by ``make(Streamlit's own)``; ``undo`` puts Streamlit's back.
+    ``fingerprint``: of the target's source as read; ``replaces``: ``make`` re-implements it."""
 
-    def __init__(self, target: str, make):
-        self.target, self.make, self.used = target, make, False
+    def __init__(self, target: str, make, fingerprint: str = "", replaces: bool = False):
+        self.target, self.make, self.fingerprint, self.replaces = target, make, fingerprint, replaces
+        self.used = False
 
     def apply(self) -> bool:
         try:
@@ -183,7 +178,7 @@ def _theme_once(streamlits_populate):
 # ---- page_once: st.Page resolved on disk once per process
 
 class _Switch:
-    """A patch that changes only this app's own calls (no Streamlit attribute is replaced)."""
+    """A patch that changes only this app's own calls (``page``: no Streamlit attribute replaced)."""
 
     def __init__(self):
         self.on = self.used = False
@@ -194,6 +189,7 @@ class _Switch:
 
     def undo(self) -> None:
         self.on = self.used = False
+        _PAGES.clear()
 
 
 _PAGE_ONCE = _Switch()
@@ -215,11 +211,6 @@ def page(script: str, **options):
     else:
         _PAGE_ONCE.used = True
     return copy.copy(built)
-
-
-def _forget_pages() -> None:
-    _PAGE_ONCE.undo()
-    _PAGES.clear()
 
 
 # ---- stop_config_polling: the config files' pollers stopped where no file is watched
@@ -404,42 +395,32 @@ def _started_off_the_loop(streamlits_start):
 
 # ---- the records
 
-_RT, _AS = "streamlit.runtime.runtime", "streamlit.runtime.app_session"
-_SEND = _swaps(_Swap(f"{_RT}:asyncio", lambda _asyncio: _FlushInOneTurn()),
-               _Swap(f"{_RT}:Runtime._enqueued_some_message", _flush_set_on_loop),
-               _Swap(f"{_AS}:AppSession._on_scriptrunner_event", _events_in_one_wake_up))
+_AS, _RT = "streamlit.runtime.app_session", "streamlit.runtime.runtime"
 
 
-def _patch(name: str, targets: dict[str, str], why: str, apply_undo, replaces: tuple[str, ...] = ()) -> Patch:
-    return Patch(name, targets, WHY + why, *apply_undo, replaces=replaces)
+def _swapping(name: str, *swaps: _Swap, relies_on: dict[str, str] | None = None) -> Patch:
+    return Patch(name, {s.target: s.fingerprint for s in swaps if s.fingerprint} | (relies_on or {}), WHY + name,
+                 *_swaps(*swaps), replaces=tuple(s.target for s in swaps if s.replaces))
 
 
 PATCHES: tuple[Patch, ...] = (
-    _patch("compile_pages_once",
-           {"streamlit.runtime.scriptrunner.script_cache:ScriptCache.clear": "cac44290c76d799f"},
-           "compile_pages_once",
-           _swaps(_Swap("streamlit.runtime.scriptrunner.script_cache:ScriptCache.clear", _keep_bytecode))),
-    _patch("stop_config_polling",
-           {"streamlit.web.bootstrap:_install_config_watchers": "de8db30263cb41f2",
-            "streamlit.watcher.polling_path_watcher:PollingPathWatcher.__init__": "7d781599b8d659d8"},
-           "stop_config_polling",
-           (_CONFIG_POLLING.apply, _CONFIG_POLLING.undo, lambda: bool(_CONFIG_POLLING.stopped))),
-    _patch("page_once", {"streamlit.navigation.page:StreamlitPage.__init__": "bbf241635f644678"},
-           "page_once", (_PAGE_ONCE.apply, _forget_pages, lambda: _PAGE_ONCE.used)),
-    _patch("theme_once", {f"{_AS}:_populate_theme_msg": "844b9eb40d0f7d97"}, "theme_once",
-           _swaps(_Swap(f"{_AS}:_populate_theme_msg", _theme_once))),
-    _patch("guard_clear_cache", {f"{_AS}:AppSession._handle_clear_cache_request": "06374e0ae3505882"}, "guard_clear_cache",
-           _swaps(_Swap(f"{_AS}:AppSession._handle_clear_cache_request", _clear_own_state)),
-           replaces=(f"{_AS}:AppSession._handle_clear_cache_request",)),
-    _patch("pace_reruns", {f"{_AS}:AppSession.request_rerun": "4cb6506c80c5701a"}, "pace_reruns",
-           _swaps(_Swap(f"{_AS}:AppSession.request_rerun", _paced))),
-    _patch("send_promptly",
-           {f"{_RT}:Runtime._loop_coroutine": "f2bf0cf6b7bd78b7", f"{_RT}:Runtime._enqueued_some_message": "bb83a3758a4e237c",
-            f"{_AS}:AppSession._on_scriptrunner_event": "ad85d5ec989dc8a6"},
-           "send_promptly", _SEND, replaces=(f"{_AS}:AppSession._on_scriptrunner_event",)),
-    _patch("start_runs_off_the_loop",
-           {"streamlit.runtime.scriptrunner.script_runner:ScriptRunner.start": "7467332775df9b66"}, "start_runs_off_the_loop",
-           _swaps(_Swap("streamlit.runtime.scriptrunner.script_runner:ScriptRunner.start", _started_off_the_loop))),
+    _swapping("compile_pages_once", _Swap("streamlit.runtime.scriptrunner.script_cache:ScriptCache.clear",
+                                          _keep_bytecode, "cac44290c76d799f")),
+    Patch("stop_config_polling", {"streamlit.web.bootstrap:_install_config_watchers": "de8db30263cb41f2",
+                                  "streamlit.watcher.polling_path_watcher:PollingPathWatcher.__init__": "7d781599b8d659d8"},
+          WHY + "stop_config_polling", _CONFIG_POLLING.apply, _CONFIG_POLLING.undo, lambda: bool(_CONFIG_POLLING.stopped)),
+    Patch("page_once", {"streamlit.navigation.page:StreamlitPage.__init__": "bbf241635f644678"}, WHY + "page_once",
+          _PAGE_ONCE.apply, _PAGE_ONCE.undo, lambda: _PAGE_ONCE.used),
+    _swapping("theme_once", _Swap(f"{_AS}:_populate_theme_msg", _theme_once, "844b9eb40d0f7d97")),
+    _swapping("guard_clear_cache", _Swap(f"{_AS}:AppSession._handle_clear_cache_request", _clear_own_state,
+                                         "06374e0ae3505882", replaces=True)),
+    _swapping("pace_reruns", _Swap(f"{_AS}:AppSession.request_rerun", _paced, "4cb6506c80c5701a")),
+    _swapping("send_promptly", _Swap(f"{_RT}:asyncio", lambda _asyncio: _FlushInOneTurn()),
+              _Swap(f"{_RT}:Runtime._enqueued_some_message", _flush_set_on_loop, "bb83a3758a4e237c"),
+              _Swap(f"{_AS}:AppSession._on_scriptrunner_event", _events_in_one_wake_up, "ad85d5ec989dc8a6", replaces=True),
+              relies_on={f"{_RT}:Runtime._loop_coroutine": "f2bf0cf6b7bd78b7"}),  # its yield after each message
+    _swapping("start_runs_off_the_loop", _Swap("streamlit.runtime.scriptrunner.script_runner:ScriptRunner.start",
+                                               _started_off_the_loop, "7467332775df9b66")),
 )
 BY_NAME = {p.name: p for p in PATCHES}
 
