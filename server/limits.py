@@ -26,10 +26,9 @@ import time
 from collections import deque
 from contextlib import contextmanager
 
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-
 from server import settings
 from server.shared import per_process
+from server.streamlit_patches import session_requests, StopException, superseded
 
 
 DECODES_PER_S = 2.0    # a tab's decodings a second, sustained…
@@ -143,26 +142,11 @@ def decode_rate() -> TokenBuckets:
     return TokenBuckets()
 
 
-def _session() -> tuple[str, object]:
-    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a browser's
-    session: a server thread, or Streamlit's AppTest, whose every page shares one made-up id
-    and no server (the shares are for visitors of a running server)."""
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None or not Runtime.exists():
-        return "", None
-    return ctx.session_id, ctx.script_requests
-
-
-def superseded(requests) -> bool:
-    """Has the tab asked for another rerun (or a stop) since this one started? Streamlit acts on
-    it at the page's next element; a decoding that has not started need not wait for that."""
-    state = getattr(getattr(requests, "_state", None), "name", "CONTINUE")
-    if state == "RERUN":  # as Streamlit decides: a fragment's rerun waits for the page's run to end
-        data = getattr(requests, "_rerun_data", None)
-        return not (getattr(data, "fragment_id_queue", None) and not getattr(data, "is_fragment_scoped_rerun", False))
-    return state == "STOP"
+# (this rerun's session id, its Streamlit script requests); ("", None) outside a browser's session:
+# a server thread, or Streamlit's AppTest, whose every page shares one made-up id and no server (the
+# shares are for visitors of a running server). superseded(requests): has the tab asked for another
+# rerun (or a stop) since this one started? Both read Streamlit's internals (server/streamlit_patches.py).
+_session = session_requests
 
 
 RERUNS_PER_S = 2.0     # a tab's full-page reruns a second, sustained…

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: F401 - for server.limits
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: F401 - a page run's stop (server.limits)
 
 _LOG = logging.getLogger(__name__)
 WRITTEN_FOR = "1.67.0"  # the Streamlit every patch below was read against
@@ -448,10 +448,6 @@ def script_run_ctx():
     return get_script_run_ctx(suppress_warning=True)
 
 
-def in_a_page_run() -> bool:
-    return script_run_ctx() is not None
-
-
 def session_requests() -> tuple[str, object]:
     """(this rerun's session id, its Streamlit script requests) — ("", None) outside a browser's
     session: a server thread, or Streamlit's AppTest, whose every page shares one made-up id
@@ -474,14 +470,19 @@ def superseded(requests) -> bool:
     return state == "STOP"
 
 
-def connection_id(fallback: str) -> str:
+def connection_id() -> str | None:
     """This browser tab's connection: Streamlit's session id and its SessionState (which lives as
     long as the connection; SafeSessionState wraps it anew for every script runner), so AppTest's
-    sessions, which share one id, are told apart too. ``fallback`` outside a page run."""
+    sessions, which share one id, are told apart too. None outside a page run."""
     ctx = script_run_ctx()
-    if ctx is None:
-        return fallback
-    return f"{ctx.session_id}:{id(getattr(ctx.session_state, '_state', ctx.session_state))}"
+    return None if ctx is None else f"{ctx.session_id}:{id(getattr(ctx.session_state, '_state', ctx.session_state))}"
+
+
+def script_requests():
+    """A tab's script requests as Streamlit makes them (what :func:`superseded` reads; tests
+    drive it with ``request_rerun``/``request_stop``)."""
+    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests
+    return ScriptRequests()
 
 
 @contextlib.contextmanager

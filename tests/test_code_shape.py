@@ -284,3 +284,45 @@ def test_every_name_from_ui_is_imported_from_the_module_that_defines_it():
                 wrong += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
                           if a.name not in defines[node.module]]
     assert wrong == []
+
+
+# Streamlit's private internals are touched in one module (server/streamlit_patches.py) and the
+# tests of its patches; everywhere else a Streamlit upgrade could break them unseen.
+PRIVATE_STREAMLIT_DOOR = {"server/streamlit_patches.py", "tests/test_streamlit_patches.py", "tests/test_serving.py"}
+PRIVATE_NAMES = {"_state", "_session_state", "_populate_theme_msg", "ScriptCache", "AppSession"}
+
+
+def private_streamlit_uses(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """Every ``streamlit.runtime`` import and every use of a private name of Streamlit's
+    (``PRIVATE_NAMES``, as an attribute, a name or an imported name), as ``path:line what``."""
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            what = next((m for m in modules if m == "streamlit.runtime" or m.startswith("streamlit.runtime.")), None)
+            if isinstance(node, ast.ImportFrom) and node.module == "streamlit" and any(a.name == "runtime" for a in node.names):
+                what = "streamlit.runtime"
+            name = (node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name)
+                    else next((a.name for a in node.names if a.name in PRIVATE_NAMES), None)
+                    if isinstance(node, ast.ImportFrom) else None)
+            if what or name in PRIVATE_NAMES:
+                found.append(f"{path.relative_to(root)}:{node.lineno} {what or name}")
+    return found
+
+
+def test_streamlits_private_internals_are_touched_in_one_module_only():
+    everywhere = [p for p in ROOT.rglob("*.py") if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)]
+    elsewhere = [p for p in everywhere if str(p.relative_to(ROOT)) not in PRIVATE_STREAMLIT_DOOR]
+    assert private_streamlit_uses(elsewhere) == []
+
+
+def test_the_private_access_check_sees_each_kind_of_use(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text("import streamlit.runtime.runtime\nfrom streamlit.runtime import Runtime\nfrom streamlit import runtime\n"
+                    "from streamlit.runtime.app_session import AppSession\n"
+                    "def f(ctx, s):\n    return ctx.session_state._state, s._session_state, AppSession\n")
+    found = private_streamlit_uses([page], tmp_path)
+    assert found == ["page.py:1 streamlit.runtime.runtime", "page.py:2 streamlit.runtime", "page.py:3 streamlit.runtime",
+                     "page.py:4 streamlit.runtime.app_session", "page.py:6 _state", "page.py:6 _session_state",
+                     "page.py:6 AppSession"], found

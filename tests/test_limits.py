@@ -97,11 +97,8 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
     from server import limits
     monkeypatch.setenv("ATTN_EXPLORER_PAGE_RUNS", "1")
 
-    class Requests:  # what superseded() reads of Streamlit's ScriptRequests
-        class _state:
-            name = "CONTINUE"
-
-    tabs = {f"tab{k}": Requests() for k in range(4)}
+    from server.streamlit_patches import script_requests
+    tabs = {f"tab{k}": script_requests() for k in range(4)}  # Streamlit's own, as each tab's run holds them
     slots = limits.FairSlots(1)
     monkeypatch.setattr(limits, "_run_slots", lambda n: slots)  # a slot of this test's own
     local = threading.local()
@@ -127,7 +124,7 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
     for k, thread in enumerate(threads):
         thread.start()
         until(lambda k=k: len(order) + slots.waiting() == k + 1, f"tab{k} running or queued")  # in this order
-    tabs["tab3"]._state = type("state", (), {"name": "STOP"})  # tab3 left while it waited
+    tabs["tab3"].request_stop()  # tab3 left while it waited
     until(lambda: abandoned == ["tab3"], "tab3's wait abandoned")
     go.set()
     for thread in threads:

@@ -110,14 +110,17 @@ def test_each_patch_applies_and_undoes_cleanly(undone):
 def test_superseded_reads_streamlits_own_script_requests():
     """A rerun or a stop the tab asked for since the run started supersedes it; a fragment's rerun
     while the page runs does not (Streamlit runs it after the page). Real ScriptRequests, no fake."""
-    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
-    requests = ScriptRequests()
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+    requests = patches.script_requests()
     assert not patches.superseded(requests)
     requests.request_rerun(RerunData(query_string="text=a"))
     assert patches.superseded(requests)
-    stopped = ScriptRequests()
+    stopped = patches.script_requests()
     stopped.request_stop()
     assert patches.superseded(stopped)
+    fragment = patches.script_requests()  # a fragment's rerun asked while the page runs: after it
+    fragment.request_rerun(RerunData(fragment_id_queue=["f1"], is_fragment_scoped_rerun=False))
+    assert not patches.superseded(fragment)
 
 
 # ---- a real server: `streamlit run app.py`, its runtime going through the patches

@@ -24,6 +24,7 @@ from server.class_store import (AnswerRefused, class_store, new_session_id, norm
 from server.class_store import FIRST_ATTEMPT, StoreBusy
 from server.follow import follow_board, SENT
 from server.proxies import client_address
+from server.streamlit_patches import connection_id
 
 
 CLASS = "class_code"          # the joined class's code
@@ -215,13 +216,7 @@ def visitor_address() -> str:
 def connection() -> str:
     """This browser tab's connection (Streamlit's session id): what the sign-in limits count by,
     in the process, out of the reach of a ``clear_cache`` that empties the session's state."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return session_id()
-    # the session's SessionState (SafeSessionState wraps it anew for every script runner) lives as long as
-    # the connection; with the session id it also tells apart AppTest's sessions, which share one id
-    return f"{ctx.session_id}:{id(getattr(ctx.session_state, '_state', ctx.session_state))}"
+    return connection_id() or session_id()
 
 
 def revealed_to_class(exercise: str) -> bool:

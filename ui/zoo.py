@@ -15,7 +15,7 @@ from server import settings
 from server.loading import models_loaded
 from server.limits import decoding_slot
 from server.shared import per_process
-from server.streamlit_patches import in_a_page_run
+from server.streamlit_patches import script_run_ctx
 from ui.url_state import query_param
 from ui.widgets import plain
 
@@ -28,7 +28,7 @@ def zoo(root: str | None = None) -> dict[str, ZooEntry]:
     The folder is read from ATTN_EXPLORER_CHECKPOINTS when called, not when this module is
     imported, so a test that sets it after importing still gets its own checkpoints."""
     args = (root or checkpoints_root(), settings.hf_models(), str(settings.results() / "hf"))
-    if models_loaded.is_set() or not in_a_page_run():
+    if models_loaded.is_set() or script_run_ctx() is None:
         models = _load_zoo(*args)
     else:
         with st.spinner("Loading the models…"):
