@@ -229,7 +229,8 @@ class _ConfigPolling:
         for watcher in gc.get_objects():
             # type(), not isinstance(): the heap holds weak proxies whose object may be gone
             # (isinstance would raise ReferenceError) and lazy modules that warn when touched
-            if type(watcher) is PollingPathWatcher and str(getattr(watcher, "_path", "")).endswith("config.toml"):
+            if (type(watcher) is PollingPathWatcher and getattr(watcher, "_active", False)
+                    and str(watcher._path).endswith("config.toml")):
                 watcher.close()  # its next poll sees it inactive and does not schedule another
                 self.stopped.append((str(watcher._path), watcher._on_changed, watcher._allow_nonexistent))
         _LOG.debug("stopped %d config file poller(s)", len(self.stopped))
