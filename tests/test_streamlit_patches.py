@@ -158,6 +158,7 @@ async def _burst_then_slow_down(bench, base: str, reruns: int) -> tuple[str | No
         await tab.close()
 
 
+@pytest.mark.server
 def test_a_real_server_goes_through_every_patch_and_lists_them_on_ready(tiny_zoo):
     """Streamlit's runtime still calls every target: each patch, applied at start-up, is used
     by a visit (a burst of reruns is paced and its page says "Slow down"; the page's runs are
@@ -180,6 +181,7 @@ def test_a_real_server_goes_through_every_patch_and_lists_them_on_ready(tiny_zoo
         assert [(p["name"], p["applied"]) for p in listed["patches"]] == [(p.name, True) for p in PATCHES]
 
 
+@pytest.mark.server
 def test_a_real_server_without_patches_serves_as_streamlit_does_and_says_so(tiny_zoo):
     bench = load_bench()
     env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "OMP_NUM_THREADS": "1", serving.ENV: "none"}
