@@ -164,7 +164,7 @@ PACED_SHOWN_S = 5.0  # a page says "slow down" this long after the tab's last he
 
 
 def paced(who: str) -> None:
-    """A rerun request of this tab was held for its share (``server.serving.pace_reruns``). Holds
+    """A rerun request of this tab was held for its share (the ``pace_reruns`` patch, ``server.serving.rerun_wait``). Holds
     at most 10,000 sessions, forgetting the longest quiet."""
     with _paced_lock:
         _paced.pop(who, None)
