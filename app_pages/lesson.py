@@ -20,6 +20,7 @@ from ui.widgets import plain, sentence_input, small
 from ui.zoo import available_models
 from teaching.lesson_questions import Question
 from ui.lesson_stops import Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS, TAG
+from ui import lesson_check
 from ui.teaching import source_or_stop
 from server.answers import answer_record
 
@@ -203,6 +204,7 @@ def closing_card() -> None:
                 st.caption("Worth another look: " + "; ".join(plain(m) for m in missed) + ".")
         else:
             st.caption("You have not answered a stop's question yet: each stop's first answer is scored here.")
+        lesson_check.closing(STOPS)
         st.markdown("**Where next**")
         for page, label, offers, icon in NEXT:
             st.page_link(page, label=label, icon=icon)
@@ -233,6 +235,13 @@ with st.expander("Your sentence", expanded=k == 1, icon=":material/edit:"):
 st.session_state[TAG] = hashlib.sha1(text.encode()).hexdigest()[:10]
 source_or_stop(available_models()[LESSON_MODEL], text)
 navigation(k)
+lesson_check.send_handed_in()
+if st.session_state.get(lesson_check.OPEN):  # the check before or after the lesson, instead of the stop
+    lesson_check.take(st.session_state[lesson_check.OPEN])
+    keep_in_url(k, text)
+    st.stop()
+if k == 1 and "before" not in lesson_check.taken() and not teacher_key():
+    lesson_check.offer("before")
 if k == END:
     closing_card()
     keep_in_url(k, text)

@@ -127,6 +127,7 @@ def test_every_unseen_sentence(sources):
         item = ch.alignment_item(r, rng)
         if item is not None:
             check_item(item)
+            assert max(item.question.values) >= ch.CLEAR
             asked += 1
     assert asked >= 20
 

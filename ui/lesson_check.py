@@ -1,0 +1,176 @@
+"""The Lesson page's check before stop 1 and after the last stop (``teaching/check.py``): the
+offer (optional), the items in one form, handed in at once, and on the closing card the
+student's own gain per concept and the stops to look at again.
+
+One seed per check: a class's code (everyone in the class gets the same items), else a seed of
+the browser session's own. In a class each item's answer is stored under its own exercise id
+(``check:before:weights-transfer``) through ``class_session.record_answer``, like every answer:
+the first counts, and only once the teacher opened that half (docs/lesson.md).
+"""
+from __future__ import annotations
+
+import secrets
+import zlib
+
+import pandas as pd
+import streamlit as st
+
+from server import settings
+from server.answers import answer_record
+from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALVES, Item, KINDS, slots,
+                            to_revisit)
+from teaching.lesson_questions import Question
+from ui.class_session import joined_class, record_answer
+from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
+from ui.teaching import cached_greedy, cached_values
+from ui.widgets import plain
+
+OPEN = "lesson_check_open"      # the half being taken now, or absent
+TAKEN = "lesson_check_taken"    # half -> {item slug: right}
+SEED = "lesson_check_seed"      # this session's own seed (no class joined)
+TO_SEND = "lesson_check_to_send"  # a half handed in, its answers not yet stored in the class
+MINUTES = 3                     # what the offer says a check takes: 8 items, ~20 s each
+
+
+def check_seed() -> int:
+    """The class's seed (its code: the same items for everyone in it), else this session's own."""
+    code = joined_class()
+    if code:
+        return zlib.crc32(code.encode())
+    return st.session_state.setdefault(SEED, secrets.randbelow(10 ** 6))
+
+
+def bleu() -> pd.DataFrame | None:
+    path = settings.results() / BLEU_CSV
+    return bleu_table(str(path), path.stat().st_mtime) if path.exists() else None
+
+
+def the_check(half: str, seed: int | None = None) -> Check:
+    """The ``half`` check of ``seed`` (this session's by default), its records from the app's shared caches."""
+    seed = check_seed() if seed is None else seed
+    pair = check_pair(seed, lambda t: cached_greedy(LESSON_MODEL, t), lambda t: cached_values(LESSON_MODEL, t),
+                      bleu())
+    return pair[HALVES.index(half)]
+
+
+def taken() -> dict:
+    return st.session_state.setdefault(TAKEN, {})
+
+
+def start(half: str) -> None:
+    st.session_state[OPEN] = half
+
+
+def offer(half: str) -> None:
+    """The invitation: optional, how long, what it is for."""
+    items = len(slots(bleu()))
+    with st.container(border=True, key=f"lesson_check_offer_{half}"):
+        if half == "before":
+            st.markdown(f"**Before you start: a short check** (optional, {items} items, about {MINUTES} minutes). "
+                        "Take it now and the same kind of check after the last stop: the end of the lesson shows "
+                        "what you gained, concept by concept.")
+        else:
+            st.markdown(f"**The check after the lesson** ({items} items, about {MINUTES} minutes): the same "
+                        "concepts as before, on new sentences and numbers.")
+        st.button("Take the check before the lesson" if half == "before" else "Take the check after the lesson",
+                  key=f"lesson_check_start_{half}", icon=":material/quiz:", on_click=start, args=(half,))
+
+
+def widget_key(half: str, item: Item) -> str:
+    return f"lesson_check_{half}_{item.slug}_{item.question.key}"
+
+
+def item_input(half: str, n: int, item: Item):
+    q: Question = item.question
+    label = f"{n}. {q.prompt}"
+    if q.choices and len(q.choices) <= 6:
+        return st.radio(label, q.choices, index=None, key=widget_key(half, item))
+    if q.choices:
+        return st.selectbox(label, q.choices, index=None, key=widget_key(half, item), placeholder="Choose an answer")
+    return st.number_input(label, value=None, step=10.0 ** -(q.digits or 0), format=f"%.{q.digits or 0}f",
+                           key=widget_key(half, item), placeholder="Type a number")
+
+
+def hand_in(half: str, check: Check) -> None:
+    """*Hand in* (a callback): every item scored, a blank as wrong; the check closed."""
+    given = {item.slug: st.session_state.get(widget_key(half, item)) for item in check.items}
+    taken()[half] = {slug: check.items[n].question.check(v) for n, (slug, v) in enumerate(given.items())}
+    st.session_state[TO_SEND] = (half, given)
+    st.session_state.pop(OPEN, None)
+
+
+def take(half: str) -> None:
+    """The check itself: every item in one form, handed in at once."""
+    check = the_check(half)
+    st.subheader("The check before the lesson" if half == "before" else "The check after the lesson")
+    st.caption("Answer what you can; a blank counts as not known. Numbers: the precision each item states. "
+               "The answers are not shown: the end of the lesson says which concepts to look at again.")
+    with st.form(f"lesson_check_form_{half}", border=True):
+        for n, item in enumerate(check.items, 1):
+            item_input(half, n, item)
+        st.form_submit_button("Hand in", icon=":material/done_all:", type="primary", on_click=hand_in,
+                              args=(half, check))
+    st.button("Not now", key=f"lesson_check_skip_{half}", on_click=lambda: st.session_state.pop(OPEN, None))
+
+
+def send_handed_in() -> None:
+    """In a class, the answers of the half just handed in, one stored answer per item."""
+    pending = st.session_state.pop(TO_SEND, None)
+    if pending is None or not joined_class():
+        return
+    half, given = pending
+    right = taken().get(half, {})
+    with st.expander("In the class", expanded=False):
+        for slug, value in given.items():
+            label = "no answer" if value is None else str(value)
+            record_answer(exercise_id(half, slug), answer_record(label, right[slug], [] if right[slug] else [label]),
+                          right[slug])
+
+
+def gain_table(before: dict, after: dict, by: str = "concept") -> pd.DataFrame:
+    """Per concept (or kind): the share right before and after, and the gain in words."""
+    rows = []
+    for g in gains(before, after, by):
+        name = CONCEPT[g.name].name if by == "concept" else g.name
+        rows.append({"concept" if by == "concept" else "kind": name, "before": f"{g.pre:.0%}",
+                     "after": f"{g.post:.0%}", "gain": g.said()})
+    return pd.DataFrame(rows)
+
+
+def go_to(stop: int) -> None:
+    st.session_state["lesson_stop"] = stop
+
+
+def closing(stops: list) -> None:
+    """On the closing card: the after check offered, then the gain per concept and the stops to revisit."""
+    done = taken()
+    if "after" not in done:
+        if "before" in done:
+            offer("after")
+        else:
+            st.caption("The check before the lesson was not taken, so there is no gain to show; the check after it "
+                       "still says what to look at again.")
+            offer("after")
+        return
+    st.markdown("**Your check**")
+    if "before" in done:
+        st.table(gain_table(done["before"], done["after"]))
+        st.caption("Gain g = (after − before) / (100% − before): the share of what was left to learn that you "
+                   "learned. One or two items per concept: a rough signal, not a grade. By kind: "
+                   + "; ".join(f"{r['kind']} {r['before']} → {r['after']} ({r['gain']})"
+                               for r in gain_table(done["before"], done["after"], "kind").to_dict("records")) + ".")
+    right = sum(done["after"].values())
+    st.metric("Right in the check after the lesson", f"{right} of {len(done['after'])}")
+    missed = to_revisit(done["after"])
+    if not missed:
+        st.caption("Nothing to revisit: every concept right after the lesson.")
+    for concept, at in missed:
+        st.caption(f"Look again at *{plain(concept.name)}*: " + ", ".join(
+            f"stop {k}, {plain(stops[k - 1].title)}" for k in at) + ".")
+        row = st.container(horizontal=True)
+        for k in at:
+            row.button(f"Stop {k}", key=f"lesson_check_revisit_{concept.slug}_{k}", on_click=go_to, args=(k,))
+
+
+__all__ = ["check_seed", "the_check", "offer", "take", "send_handed_in", "closing", "gain_table", "OPEN", "TAKEN",
+           "KINDS"]
