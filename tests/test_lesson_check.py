@@ -53,16 +53,16 @@ def fill(at, half: str, items, right: set[str]) -> None:
 def test_a_student_alone_sees_their_gain_per_concept(tiny_zoo, sources):
     at = open_lesson(text=DIGITS)
     assert stop_title(at).startswith("1. ")
-    at.button(key="lesson_check_start_before").click().run()
-    seed = at.session_state["lesson_check_seed"]
+    at.button(key="lesson_prepost_start_before").click().run()
+    seed = at.session_state["lesson_prepost_seed"]
     before = items_of(sources, seed, "before")
     assert len(before) == len(ch.SLOTS) and 5 <= len(before) <= 8
     fill(at, "before", before, {"weights-recall", "length-transfer"})  # right before: these two
     assert stop_title(at).startswith("1. ")  # back at the stop, the offer gone
-    assert not any((b.key or "") == "lesson_check_start_before" for b in at.button)
+    assert not any((b.key or "") == "lesson_prepost_start_before" for b in at.button)
     at.selectbox(key="lesson_jump").set_value(N + 1).run()
     assert stop_title(at).startswith("The end")
-    at.button(key="lesson_check_start_after").click().run()
+    at.button(key="lesson_prepost_start_after").click().run()
     after = items_of(sources, seed, "after")
     assert [i.slug for i in after] == [i.slug for i in before]
     assert all(a.question.prompt != b.question.prompt for a, b in zip(after, before))
@@ -77,16 +77,16 @@ def test_a_student_alone_sees_their_gain_per_concept(tiny_zoo, sources):
     said = " ".join(c.value for c in at.caption)
     assert "recall 25% → 100% (g = +1.00)" in said and "transfer 25% → 75% (g = +0.67)" in said
     assert "Look again at *The context vector, a weighted sum*: stop 5" in said
-    at.button(key="lesson_check_revisit_context_5").click().run()
+    at.button(key="lesson_prepost_revisit_context_5").click().run()
     assert stop_title(at).startswith("5. ")
 
 
 def test_the_check_is_optional_and_can_be_put_off(tiny_zoo):
     at = open_lesson(text=DIGITS)
-    at.button(key="lesson_check_start_before").click().run()
+    at.button(key="lesson_prepost_start_before").click().run()
     assert any(b.label == "Hand in" for b in at.button)
-    at.button(key="lesson_check_skip_before").click().run()
+    at.button(key="lesson_prepost_skip_before").click().run()
     assert stop_title(at).startswith("1. ") and not at.exception
     at.selectbox(key="lesson_jump").set_value(N + 1).run()
     said = " ".join(c.value for c in at.caption)
-    assert "no gain to show" in said and any((b.key or "") == "lesson_check_start_after" for b in at.button)
+    assert "no gain to show" in said and any((b.key or "") == "lesson_prepost_start_after" for b in at.button)

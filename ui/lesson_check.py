@@ -25,10 +25,10 @@ from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
 from ui.teaching import cached_greedy, cached_values
 from ui.widgets import plain
 
-OPEN = "lesson_check_open"      # the half being taken now, or absent
-TAKEN = "lesson_check_taken"    # half -> {item slug: right}
-SEED = "lesson_check_seed"      # this session's own seed (no class joined)
-TO_SEND = "lesson_check_to_send"  # a half handed in, its answers not yet stored in the class
+OPEN = "lesson_prepost_open"      # the half being taken now, or absent
+TAKEN = "lesson_prepost_taken"    # half -> {item slug: right}
+SEED = "lesson_prepost_seed"      # this session's own seed (no class joined)
+TO_SEND = "lesson_prepost_to_send"  # a half handed in, its answers not yet stored in the class
 MINUTES = 3                     # what the offer says a check takes: 8 items, ~20 s each
 
 
@@ -64,20 +64,20 @@ def start(half: str) -> None:
 def offer(half: str) -> None:
     """The invitation: optional, how long, what it is for."""
     items = len(slots(bleu()))
-    with st.container(border=True, key=f"lesson_check_offer_{half}"):
+    with st.container(key=f"lesson_prepost_offer_{half}"):  # an info box: the stop's own text stays its first markdown
         if half == "before":
-            st.markdown(f"**Before you start: a short check** (optional, {items} items, about {MINUTES} minutes). "
-                        "Take it now and the same kind of check after the last stop: the end of the lesson shows "
-                        "what you gained, concept by concept.")
+            st.info(f"**Before you start: a short check** (optional, {items} items, about {MINUTES} minutes). "
+                    "Take it now and the same kind of check after the last stop: the end of the lesson shows "
+                    "what you gained, concept by concept.", icon=":material/quiz:")
         else:
-            st.markdown(f"**The check after the lesson** ({items} items, about {MINUTES} minutes): the same "
-                        "concepts as before, on new sentences and numbers.")
+            st.info(f"**The check after the lesson** ({items} items, about {MINUTES} minutes): the same "
+                    "concepts as before, on new sentences and numbers.", icon=":material/quiz:")
         st.button("Take the check before the lesson" if half == "before" else "Take the check after the lesson",
-                  key=f"lesson_check_start_{half}", icon=":material/quiz:", on_click=start, args=(half,))
+                  key=f"lesson_prepost_start_{half}", icon=":material/quiz:", on_click=start, args=(half,))
 
 
 def widget_key(half: str, item: Item) -> str:
-    return f"lesson_check_{half}_{item.slug}_{item.question.key}"
+    return f"lesson_prepost_{half}_{item.slug}_{item.question.key}"
 
 
 def item_input(half: str, n: int, item: Item):
@@ -105,12 +105,12 @@ def take(half: str) -> None:
     st.subheader("The check before the lesson" if half == "before" else "The check after the lesson")
     st.caption("Answer what you can; a blank counts as not known. Numbers: the precision each item states. "
                "The answers are not shown: the end of the lesson says which concepts to look at again.")
-    with st.form(f"lesson_check_form_{half}", border=True):
+    with st.form(f"lesson_prepost_form_{half}", border=True):
         for n, item in enumerate(check.items, 1):
             item_input(half, n, item)
         st.form_submit_button("Hand in", icon=":material/done_all:", type="primary", on_click=hand_in,
                               args=(half, check))
-    st.button("Not now", key=f"lesson_check_skip_{half}", on_click=lambda: st.session_state.pop(OPEN, None))
+    st.button("Not now", key=f"lesson_prepost_skip_{half}", on_click=lambda: st.session_state.pop(OPEN, None))
 
 
 def send_handed_in() -> None:
@@ -169,7 +169,7 @@ def closing(stops: list) -> None:
             f"stop {k}, {plain(stops[k - 1].title)}" for k in at) + ".")
         row = st.container(horizontal=True)
         for k in at:
-            row.button(f"Stop {k}", key=f"lesson_check_revisit_{concept.slug}_{k}", on_click=go_to, args=(k,))
+            row.button(f"Stop {k}", key=f"lesson_prepost_revisit_{concept.slug}_{k}", on_click=go_to, args=(k,))
 
 
 __all__ = ["check_seed", "the_check", "offer", "take", "send_handed_in", "closing", "gain_table", "OPEN", "TAKEN",
