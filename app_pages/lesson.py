@@ -20,7 +20,7 @@ from ui.widgets import plain, sentence_input, small
 from ui.zoo import available_models
 from teaching.lesson_questions import Question
 from ui.lesson_stops import Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS, TAG
-from ui import lesson_check
+from ui import class_check, lesson_check
 from ui.teaching import source_or_stop
 from server.answers import answer_record
 
@@ -48,6 +48,9 @@ def first_visit() -> None:
         st.session_state[STEP] = max(1, number("step", 1))
         done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
+        half = query_param("check")  # the teacher sent the class's check
+        if half in lesson_check.HALVES and half not in lesson_check.taken() and not teacher_key():
+            st.session_state[lesson_check.OPEN] = half
 
 
 def go(stop: int) -> None:
@@ -245,6 +248,8 @@ if k == 1 and "before" not in lesson_check.taken() and not teacher_key():
 if k == END:
     closing_card()
     keep_in_url(k, text)
+    if teacher_key() and joined_class():
+        class_check.gain_view(joined_class())
     st.stop()
 stop = STOPS[k - 1]
 st.subheader(f"{k}. {stop.title}")
@@ -260,5 +265,7 @@ else:
 keep_in_url(k, text)
 if teacher_key() and joined_class():
     class_view(k, stop.slug, shown[0] if shown is not None else None)
+    if k == 1:
+        class_check.gain_view(joined_class())
 st.button("Next stop" if k < N else "Finish: what you learned", key="lesson_next_bottom",
           icon=":material/arrow_forward:", on_click=go, args=(k + 1,))

@@ -369,3 +369,64 @@ def to_revisit(after: dict[str, bool]) -> list[tuple[Concept, tuple[int, ...]]]:
     """The concepts missed in the after check, each with the stops that teach it."""
     missed = {slug.rpartition("-")[0] for slug, ok in after.items() if not ok}
     return [(c, c.stops) for c in CONCEPTS if c.slug in missed]
+
+
+# -- a class's check: every student's counted answers ---------------------------------------------
+@dataclass
+class ClassCheck:
+    """A class's check, from its stored answers: per student (session id) and half, item slug -> right.
+    ``both``: the students who took both halves (the gain is theirs); ``only``: half -> the
+    students who took that half alone, shown apart."""
+    halves: dict[str, dict[str, dict[str, bool]]]
+
+    @property
+    def both(self) -> list[str]:
+        return [s for s in self.halves.get("before", {}) if s in self.halves.get("after", {})]
+
+    def only(self, half: str) -> list[str]:
+        other = self.halves.get(HALVES[1 - HALVES.index(half)], {})
+        return [s for s in self.halves.get(half, {}) if s not in other]
+
+
+def class_check(stored) -> ClassCheck:
+    """From the store's answers (``StoredAnswer``: exercise, session, correct, counted), the counted
+    (first) answer of each student to each check item."""
+    halves: dict[str, dict[str, dict[str, bool]]] = {h: {} for h in HALVES}
+    for a in stored:
+        parsed = parse_exercise(a.exercise)
+        if parsed is not None and a.counted:
+            half, concept, kind = parsed
+            halves[half].setdefault(a.session, {})[f"{concept}-{kind}"] = bool(a.correct)
+    return ClassCheck(halves)
+
+
+def class_gains(cc: ClassCheck, by: str = "concept") -> list[Gain]:
+    """Per concept (or kind), the mean share right before and after over the students who took both
+    halves, and the class's normalised gain from those means (Hake's ⟨g⟩)."""
+    students = cc.both
+    rows = [gains(cc.halves["before"][s], cc.halves["after"][s], by) for s in students]
+    out = []
+    for n, name in enumerate(g.name for g in rows[0]) if rows else ():
+        pre = [r[n].pre for r in rows]
+        post = [r[n].post for r in rows]
+        out.append(Gain(name, float(np.mean(pre)), float(np.mean(post))))
+    return out
+
+
+def student_changes(cc: ClassCheck, by: str = "concept") -> dict[str, list[float]]:
+    """Per concept (or kind), each student's change in share right (after − before): the spread."""
+    out: dict[str, list[float]] = {}
+    for s in cc.both:
+        for g in gains(cc.halves["before"][s], cc.halves["after"][s], by):
+            out.setdefault(g.name, []).append(g.post - g.pre)
+    return out
+
+
+def most_missed(cc: ClassCheck, half: str = "after", top: int = 3) -> list[tuple[str, int, int]]:
+    """The items most missed in ``half``: (slug, students wrong, students who answered), most wrong first."""
+    wrong: dict[str, list[int]] = {}
+    for answers in cc.halves[half].values():
+        for slug, ok in answers.items():
+            wrong.setdefault(slug, []).append(int(not ok))
+    ranked = sorted(wrong.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
+    return [(slug, sum(v), len(v)) for slug, v in ranked[:top] if sum(v)]

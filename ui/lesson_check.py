@@ -20,13 +20,15 @@ from server.answers import answer_record
 from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALVES, Item, KINDS, slots,
                             to_revisit)
 from teaching.lesson_questions import Question
-from ui.class_session import joined_class, record_answer
+from ui.class_session import joined_class, KEPT, record_answer
 from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
 from ui.teaching import cached_greedy, cached_values
 from ui.widgets import plain
 
 OPEN = "lesson_prepost_open"      # the half being taken now, or absent
-TAKEN = "lesson_prepost_taken"    # half -> {item slug: right}
+# half -> {item slug: right}; a class_ key (class_session.KEPT), so that following the teacher to the check
+# after, which drops the page's other keys, keeps the check before
+TAKEN = KEPT + "lesson_check_taken"
 SEED = "lesson_prepost_seed"      # this session's own seed (no class joined)
 TO_SEND = "lesson_prepost_to_send"  # a half handed in, its answers not yet stored in the class
 MINUTES = 3                     # what the offer says a check takes: 8 items, ~20 s each
@@ -53,8 +55,30 @@ def the_check(half: str, seed: int | None = None) -> Check:
     return pair[HALVES.index(half)]
 
 
+COOKIE = "attn_lesson_check"  # "SEED.BEFORE.AFTER", each half its items' right (1) and wrong (0) in slot order
+
+
 def taken() -> dict:
-    return st.session_state.setdefault(TAKEN, {})
+    """half -> {item slug: right}; at a session's first look, what the browser's cookie kept (a page
+    the teacher sends opens as a new session: the check before stays taken)."""
+    if TAKEN not in st.session_state:
+        st.session_state[TAKEN] = {}
+        seed, *halves = str(st.context.cookies.get(COOKIE) or "").split(".") + ["", ""]
+        names = [f"{c}-{k}" for c, k in slots(bleu())]
+        if seed == str(check_seed()):
+            for half, bits in zip(HALVES, halves):
+                if len(bits) == len(names) and set(bits) <= {"0", "1"}:
+                    st.session_state[TAKEN][half] = {n: b == "1" for n, b in zip(names, bits)}
+    return st.session_state[TAKEN]
+
+
+def keep_in_cookie() -> None:
+    """The checks taken, in the browser's own cookie: digits and dots only, for a day."""
+    done = taken()
+    value = ".".join([str(check_seed())] + ["".join("1" if ok else "0" for ok in done.get(h, {}).values())
+                                             for h in HALVES])
+    st.html(f"<script>document.cookie = '{COOKIE}={value}; path=/; max-age=86400; SameSite=Lax';</script>",
+            unsafe_allow_javascript=True)
 
 
 def start(half: str) -> None:
@@ -116,7 +140,10 @@ def take(half: str) -> None:
 def send_handed_in() -> None:
     """In a class, the answers of the half just handed in, one stored answer per item."""
     pending = st.session_state.pop(TO_SEND, None)
-    if pending is None or not joined_class():
+    if pending is None:
+        return
+    keep_in_cookie()
+    if not joined_class():
         return
     half, given = pending
     right = taken().get(half, {})

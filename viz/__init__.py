@@ -13,6 +13,7 @@ notebook from a decoding record's arrays or a results CSV.
 - :mod:`viz.transformer`: every layer × head at once, one head's rows, self-attention.
 - :mod:`viz.attribution`: attention beside attribution on one scale, and what an edit changes.
 - :mod:`viz.classroom`: the classroom load curve (latency against concurrent students).
+- :mod:`viz.check`: the spread of a class's check before and after the lesson, one dot per student.
 - :mod:`viz.fast_figure`: building a figure from a plain spec without Plotly's per-property
   validation (what every module above returns).
 - :mod:`viz.narrow`: how wide a figure must be drawn for its labels not to run into each other,

@@ -236,6 +236,15 @@ class ClassesAndRoster:
             .where((roster.c.class_code == code) & ~roster.c.removed).order_by(roster.c.joined_at)).all())
         return [RosterEntry(r.nickname, r.joined_at, int(r.n)) for r in rows]
 
+    def nicknames(self, key: str | None, code: str) -> dict[str, str]:
+        """Each student's nickname by their anonymous id (removed students left out): what the
+        teacher's per-student views and exports show in place of the id."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+        rows = self._run(lambda conn: conn.execute(sa.select(roster.c.session, roster.c.nickname).where(
+            (roster.c.class_code == code) & ~roster.c.removed)).all())
+        return {r.session: r.nickname for r in rows}
+
     def class_counts(self, key: str | None, code: str) -> ClassCounts:
         """Joined (on the roster), answered (of them, students with an answer) and counted (first
         answers, one per student and exercise; retries are not)."""
