@@ -48,9 +48,6 @@ def first_visit() -> None:
         st.session_state[STEP] = max(1, number("step", 1))
         done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
-        half = query_param("check")  # the teacher sent the class's check
-        if half in lesson_check.HALVES and half not in lesson_check.taken() and not teacher_key():
-            st.session_state[lesson_check.OPEN] = half
 
 
 def go(stop: int) -> None:
@@ -232,6 +229,7 @@ if LESSON_MODEL not in available_models():
     st.error("The lesson walks RNNsearch's record, and RNNsearch is not loaded here (checkpoints/rnnsearch).")
     st.stop()
 first_visit()
+lesson_check.from_link(query_param("check"))  # ?check=before: the teacher sent the class's check
 k = st.session_state[STOP]
 with st.expander("Your sentence", expanded=k == 1, icon=":material/edit:"):
     text = sentence_input("lesson")

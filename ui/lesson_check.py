@@ -20,7 +20,7 @@ from server.answers import answer_record
 from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALVES, Item, KINDS, slots,
                             to_revisit)
 from teaching.lesson_questions import Question
-from ui.class_session import joined_class, KEPT, record_answer
+from ui.class_session import joined_class, KEPT, record_answer, teacher_key
 from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
 from ui.teaching import cached_greedy, cached_values
 from ui.widgets import plain
@@ -31,6 +31,7 @@ OPEN = "lesson_prepost_open"      # the half being taken now, or absent
 TAKEN = KEPT + "lesson_check_taken"
 SEED = "lesson_prepost_seed"      # this session's own seed (no class joined)
 TO_SEND = "lesson_prepost_to_send"  # a half handed in, its answers not yet stored in the class
+LINKED = "lesson_check_linked"  # the half a link last opened: Not now closes it for good
 MINUTES = 3                     # what the offer says a check takes: 8 items, ~20 s each
 
 
@@ -85,6 +86,13 @@ def start(half: str) -> None:
     st.session_state[OPEN] = half
 
 
+def from_link(half: str | None) -> None:
+    """A link naming a half (the teacher's send, ``?check=before``) opens it, once: not after it was
+    taken, and not for the teacher."""
+    if half in HALVES and half not in taken() and not teacher_key() and st.session_state.get(LINKED) != half:
+        st.session_state[LINKED] = st.session_state[OPEN] = half
+
+
 def offer(half: str) -> None:
     """The invitation: optional, how long, what it is for."""
     items = len(slots(bleu()))
@@ -132,7 +140,8 @@ def take(half: str) -> None:
     with st.form(f"lesson_prepost_form_{half}", border=True):
         for n, item in enumerate(check.items, 1):
             item_input(half, n, item)
-        st.form_submit_button("Hand in", icon=":material/done_all:", type="primary", on_click=hand_in,
+        st.form_submit_button("Hand in", key=f"lesson_prepost_hand_in_{half}", icon=":material/done_all:",
+                              type="primary", on_click=hand_in,
                               args=(half, check))
     st.button("Not now", key=f"lesson_prepost_skip_{half}", on_click=lambda: st.session_state.pop(OPEN, None))
 
