@@ -4,6 +4,7 @@
     python bench/classroom.py --sessions 30 --flood            # the class beside a flooding tab, and without
     python bench/classroom.py --sessions 200 --replicas 2 --follow-only --idle 30   # following only
     python bench/classroom.py --sessions 30 --patches none    # as Streamlit runs, none of server/streamlit_patches.py
+    python bench/classroom.py --sessions 200 --replicas 2 --check   # the check before and after the lesson
 
 Starts the real server (``streamlit run app.py``, shipped checkpoints) and drives it the way
 browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
@@ -65,6 +66,9 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
 
 Prints a table, then one JSON line (only that line with ``--json``).
 
+``--check``: only the class's check before and after the lesson, each session taking both
+halves (``classroom_check``: its figures, every answer counted, the teacher's gains as played).
+
 The parts, each a module beside this one: ``classroom_tab`` (one browser tab over the
 websocket), ``classroom_lesson`` (the lesson and its faults), ``classroom_servers`` (the
 server, the lecture, what is measured of them), ``classroom_modes`` (reference, class, follow
@@ -87,6 +91,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the parts, also when loaded by path (tests)
+from classroom_check import play_check  # noqa: E402
 from classroom_lesson import (BAD_TEXT, COMPARED, FAULTS, MODELS, ROOT, SENDS, SENTENCES,  # noqa: E402,F401
                               SHOWN_SECTIONS, Lesson, make_lessons, news_sentences)
 from classroom_modes import (FOLLOWED, TeacherSends, attend, classroom, follow_the_teacher, reconnect,  # noqa: E402,F401
@@ -125,6 +130,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--follow-only", action="store_true",
                    help="only the class following the teacher (--followers tabs, default --sessions): "
                         "no reference run, no lesson")
+    p.add_argument("--check", action="store_true",
+                   help="only the class's check: every session takes the check before and after (classroom_check)")
     p.add_argument("--idle", type=float, default=0.0, metavar="S",
                    help="with the followers in, measure the servers' CPU over S seconds of nobody clicking")
     p.add_argument("--flood", action="store_true",
@@ -173,6 +180,9 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     """The reference run (each distinct lesson alone, on a fresh server), then the class, the
     answers it stored and the teacher's followers: the JSON line's figures."""
     n, result = len(lessons), {}
+    if args.check:
+        with class_target(args) as target:
+            return play_check(args, store, key, code, target, say)
     if args.follow_only:
         followers = args.followers if args.followers is not None else n
         say(f"follow the teacher: {followers} session(s), {setup}")
@@ -246,7 +256,8 @@ def main(argv=None) -> int:
     started = datetime.now().astimezone().isoformat(timespec="seconds")
     setup = f"{args.replicas} replicas behind HAProxy" if args.replicas else (args.url or "one process")
     load_start = [round(x, 2) for x in os.getloadavg()]  # the host's load: figures on a busy host are noisy
-    result = {"bench": "classroom-soak" if args.soak else "classroom-follow" if args.follow_only else "classroom",
+    result = {"bench": "classroom-soak" if args.soak else "classroom-follow" if args.follow_only
+              else "classroom-check" if args.check else "classroom",
               "sessions": n,
               "replicas": args.replicas or (None if args.url else 1), "url": args.url,
               "streamlit_patches": os.environ.get("ATTN_EXPLORER_STREAMLIT_PATCHES", "all")}
@@ -271,8 +282,12 @@ def main(argv=None) -> int:
     result.update(load_average_start=load_start, load_average=[round(x, 2) for x in os.getloadavg()])
     result.update(faulty_sessions=sum(bool(x.fault) for x in lessons), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, started=started, **stamp(ROOT))
-    if not args.json and not args.soak and "per_kind" in result:
+    if not args.json and not args.soak and not args.check and "per_kind" in result:
         print_table(result, lessons)
+    elif not args.json and args.check:
+        print(f"the check: {result['sessions']} sessions, p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, max "
+              f"{result['max_ms']} ms, {result['errors']} errors, {result['lost_answers']} lost of {result['answers']}, "
+              f"every answer counted: {result['every_answer_counted']}, gains as played: {result['gains_match']}")
     elif not args.json and args.follow_only:
         print(f"follow the teacher: {result['followers']} followers, p50 {result['follow_p50_ms']} ms, p95 "
               f"{result['follow_p95_ms']} ms, max {result['follow_max_ms']} ms, {result['follow_errors']} errors; idle: "
