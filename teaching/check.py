@@ -37,15 +37,16 @@ class Concept:
     slug: str
     name: str
     stops: tuple[int, ...]  # the lesson's stops (1-based) that teach it: where to look again
+    short: str              # a figure's tick label: six fit a phone's width
 
 
 CONCEPTS = (
-    Concept("weights", "Scores → softmax → weights", (3, 4)),
-    Concept("context", "The context vector, a weighted sum", (5,)),
-    Concept("alignment", "Reading an alignment", (1, 6, 11)),
-    Concept("scoring", "Additive and multiplicative scores", (3, 7)),
-    Concept("length", "Why RNNenc falls behind on long sentences", (9,)),
-    Concept("transformer", "Attention as softmax(QKᵀ/√d_k)V", (10,)),
+    Concept("weights", "Scores → softmax → weights", (3, 4), "softmax"),
+    Concept("context", "The context vector, a weighted sum", (5,), "context"),
+    Concept("alignment", "Reading an alignment", (1, 6, 11), "alignment"),
+    Concept("scoring", "Additive and multiplicative scores", (3, 7), "scores"),
+    Concept("length", "Why RNNenc falls behind on long sentences", (9,), "length"),
+    Concept("transformer", "Attention as softmax(QKᵀ/√d_k)V", (10,), "QKᵀ/√d"),
 )
 CONCEPT = {c.slug: c for c in CONCEPTS}
 # the slots a check asks, in order: 8 items, four of each kind, every concept at least once

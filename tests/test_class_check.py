@@ -14,7 +14,7 @@ from conftest import TEACHER_KEY
 from server.class_store import OutsideClass
 from helpers.lesson import N, open_lesson, stop_title
 from teaching import check as ch
-from test_lesson_check import DIGITS, fill, items_of, sources  # noqa: F401  (the fixture)
+from test_lesson_check import DIGITS, fill, indexed, items_of, sources  # noqa: F401  (the fixture)
 
 KEY = TEACHER_KEY
 ALL = {f"{c}-{k}" for c, k in ch.SLOTS}
@@ -73,7 +73,7 @@ def test_a_class_of_three_gains_per_concept_for_the_teacher_and_each_student(sto
             s.button(key="lesson_prepost_start_after").click().run()
         fill(s, "after", after, post)
         assert stop_title(s).startswith("The end"), (name, stop_title(s))
-        shown = s.table[0].value.set_index("concept")  # the student's own gain per concept
+        shown = indexed(s.table[0].value)  # the student's own gain per concept
         for c in ch.CONCEPTS:
             row = shown.loc[c.name]
             assert row["before"] == f"{share(pre, c.slug):.0%}" and row["after"] == f"{share(post, c.slug):.0%}"
@@ -84,7 +84,7 @@ def test_a_class_of_three_gains_per_concept_for_the_teacher_and_each_student(sto
     teacher.selectbox(key="lesson_jump").set_value(N + 1).run()
     assert not teacher.exception, [e.value for e in teacher.exception]
     assert {m.label: m.value for m in teacher.metric}["Students who took both halves"] == "3"
-    by_concept, by_kind = (t.value.set_index(t.value.columns[0]) for t in teacher.table[:2])
+    by_concept, by_kind = (indexed(t.value) for t in teacher.table[:2])
     for by, table, names in (("concept", by_concept, [c.slug for c in ch.CONCEPTS]), ("kind", by_kind, ch.KINDS)):
         for n in names:
             pre = sum(share(p, n, by) for p, _ in PLANS.values()) / len(PLANS)

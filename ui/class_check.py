@@ -68,9 +68,9 @@ def controls(code: str) -> None:
 def spread(cc, nicknames: dict[str, str]) -> None:
     changes = student_changes(cc)
     names = [nicknames.get(s, "(removed)") for s in cc.both]
-    columns = {CONCEPT[c].name: v for c, v in changes.items()}
-    said = "; ".join(f"{name}: " + ", ".join(f"{nick} {100 * v:+.0f}" for nick, v in zip(names, values))
-                     for name, values in columns.items())
+    columns = {CONCEPT[c].short: v for c, v in changes.items()}
+    said = "; ".join(f"{CONCEPT[c].name}: " + ", ".join(f"{nick} {100 * v:+.0f}" for nick, v in zip(names, values))
+                     for c, values in changes.items())
     chart(change_dots(columns, {c: names for c in columns}), "class-check-spread", "class_check_spread",
           alt="Each student's change per concept, in points of share right")
     st.caption(f"In words: {plain(said)}.")
@@ -92,6 +92,11 @@ def missed(cc, code: str) -> None:
 
 def gain_view(code: str) -> None:
     """The class's check, for its signed-in teacher: controls, then the gain per concept and kind."""
+    with st.container(key="class_check_view"):
+        _gain_view(code)
+
+
+def _gain_view(code: str) -> None:
     st.subheader(f"Class {code}: the check before and after")
     controls(code)
     stored = class_answers()
@@ -112,8 +117,8 @@ def gain_view(code: str) -> None:
     if not both:
         st.caption("The gain appears once students have taken both halves.")
         return
-    st.table(gains_frame(cc, "concept"))
-    st.table(gains_frame(cc, "kind"))
+    st.table(gains_frame(cc, "concept").set_index("concept"))
+    st.table(gains_frame(cc, "kind").set_index("kind"))
     st.caption("⟨g⟩ = (mean after − mean before) / (100% − mean before), over the students who took both halves: "
                "the share of what was left to learn that the class learned; — where the class was already at "
                "100% before. A class is not a controlled study: see docs/lesson.md.")

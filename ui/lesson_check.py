@@ -23,6 +23,7 @@ from teaching.lesson_questions import Question
 from ui.class_session import joined_class, KEPT, record_answer, teacher_key
 from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
 from ui.teaching import cached_greedy, cached_values
+from ui.zoo import checkpoints_root, shared_result
 from ui.widgets import plain
 
 OPEN = "lesson_prepost_open"      # the half being taken now, or absent
@@ -32,6 +33,7 @@ TAKEN = KEPT + "lesson_check_taken"
 SEED = "lesson_prepost_seed"      # this session's own seed (no class joined)
 TO_SEND = "lesson_prepost_to_send"  # a half handed in, its answers not yet stored in the class
 LINKED = "lesson_check_linked"  # the half a link last opened: Not now closes it for good
+CHECKS_KEPT = 64                # seeds whose checks a process keeps: its classes' and its students' alone
 MINUTES = 3                     # what the offer says a check takes: 8 items, ~20 s each
 
 
@@ -51,9 +53,17 @@ def bleu() -> pd.DataFrame | None:
 def the_check(half: str, seed: int | None = None) -> Check:
     """The ``half`` check of ``seed`` (this session's by default), its records from the app's shared caches."""
     seed = check_seed() if seed is None else seed
-    pair = check_pair(seed, lambda t: cached_greedy(LESSON_MODEL, t), lambda t: cached_values(LESSON_MODEL, t),
-                      bleu())
+    path = settings.results() / BLEU_CSV
+    pair = _check_pair(seed, checkpoints_root(), str(path), path.stat().st_mtime if path.exists() else 0.0)
     return pair[HALVES.index(half)]
+
+
+@shared_result(max_entries=CHECKS_KEPT)
+def _check_pair(seed: int, root: str, bleu_path: str, modified: float) -> tuple[Check, Check]:
+    """Both halves of a seed, once per process (a class's seed serves every student of it): drawing
+    them reads six records and the BLEU table, a fifth of a second of CPU, on every rerun otherwise."""
+    return check_pair(seed, lambda t: cached_greedy(LESSON_MODEL, t), lambda t: cached_values(LESSON_MODEL, t),
+                      bleu())
 
 
 COOKIE = "attn_lesson_check"  # "SEED.BEFORE.AFTER", each half its items' right (1) and wrong (0) in slot order
@@ -190,7 +200,7 @@ def closing(stops: list) -> None:
         return
     st.markdown("**Your check**")
     if "before" in done:
-        st.table(gain_table(done["before"], done["after"]))
+        st.table(gain_table(done["before"], done["after"]).set_index("concept"))
         st.caption("Gain g = (after − before) / (100% − before): the share of what was left to learn that you "
                    "learned. One or two items per concept: a rough signal, not a grade. By kind: "
                    + "; ".join(f"{r['kind']} {r['before']} → {r['after']} ({r['gain']})"

@@ -1,0 +1,86 @@
+"""The teacher's gain view of the class's check (``ui/class_check.py``) in Chromium at 1400 px: the
+teacher signs in on the Lesson page, opens a class and the check before; three students (and a
+fourth who takes the check before only) answer through the class store, the same store and
+exercise ids the page's Hand in writes; the teacher opens the check after, they answer again,
+and the page shows, in the browser, per concept and kind the class's mean before and after and
+⟨g⟩ computed here from the set answers, the students apart, the spread with its text
+alternative and the most missed item. Screenshot: docs/class-check-gain-1400.png."""
+from __future__ import annotations
+
+import re
+
+from conftest import BROWSER_CLASS_KEY as KEY, ROOT
+from helpers.browser import APP_IDLE, open_a_class, PAGE_BUDGET, wait_for
+from teaching import check as ch
+
+ALL = [f"{c}-{k}" for c, k in ch.SLOTS]
+PLANS = {  # right items before, after (None: that half not taken)
+    "a1b2c3d4e5f60001": (set(), set(ALL)),
+    "a1b2c3d4e5f60002": ({"alignment-recall", "weights-recall"}, set(ALL) - {"length-transfer"}),
+    "a1b2c3d4e5f60003": (set(ALL) - {"context-transfer"}, set(ALL) - {"context-transfer", "length-transfer"}),
+    "a1b2c3d4e5f60004": (set(), None),
+}
+SHOT = ROOT / "docs" / "class-check-gain-1400.png"
+
+
+def share(right: set[str], concept: str) -> float:
+    slots = [s for s in ALL if s.startswith(concept + "-")]
+    return sum(s in right for s in slots) / len(slots)
+
+
+def answer(store, code: str, half: str) -> None:
+    for session, plan in PLANS.items():
+        right = plan[ch.HALVES.index(half)]
+        if right is None:
+            continue
+        store.join(code, session)
+        for slug in ALL:
+            store.submit(code, ch.exercise_id(half, slug), session, {"label": "given", "mistakes": []}, slug in right)
+
+
+def open_half(page, half: str) -> None:
+    page.get_by_role("button", name=f"Open the check {half}").click()
+    wait_for(page, "document.body.innerText.includes('Opened: the following screens') && " + APP_IDLE,
+             f"the check {half} opened", PAGE_BUDGET)
+
+
+def test_the_teachers_gain_view_at_1400_px(class_server):
+    url, store, browser = class_server
+    page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+    page.goto(f"{url}/lesson?stop=1", wait_until="domcontentloaded")
+    wait_for(page, APP_IDLE + " && document.body.innerText.includes('Stop 1 of 11')", "the lesson", PAGE_BUDGET)
+    code = open_a_class(page, KEY)
+    wait_for(page, "document.body.innerText.includes('the check before and after') && " + APP_IDLE,
+             "the teacher's check panel", PAGE_BUDGET)
+    open_half(page, "before")
+    answer(store, code, "before")
+    open_half(page, "after")  # its rerun also reads the answers so far
+    answer(store, code, "after")
+    page.get_by_role("button", name="Open the check after").click()  # a rerun: the page reads the answers again
+    view = page.locator(".st-key-class_check_view")
+    wait_for(page, "(t => t.includes('Students who took both halves') && t.includes('Most missed'))"
+                   "(document.querySelector('.st-key-class_check_view')?.innerText || '') && " + APP_IDLE,
+             "the gain view with every answer", PAGE_BUDGET)
+    text = view.inner_text()
+    assert re.search(r"Students who took both halves\s+3", text), text
+    both = [p for p in PLANS.values() if p[1] is not None]
+    rows = page.evaluate("""[...document.querySelectorAll('.st-key-class_check_view table tr')].map(
+        tr => [...tr.querySelectorAll('th, td')].map(c => c.innerText.trim()))""")  # the tables as the page shows them
+    for concept in ch.CONCEPTS:
+        pre = sum(share(p[0], concept.slug) for p in both) / len(both)
+        post = sum(share(p[1], concept.slug) for p in both) / len(both)
+        gain = "—" if pre == 1 else f"{(post - pre) / (1 - pre):+.2f}"
+        row = next(r for r in rows if r and r[0] == concept.name)
+        assert row[1:] == [f"{pre:.0%}", f"{post:.0%}", gain], (concept.slug, row)
+    nicknames = store.nicknames(KEY, code)
+    assert f"Took only the check before (1), not in the gain: {nicknames['a1b2c3d4e5f60004']}." in text
+    assert "2 of 3 wrong" in text and "Why RNNenc falls behind on long sentences" in text  # most missed after
+    assert all(nicknames[s] in text for s in list(PLANS)[:3])  # the spread in words names each student
+    alt = page.locator(".st-key-class_check_spread [data-testid='stPlotlyChart']")
+    assert alt.count() == 1 and view.get_by_role("button", name=re.compile("Download the check's answers")).count()
+    page.set_viewport_size({"width": 1400, "height": 2400})  # the whole view painted at once, 1400 px wide
+    page.evaluate("document.querySelector('.st-key-class_check_view').scrollIntoView({block: 'center'})")
+    wait_for(page, APP_IDLE, "the page settled at its new height", PAGE_BUDGET)
+    SHOT.parent.mkdir(exist_ok=True)
+    view.screenshot(path=str(SHOT))
+    page.context.close()
