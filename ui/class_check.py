@@ -86,8 +86,11 @@ def missed(cc, code: str) -> None:
     for slug, wrong, answered in top:
         item = items.get(slug)
         st.caption(f"{wrong} of {answered} wrong: *{plain(CONCEPT[slug.rpartition('-')[0]].name)}*, "
-                   f"{slug.rpartition('-')[2]}" + (f": {plain(item.question.prompt)} (right: "
-                                                   f"{plain(item.question.show_me)})" if item else "."))
+                   f"{slug.rpartition('-')[2]}" + (f": {plain(item.question.prompt)}" if item else "."))
+    with st.expander("Their answers"):  # closed: a projected page shows no solution until the teacher opens it
+        for slug, _, _ in top:
+            if slug in items:
+                st.caption(f"*{plain(CONCEPT[slug.rpartition('-')[0]].name)}*: {plain(items[slug].question.show_me)}")
 
 
 def gain_view(code: str) -> None:
