@@ -4,7 +4,9 @@ The bench opens the class as the teacher and opens both halves (every item an ex
 counts, as *Open the check before/after* does). Each session then opens the class's link to the
 check before (``/lesson?check=before&stop=1&class=CODE``, as a follower's screen opens it), answers
 every item (a seeded plan: right with probability 0.5 before and 0.8 after, else a wrong option or
-number) and hands it in; thinks; opens the check after (``?check=after``) and hands it in too.
+number), taking ``--think`` seconds per item (±20 %: the form's widgets change in the browser
+alone, as a student reads and answers), and hands it in; thinks; opens the check after
+(``?check=after``) and hands it in too.
 The items are the class's own (``teaching.check.check_pair`` on the class code's seed), computed
 here from the shipped RNNsearch as the app computes them: a page asking other items has no widget
 by the keys the bench sets, and that is an error.
@@ -102,7 +104,8 @@ async def student(n: int, target, args, code: str, items: dict, out: list, delay
             out.append((n, f"open_{half}", ms, error))
             if error:
                 return
-            await asyncio.sleep(args.think * rng.uniform(0.8, 1.2))
+            # answering: --think seconds per item (±20 %), the form's widgets changed in the browser alone
+            await asyncio.sleep(args.think * len(items[half]) * rng.uniform(0.8, 1.2))
             error = fill(tab, half, items[half], mine[half])
             if error is None:
                 ms, _, error = await tab.do(("click", f"lesson_prepost_hand_in_{half}", True))
