@@ -44,3 +44,26 @@ def test_the_lesson_picks_an_option_the_exercise_offers():
         ex = which_exercise(seed, list(MECHANISMS), ["a b c"])
         offered = FAMILIES.values() if ex.question == "family" else MECHANISMS.values()
         assert mechanism_choice(seed) in offered
+
+
+def test_the_check_bench_plays_set_answers_and_knows_the_gains_they_make():
+    """bench/classroom_check.py: a session's plan is seeded (the same session, the same answers),
+    a wrong answer is judged wrong by the item itself, and the gains the bench expects from the
+    plans are what the teacher's view computes from the answers stored as the page stores them."""
+    import numpy as np
+    from classroom_check import answer_of, gains_of_plan, plan
+    from server.class_store import StoredAnswer
+    from teaching import check as ch
+    from teaching.lesson_questions import Question
+    items = {h: tuple(ch.recall_item(c, np.random.default_rng(n), n) for c, k in ch.SLOTS if k == "recall")
+             for n, h in enumerate(ch.HALVES)}
+    items["before"] += (ch.Item("weights", "transfer", Question("α? (±0.01)", (0.25,), ("", ""), "", tolerance=0.01,
+                                                                  digits=2)),)
+    assert plan(0, 3, items) == plan(0, 3, items) != plan(0, 4, items)
+    for its in items.values():
+        for item in its:
+            assert item.question.check(answer_of(item, True)) and not item.question.check(answer_of(item, False))
+    plans = [plan(0, n, items) for n in range(5)]
+    stored = [StoredAnswer(ch.exercise_id(h, slug), f"{n:016x}", 1, {}, ok, 0.0)
+              for n, p in enumerate(plans) for h in ch.HALVES for slug, ok in p[h].items()]
+    assert gains_of_plan(plans) == ch.class_gains(ch.class_check(stored))
