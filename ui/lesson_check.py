@@ -191,6 +191,8 @@ def closing(stops: list) -> None:
     """On the closing card: the after check offered, then the gain per concept and the stops to revisit."""
     done = taken()
     if "after" not in done:
+        if teacher_key():  # the teacher's own tries are not the class's: their view is the class's gain
+            return
         if "before" in done:
             offer("after")
         else:
