@@ -12,6 +12,7 @@ import re
 from conftest import BROWSER_CLASS_KEY as KEY, ROOT
 from helpers.browser import APP_IDLE, open_a_class, PAGE_BUDGET, wait_for
 from teaching import check as ch
+from test_accessibility_browser import axe, violations  # noqa: F401  (the fixture)
 
 ALL = [f"{c}-{k}" for c, k in ch.SLOTS]
 PLANS = {  # right items before, after (None: that half not taken)
@@ -44,7 +45,7 @@ def open_half(page, half: str) -> None:
              f"the check {half} opened", PAGE_BUDGET)
 
 
-def test_the_teachers_gain_view_at_1400_px(class_server):
+def test_the_teachers_gain_view_at_1400_px(class_server, axe):  # noqa: F811
     url, store, browser = class_server
     page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
     page.goto(f"{url}/lesson?stop=1", wait_until="domcontentloaded")
@@ -61,11 +62,16 @@ def test_the_teachers_gain_view_at_1400_px(class_server):
     wait_for(page, "(t => t.includes('Students who took both halves') && t.includes('Most missed'))"
                    "(document.querySelector('.st-key-class_check_view')?.innerText || '') && " + APP_IDLE,
              "the gain view with every answer", PAGE_BUDGET)
+    wait_for(page, "document.querySelectorAll('.st-key-class_check_view [data-testid=\"stTable\"]').length === 2 && "
+             + APP_IDLE,
+             "both gain tables drawn", PAGE_BUDGET)
     text = view.inner_text()
     assert re.search(r"Students who took both halves\s+3", text), text
     both = [p for p in PLANS.values() if p[1] is not None]
-    rows = page.evaluate("""[...document.querySelectorAll('.st-key-class_check_view table tr')].map(
-        tr => [...tr.querySelectorAll('th, td')].map(c => c.innerText.trim()))""")  # the tables as the page shows them
+    # the tables as the page shows them: both drawn (a header and six concepts, a header and two kinds)
+    rows = wait_for(page, """(rows => rows.filter(r => r.length === 4).length >= 10 && rows)(
+        [...document.querySelectorAll('.st-key-class_check_view [data-testid="stTable"] tr')].map(
+            tr => [...tr.querySelectorAll('th, td')].map(c => c.innerText.trim())))""", "the gain tables", PAGE_BUDGET)
     for concept in ch.CONCEPTS:
         pre = sum(share(p[0], concept.slug) for p in both) / len(both)
         post = sum(share(p[1], concept.slug) for p in both) / len(both)
@@ -83,4 +89,13 @@ def test_the_teachers_gain_view_at_1400_px(class_server):
     wait_for(page, APP_IDLE, "the page settled at its new height", PAGE_BUDGET)
     SHOT.parent.mkdir(exist_ok=True)
     view.screenshot(path=str(SHOT))
+    assert violations(axe, page, "class-check-gain-1400") == []  # WCAG 2.1 AA, as every page
     page.context.close()
+    # a student's check on a phone (following the class, the check after its teacher sent): axe on the form too
+    phone = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    phone.goto(f"{url}/lesson?check=before&stop=1&class={code}", wait_until="domcontentloaded")
+    wait_for(phone, APP_IDLE + " && document.body.innerText.includes('Answer what you can')"
+                    " && !!document.querySelector('[class*=\"st-key-lesson_prepost_hand_in_\"] button')",
+             "a student's check form", PAGE_BUDGET)
+    assert violations(axe, phone, "class-check-form-390") == []
+    phone.context.close()
