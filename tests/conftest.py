@@ -270,6 +270,17 @@ def class_server(tiny_zoo, tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
+def streamlit_as_shipped_after_each_test():
+    """A test that imports app.py applies the server's Streamlit patches (its start-up does, in
+    this process): they are undone after it, so that no other test runs on a patched Streamlit
+    it did not ask for (tests/test_streamlit_patches.py checks Streamlit untouched)."""
+    yield
+    from server import streamlit_patches
+    if any(p.applied for p in streamlit_patches.PATCHES):
+        streamlit_patches.undo_all()
+
+
+@pytest.fixture(autouse=True)
 def a_full_share_for_each_test():
     """Every AppTest session has one id (Streamlit's "test session id"), so the per-session shares
     of server/limits.py would carry one test's decodings and reruns into the next one's page, and

@@ -12,6 +12,7 @@ from model.search import forced, prepare_source
 from helpers.apptest import DIGITS
 
 
+@pytest.mark.slow
 def test_align_on_gold_format(tiny_checkpoint, tmp_path):
     gold = tmp_path / "gold"
     gold.mkdir()
@@ -23,6 +24,7 @@ def test_align_on_gold_format(tiny_checkpoint, tmp_path):
     assert js["aer"] < 0.5  # the reversal model's attention is anti-diagonal, as the gold links are
 
 
+@pytest.mark.slow
 def test_align_scores_every_transformer_head(tiny_zoo, tmp_path):
     gold = tmp_path / "gold"
     gold.mkdir()

@@ -114,6 +114,7 @@ def test_window_warm_up_starts_wide_and_narrows_to_D():
     assert int((narrow > 0).sum()) <= 5 and int((wide > 0).sum()) == 30
 
 
+@pytest.mark.slow
 def test_local_p_position_follows_the_alignment():
     """The predicted centre p_i learns to sit where the model attends. A global `general`
     model trained on copying digits is turned into local-p (window D = 3) and trained on:

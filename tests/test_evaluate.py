@@ -2,6 +2,8 @@
 and the stress set's recipe."""
 from __future__ import annotations
 
+import pytest
+
 import json
 
 import pandas as pd
@@ -10,6 +12,7 @@ from model.evaluate import stress_set
 from helpers.cli import run
 
 
+@pytest.mark.slow
 def test_evaluate_json(tiny_checkpoint, toy_split, tmp_path):
     csv = tmp_path / "bleu_by_length.csv"
     js = json.loads(run("-m", "model.evaluate", "--checkpoint", str(tiny_checkpoint), "--data",
@@ -26,6 +29,7 @@ def test_evaluate_json(tiny_checkpoint, toy_split, tmp_path):
     assert list(table.columns[:4]) == ["model", "set", "beam", "bucket"] and (table["ci_low"] <= table["bleu"]).all()
 
 
+@pytest.mark.slow
 def test_evaluate_src_ref_files(tiny_checkpoint, tmp_path):
     (tmp_path / "src.txt").write_text("1 2 3\n4 5 6 7\n")
     (tmp_path / "ref1.txt").write_text("3 2 1\n7 6 5 4\n")

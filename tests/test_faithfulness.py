@@ -212,6 +212,7 @@ def test_a_constant_per_sentence_has_a_point_interval():
     assert value == 0.5 and 0 <= ci[0] < 0.5 < ci[1] <= 1
 
 
+@pytest.mark.slow
 def test_the_shipped_luong_dot_uses_the_piece_its_attention_points_at(tmp_path, capsys):
     """A property of the shipped weights (every host has them): on the first 3 newstest2014
     sentences, removing the most-attended piece changes the word far more often than removing the
@@ -226,6 +227,7 @@ def test_the_shipped_luong_dot_uses_the_piece_its_attention_points_at(tmp_path, 
         assert c["most"]["changed"] > 2 * c["second"]["changed"] + 0.1, (level, c)
 
 
+@pytest.mark.slow
 def test_the_analysis_runs_on_a_model_made_elsewhere(tiny_hf, tmp_path):
     """The tiny random-weight Marian (tests/helpers/hf_tiny.py): every level, its layers reported, and the
     shown-layer knock-out a different edit from the every-layer one. Its numbers mean nothing else."""

@@ -97,6 +97,7 @@ def test_beam_one_is_greedy_and_forced_reproduces_greedy(hf):
     assert p.target_ids[:2] == g.target_ids[:1] + [vocab.encode_target("la")[0]]
 
 
+@pytest.mark.slow
 def test_beam_tree_and_batched_decoding(hf):
     model, vocab, _ = hf
     rec = translate(model, vocab, TEXT, beam=3)
@@ -118,6 +119,7 @@ def test_perplexity_pass_agrees_with_forced_decoding(hf):
     assert n == len(trg) + 1 and float(total) == pytest.approx(-rec.token_logprobs.sum(), abs=1e-3)
 
 
+@pytest.mark.slow
 def test_records_unchanged_under_concurrent_callers(hf):
     """One loaded model serves every session: 4 threads decoding at once (greedy, beam, forced)
     get exactly the records each gets alone."""
@@ -196,6 +198,7 @@ def cli(*args, timeout=300) -> subprocess.CompletedProcess:
     return out
 
 
+@pytest.mark.slow
 def test_translate_cli_json(tiny_hf):
     out = cli("model.translate", "--checkpoint", f"hf:{tiny_hf}", "--json", TEXT)
     rec = json.loads(out.stdout.strip().splitlines()[-1])
@@ -206,6 +209,7 @@ def test_translate_cli_json(tiny_hf):
     np.testing.assert_allclose(rec["attention"], heads[1].mean(0), atol=1e-5)  # layer 2 of 3: the default
 
 
+@pytest.mark.slow
 def test_align_cli_scores_and_records_the_layer(tiny_hf, tmp_path):
     """model.align on the Hansards gold prints an AER; --write-metrics records the layer whose
     head average aligns best on the held-out pairs, with its AER on the *other* pairs, and the
@@ -242,6 +246,7 @@ def test_toy_text_round_trips_through_the_tokenizers(hf, tmp_path):
     assert train_spm(EN, tmp_path / "again").exists()
 
 
+@pytest.mark.slow
 def test_no_transformers_without_a_model_made_elsewhere(tiny_zoo):
     """The app's start without ATTN_EXPLORER_HF_MODELS never imports transformers (its cold start
     is unchanged): the zoo, the pages' shared module and the CLIs' modules load without it."""

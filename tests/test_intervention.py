@@ -51,6 +51,7 @@ def test_a_set_weight_reaches_the_value_asked(zoo_models, name):
     check_reaches(*zoo_models[name], TEXT)
 
 
+@pytest.mark.slow
 def test_a_set_weight_reaches_the_value_asked_on_the_tiny_marian(marian):
     check_reaches(*marian, "the parliament adopted the new policy", values=(0.9, 0.05))
 

@@ -136,6 +136,7 @@ def check_question(stop: int, content: lq.StopText, french: tuple[str, ...] = ()
         assert q.check(q.right[0]) and not q.check(q.right[0] + q.tolerance + 10.0 ** -(q.digits or 0)), where
 
 
+@pytest.mark.slow
 def test_every_stop_on_every_sentence_at_every_step(zoo):
     bleu = pd.read_csv(ROOT / "results" / "bleu_by_length.csv")
     walked = sentences()

@@ -32,6 +32,7 @@ def anti_diagonal_share(model, vocab) -> float:
     return float((rec.weights[:n, :n].argmax(1) == np.arange(n)[::-1]).mean())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder,attention,lr,steps", [
     ("rnnsearch", "additive", 0.01, 250),
     ("luong", "general", 0.005, 450),
@@ -44,6 +45,7 @@ def test_attention_model_learns_to_reverse(vocab, decoder, attention, lr, steps)
         assert toy_accuracy(model, vocab, "reverse") > 0.9  # whole sentences exactly right
 
 
+@pytest.mark.slow
 def test_transformer_learns_to_reverse_and_its_shown_layer_aligns(vocab):
     """No recurrence: order comes only from the positional encodings, yet the shown
     cross-attention layer (the toy's last, heads averaged) finds the anti-diagonal."""

@@ -10,6 +10,7 @@ import pytest
 from helpers.cli import run
 
 
+@pytest.mark.slow
 def test_translate_text_and_json(tiny_checkpoint):
     out = run("-m", "model.translate", "--checkpoint", str(tiny_checkpoint), "1 2 3 4").stdout
     assert "attends to" in out and "</s>" in out
@@ -22,6 +23,7 @@ def test_translate_text_and_json(tiny_checkpoint):
     assert js["positions"] is None  # local-p only
 
 
+@pytest.mark.slow
 def test_translate_json_gives_local_p_positions_and_evaluate_scores_them(tiny_zoo, toy_split, tmp_path):
     js = json.loads(run("-m", "model.translate", "--checkpoint", str(tiny_zoo / "luong-local"), "--json",
                         "1 2 3 4 5 6").stdout)
@@ -39,6 +41,7 @@ def test_translate_json_gives_local_p_positions_and_evaluate_scores_them(tiny_zo
     assert proc.returncode != 0 and "local-p" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text,expect", [
     ("", "empty"),
     ("1 2 " * 2500, "too long"),
@@ -58,6 +61,7 @@ def test_translate_bad_input_never_crashes(tiny_checkpoint, text, expect):
             assert expect in proc.stderr
 
 
+@pytest.mark.slow
 def test_translate_reports_a_corrupt_checkpoint(tiny_zoo):
     proc = run("-m", "model.translate", "--checkpoint", str(tiny_zoo / "broken"), "1 2", check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
