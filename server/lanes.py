@@ -7,7 +7,8 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
 (``server/costs.py``) is costly, and that no run has computed yet, runs in the **costly lane**:
 
 - it gives its page-run slot up meanwhile (the cheap runs have them all), and waits, holding no
-  lock, for one of ``settings.costly_runs()`` places (default 1 a process);
+  lock, for one of ``settings.costly_runs()`` places (default 1 a process); its decodings then
+  take none of the decoding slots the cheap runs share (``server.limits.own_place``);
 - the places go round **by address, then by student** within an address (:class:`CostlyLane`):
   the student id a class knows (the signed ``attn_student`` cookie), else the address alone,
   never the browser session, which costs a script nothing to make anew. Ten tabs of one
@@ -33,7 +34,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from server import settings
 from server.costs import costly
-from server.limits import ABANDON_CHECK_S, Superseded, superseded, without_page_slot
+from server.limits import ABANDON_CHECK_S, own_place, Superseded, superseded, without_page_slot
 from server.shared import per_process
 
 PAUSE_S = 0.5      # the longest a costly decoding pauses at one step for the cheap runs under way
@@ -240,7 +241,8 @@ def costly_work(cost: float, key=None):
             lane.acquire(address, student, abandon)
             _here.deadline = time.monotonic() + settings.run_seconds()
             try:
-                yield
+                with own_place():  # the lane's place bounds its decodings: the shared slots stay the cheap runs'
+                    yield
             finally:
                 _here.deadline = None
                 lane.release()

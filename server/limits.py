@@ -209,7 +209,9 @@ def decoding_slot(cost: float = 1.0):
         if wait:
             raise SlowDown(wait)
     newer = (lambda: superseded(requests)) if requests is not None else None
-    slots = _decoding_slots(settings.decoders())
+    # work in the costly lane (server/lanes.py) holds a place of its own, which bounds it: it takes
+    # none of the slots the cheap decodings share, even while it pauses for them
+    slots = _OWN_PLACE if getattr(_own_place, "held", False) else _decoding_slots(settings.decoders())
     # The page-run slot is kept meanwhile: a decoding runs inside a shared cache's lock, and a run
     # that gave its slot up would wait for a turn with that lock held, while the slots' holders
     # wait on the lock for the same translation (a deadlock the 200-student bench found).
@@ -222,6 +224,32 @@ def decoding_slot(cost: float = 1.0):
         yield check
     finally:
         slots.release()
+
+
+class _OwnPlace:
+    """The slots of work that holds a place of its own (:func:`own_place`): nothing to wait for."""
+
+    def acquire(self, who: str, abandon=None) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
+_OWN_PLACE = _OwnPlace()
+_own_place = threading.local()  # .held: this thread's decodings are bounded by a place of their own
+
+
+@contextmanager
+def own_place():
+    """The block's decodings take none of the shared decoding slots: the caller holds a place that
+    bounds them (the costly lane, ``server/lanes.py``)."""
+    before = getattr(_own_place, "held", False)
+    _own_place.held = True
+    try:
+        yield
+    finally:
+        _own_place.held = before
 
 
 _held = threading.local()  # .slot: (slots, session, abandon) while this thread's rerun holds a page-run slot
