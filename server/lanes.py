@@ -17,6 +17,8 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
   under way (:func:`pace`, at most ``PAUSE_S`` at a time), so its core and the GIL go to the
   cheap runs first; past ``settings.run_seconds()`` (pauses included) it stops with a message
   (:class:`WorkCut`), so one run's work is bounded in time as ``server/costs.py`` bounds its size;
+- once decoded, it draws its page when no cheap run is under way (up to the run's seconds later),
+  then takes a page-run slot again;
 - a result once computed is cheap (the shared caches hold it): its key is remembered
   (``KEYS_KEPT``) and the next run asking for it passes the lane.
 
@@ -36,6 +38,7 @@ from server import settings
 from server.costs import costly
 from server.limits import ABANDON_CHECK_S, own_place, Superseded, superseded, without_page_slot
 from server.shared import per_process
+from server.visitor import visitor
 
 PAUSE_S = 0.5      # the longest a costly decoding pauses at one step for the cheap runs under way
 KEYS_KEPT = 1024   # computed keys remembered (the shared caches keep fewer; a forgotten one only waits its turn)
@@ -196,28 +199,9 @@ def page_running():
 
 def _visitor() -> tuple[str, str, object] | None:
     """(address, student id or "", the run's script requests), or None outside a browser's session."""
-    from streamlit.runtime import Runtime
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if ctx is None or not Runtime.exists():
-        return None
-    import streamlit as st
-    from server.proxies import client_address
-    address = client_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
-    return address, _student(st.context.cookies), ctx.script_requests
-
-
-def _student(cookies) -> str:
-    """The signed student id of the visitor's cookie, "" without a valid one (then the address alone counts)."""
-    from server import identity
-    value = cookies.get(identity.STUDENT_COOKIE)
-    if not value:
-        return ""
-    try:
-        from server.class_store import class_store
-        return identity.student_id(class_store().cookie_secret(), value) or ""
-    except Exception:  # noqa: BLE001 - a store that is down: the address alone counts
-        return ""
+    who = visitor()
+    return None if who is None else (*who, get_script_run_ctx(suppress_warning=True).script_requests)
 
 
 @contextmanager
@@ -246,6 +230,9 @@ def costly_work(cost: float, key=None):
             finally:
                 _here.deadline = None
                 lane.release()
+            # what the page draws of a costly result is costly too (a heatmap of 120 x 130 cells):
+            # drawn once no cheap run is under way, within the run's seconds
+            cheap_runs().wait_quiet(settings.run_seconds())
         remember(key)
     finally:
         if was_cheap:

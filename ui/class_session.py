@@ -117,6 +117,14 @@ def enter(code: str, quiet: bool = True) -> bool:
     return True
 
 
+def join_again(code: str) -> bool:
+    """A refused tab asking again (``ui/class_admission.py``): in, it is in the class and follows."""
+    if not enter(code):
+        return False
+    st.session_state[CLASS], st.session_state[FOLLOW] = code, True
+    return True
+
+
 def nickname() -> str | None:
     """The nickname this tab's student has in the joined class (what the teacher's roster shows)."""
     member = st.session_state.get(MEMBER)
