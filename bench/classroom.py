@@ -192,7 +192,7 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     # server CPU per interaction kind, each session alone on a fresh server (the tick is 10 ms)
     result["reference_cpu_ms"] = cpu_ms_by_kind(alone)
     say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
-    args.refused = set()  # the students the class refused (``attend``)
+    args.refused, args.students = set(), []  # the students the class refused, and every student's cookie (``attend``)
     with class_target(args) as target:
         before = len(store.summary(key, code)) if store else 0
         teacher = TeacherSends(store, key, code, n) if store else None

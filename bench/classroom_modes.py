@@ -192,6 +192,8 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
     finally:
         if teacher is not None:
             teacher.active -= 1  # the teacher waits no longer for this student
+            if tab.student and hasattr(args, "students"):
+                args.students.append(tab.student)  # their browser's cookie, for following the teacher after
         await tab.close()
 
 
@@ -280,6 +282,8 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
         return {"followers": 0, "follow_p50_ms": None, "follow_p95_ms": None, "follow_max_ms": None,
                 "follow_errors": 0, "follow_error_kinds": []}
     tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
+    for tab, student in zip(tabs, getattr(args, "students", [])):
+        tab.student = student  # the lesson's students follow (their cookies): no new ids, no new seats
     sent_at: list[float | None] = [None]
     got: dict[int, tuple[float, str | None]] = {}
     ready = asyncio.Semaphore(0)
