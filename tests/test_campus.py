@@ -166,6 +166,88 @@ def test_one_follow_listener_per_student(shipped_server, class_of_server):
         assert second.result(timeout=PAGE_BUDGET_S)[0] == 200 and third.result(timeout=PAGE_BUDGET_S)[0] == 200
 
 
+@pytest.fixture(scope="module")
+def room(tiny_zoo, tmp_path_factory):
+    """One process on the tiny zoo and a SQLite store of its own, with the default seats and joins:
+    every tab comes from this machine, one address, as a school behind its NAT."""
+    from server.class_store import ClassStore
+    folder = tmp_path_factory.mktemp("room")
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_CLASS_DB": "",
+           "ATTN_EXPLORER_CLASS_DIR": str(folder), "ATTN_EXPLORER_TEACHER_KEY": "", "ATTN_EXPLORER_PROXIES": "",
+           "ATTN_EXPLORER_CLASS_SEATS": "", "ATTN_EXPLORER_JOINS_PER_MINUTE": ""}
+    store = ClassStore(f"sqlite:///{folder / 'classes.sqlite3'}")
+    with bench.server(None, env=env) as target:
+        yield target.base, store, store.teacher_key()
+    store.engine.dispose()
+
+
+JOINED = (b"Following class", b"You are **")  # what a tab in the class shows in its Class panel
+
+
+async def open_class_link(base: str, code: str) -> bench.Tab:
+    """A new student (a new connection, a new id) opening the class link; the tab, still open."""
+    tab = bench.Tab(base, PAGE_BUDGET_S)
+    _, _, error = await tab.do(("open", "classroom", f"class={code}"))
+    assert error is None, error
+    return tab
+
+
+async def ask_again(tab) -> None:
+    """What the browser does at the refused panel's timer: the fragment reruns (and, once in, the page)."""
+    interval, fragment = tab.timer
+    await tab.send(fragment_id=fragment)
+    _, error = await asyncio.wait_for(tab.rerun_end(fragment), PAGE_BUDGET_S)
+    assert error is None, error
+
+
+def test_a_school_behind_one_address_fills_its_400_seats_and_the_401st_joins_when_a_seat_frees(room):
+    from server import settings
+    base, store, key = room
+    code = store.open_class(key).code
+    seats = settings.class_seats()
+    assert store.admission(code).seats == seats == 400
+
+    async def school():
+        joined = 0
+        for k in range(0, seats, 16):  # sixteen students opening the link at once, as a room does
+            tabs = await asyncio.gather(*(open_class_link(base, code) for _ in range(min(16, seats - k))))
+            joined += sum(any(said in t.drawn for said in JOINED) for t in tabs)
+            for t in tabs:
+                await t.close()
+        late = await open_class_link(base, code)
+        refused = late.drawn.decode("utf-8", "replace")
+        store.set_admission(key, code, seats=seats + 1)  # the teacher adds a seat
+        await ask_again(late)  # no reload: the panel's own timer
+        now_in = any(said in late.drawn for said in JOINED)
+        await late.close()
+        return joined, refused, now_in
+    joined, refused, now_in = asyncio.run(school())
+    assert joined == seats and store.class_counts(key, code).joined == seats + 1
+    assert f"Not in class {code}: class {code} has its {seats} seats taken" in refused
+    assert now_in
+
+
+def test_with_approve_joins_a_student_waits_by_name_and_joins_once_let_in(room):
+    base, store, key = room
+    code = store.open_class(key).code
+    store.set_admission(key, code, approve=True)
+
+    async def wait_and_join():
+        tab = await open_class_link(base, code)
+        (name, _), = store.waiting_students(key, code)
+        waiting = f"you wait as **{name}**".encode() in tab.drawn and not any(s in tab.drawn for s in JOINED)
+        await ask_again(tab)
+        still = not any(s in tab.drawn for s in JOINED)  # not let in yet: still waiting
+        assert store.approve_join(key, code, name) == 1
+        await ask_again(tab)
+        joined = f"You are **{name}**".encode() in tab.drawn or b"Following class" in tab.drawn
+        await tab.close()
+        return waiting, still, joined
+    waiting, still, joined = asyncio.run(wait_and_join())
+    assert waiting and still and joined
+    assert store.class_counts(key, code).joined == 1 and store.waiting_students(key, code) == []
+
+
 def test_unknown_class_codes_are_throttled_per_address(shipped_server, class_of_server):
     """Last of the module: it leaves this machine's address throttled for a while."""
     from server.follow import UNKNOWN_CODES

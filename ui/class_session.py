@@ -92,6 +92,8 @@ def joined_class() -> str:
                 pass
         if code and not teacher_key():
             enter(code)
+    if st.session_state.pop(JOINED_AGAIN, False):  # let in by the refused panel's own asking again
+        st.session_state[FOLLOW] = True
     if st.session_state.pop(OPENED, False) and st.session_state[CLASS]:  # as a fresh load of the sent link sets it
         st.session_state[FOLLOW] = True
         st.session_state["class_code_box"] = st.session_state[CLASS]
@@ -117,11 +119,22 @@ def enter(code: str, quiet: bool = True) -> bool:
     return True
 
 
+JOINED_AGAIN = "class_joined_again"  # let in after a refusal: the next full run turns following on
+
+
 def join_again(code: str) -> bool:
-    """A refused tab asking again (``ui/class_admission.py``): in, it is in the class and follows."""
-    if not enter(code):
+    """A refused tab asking again (``ui/class_admission.py``, inside a fragment, where no widget's
+    value may change): in, it is in the class, and follows from the next full run."""
+    try:
+        member = class_store().join(code, session_id(), visitor_address())
+    except AnswerRefused as e:
+        st.session_state[REFUSED] = [code, str(e)]
         return False
-    st.session_state[CLASS], st.session_state[FOLLOW] = code, True
+    except StoreUnavailable:
+        return False
+    st.session_state[MEMBER] = [code, member.nickname]
+    st.session_state.pop(REFUSED, None)
+    st.session_state[CLASS], st.session_state[JOINED_AGAIN] = code, True
     return True
 
 
