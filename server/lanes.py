@@ -15,7 +15,8 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
   prankster share one turn with everyone behind the same address;
 - while it decodes, it **gives way**: between two decoder steps it pauses while a cheap run is
   under way (:func:`pace`, at most ``PAUSE_S`` at a time), so its core and the GIL go to the
-  cheap runs first; past ``settings.run_seconds()`` (pauses included) it stops with a message
+  cheap runs first; past ``settings.run_seconds()`` from the run's start (every wait included,
+  one bound for all of a run's costly work) it stops with a message
   (:class:`WorkCut`), so one run's work is bounded in time as ``server/costs.py`` bounds its size;
 - once decoded, it draws its page when no cheap run is under way (up to the run's seconds later),
   then takes a page-run slot again;
@@ -188,13 +189,13 @@ def remember(key) -> None:
 def page_running():
     """Count this rerun among the cheap runs under way (``navigation.py``, around the whole run)."""
     cheap_runs().enter()
-    _here.cheap = True
+    _here.cheap, _here.started = True, time.monotonic()
     try:
         yield
     finally:
         if getattr(_here, "cheap", False):
             cheap_runs().leave()
-        _here.cheap = False
+        _here.cheap, _here.started = False, None
 
 
 def _visitor() -> tuple[str, str, object] | None:
@@ -223,7 +224,9 @@ def costly_work(cost: float, key=None):
         with without_page_slot():
             lane = _lane(settings.costly_runs())
             lane.acquire(address, student, abandon)
-            _here.deadline = time.monotonic() + settings.run_seconds()
+            # the run's seconds, from its start: Compare's seven costly decodings share one bound
+            _here.deadline = (getattr(_here, "started", None) or time.monotonic()) + settings.run_seconds()
+            deadline = _here.deadline
             try:
                 with own_place():  # the lane's place bounds its decodings: the shared slots stay the cheap runs'
                     yield
@@ -232,7 +235,7 @@ def costly_work(cost: float, key=None):
                 lane.release()
             # what the page draws of a costly result is costly too (a heatmap of 120 x 130 cells):
             # drawn once no cheap run is under way, within the run's seconds
-            cheap_runs().wait_quiet(settings.run_seconds())
+            cheap_runs().wait_quiet(max(0.0, deadline - time.monotonic()))
         remember(key)
     finally:
         if was_cheap:
