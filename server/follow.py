@@ -28,7 +28,7 @@ thousands cannot keep a real follower out:
 
 - **one per student**: a student id (the signed ``attn_student`` cookie) holds one open request
   per class; a newer one answers the older with 409 (:class:`Replaced`; that tab asks again later);
-- **per address, at most the class's seats** (``settings.class_seats``): a school behind one
+- **per address, at most the class's seats** (:func:`class_seats`): a school behind one
   address follows whole; one script there holds no more than the room has places (429);
 - **unknown class codes throttled per address**: ``UNKNOWN_CODES`` wrong codes a minute after a
   burst of as many (429 with Retry-After, the store not even asked), so that guessing an open
@@ -42,7 +42,7 @@ import threading
 import time
 from urllib.parse import urlencode
 
-from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, StoreUnavailable, class_store,
+from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, MAX_STUDENTS, StoreUnavailable, class_store,
                                 normalise_code)
 from server.shared import per_process
 
@@ -310,6 +310,26 @@ def _unknown_codes() -> UnknownCodes:
     return UnknownCodes()
 
 
+SEATS_READ_S = 30.0  # a class's seats, as the follow requests bound an address by them, are read this often
+_seats: dict[str, tuple[int, float]] = {}  # class code -> (its seats, when read); the followed classes only
+
+
+def class_seats(code: str) -> int:
+    """The class's seats (``server/class_store/admission.py``), read at most every SEATS_READ_S."""
+    now = time.monotonic()
+    known = _seats.get(code)
+    if known is None or now - known[1] > SEATS_READ_S:
+        try:
+            known = (class_store().admission(code).seats, now)
+        except StoreUnavailable:
+            return known[0] if known else MAX_STUDENTS
+        _seats.pop(code, None)
+        _seats[code] = known
+        while len(_seats) > 10_000:
+            del _seats[next(iter(_seats))]
+    return known[0]
+
+
 def _who(request) -> tuple[str, str]:
     """(the request's student id or "", its address), as the class panel knows them."""
     from server import identity
@@ -330,7 +350,6 @@ async def follow_changes(request):
     took this one's place, 429 past the address's share (unknown codes, or the class's seats),
     503 when busy."""
     from starlette.responses import JSONResponse
-    from server import settings
     code = normalise_code(request.query_params.get("class"))
     try:
         seen = int(request.query_params.get("v", "-1"))
@@ -338,6 +357,7 @@ async def follow_changes(request):
         seen = -1
     headers = {"Cache-Control": "no-store"}
     student, address = await asyncio.to_thread(_who, request)
+    seats = await asyncio.to_thread(class_seats, code) if code else MAX_STUDENTS
     wait = _unknown_codes().wait(address, time.monotonic())
     if wait:  # the address asked about too many unknown codes: it is not even looked up
         return JSONResponse({"error": "too many unknown class codes from your network; try again later"},
@@ -346,7 +366,7 @@ async def follow_changes(request):
         _unknown_codes().unknown(address, time.monotonic())
         return JSONResponse({"error": "not a class code"}, status_code=404, headers=headers)
     try:
-        state = await follow_board().wait(code, seen, student=student, address=address, seats=settings.class_seats())
+        state = await follow_board().wait(code, seen, student=student, address=address, seats=seats)
     except Replaced as e:
         return JSONResponse({"error": str(e)}, status_code=409, headers=headers)
     except Busy as e:
