@@ -210,11 +210,11 @@ def costly_work(cost: float, key=None):
     """Run the block (one piece of a page's work, estimated at ``cost`` units) in the costly lane
     when it is costly and not yet computed (see the module); else as it is. Around a shared
     cache's call, never inside one: the lane is waited for holding no lock."""
-    visitor = None if getattr(_here, "deadline", None) is not None or not costly(cost) or computed(key) else _visitor()
-    if visitor is None:
+    who = None if getattr(_here, "deadline", None) is not None or not costly(cost) or computed(key) else _visitor()
+    if who is None:
         yield
         return
-    address, student, requests = visitor
+    address, student, requests = who
     abandon = (lambda: superseded(requests)) if requests is not None else None
     was_cheap = getattr(_here, "cheap", False)
     if was_cheap:
