@@ -92,7 +92,7 @@ from classroom_modes import (FOLLOWED, STARVE_WORK, TeacherSends, attend, classr
 from classroom_report import emit, host, pct, print_table, stamp, summary  # noqa: E402,F401
 from classroom_servers import Meter, Target, cpu_ms_by_kind, cpu_seconds, lecture, rss_kb, server  # noqa: E402,F401
 from classroom_tab import Tab, draw  # noqa: E402,F401
-from server.class_store import ClassStore  # noqa: E402 - the class the bench opens, as the teacher
+from server.class_store import ClassStore, MAX_STUDENTS  # noqa: E402 - the class the bench opens, as the teacher
 from server.lecture import free_port  # noqa: E402,F401 - tests/test_lecture.py uses it from here
 
 
@@ -184,6 +184,8 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
             result.update(asyncio.run(follow_the_teacher(target, args, store, key, code, followers)))
         return result
     distinct = list(dict.fromkeys(lessons))
+    if store and not args.url:  # the teacher sizes the class for its room: the reference run's students join it too
+        store.set_admission(key, code, seats=min(MAX_STUDENTS, max(store.admission(code).seats, n + len(distinct))))
     say(f"reference: {len(distinct)} distinct lesson(s), one at a time, "
         + ("at the URL (its caches stay warm)" if args.url else "on a fresh server"))
     alone: dict[str, list[float]] = {}
