@@ -158,15 +158,17 @@ def _routes():
     from starlette.routing import Route
     from server.follow import routes as follow_routes  # /_attn/follow: a followed class's changes, pushed
     from server.identity import routes as identity_routes  # the teacher's cookie: /_attn/teacher, /_attn/sign-out
+    from server.lanes import routes as load_routes  # /_attn/load: costly runs decoding and waiting, cheap runs
     from server.loading import READY_PATH
-    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes(), *follow_routes()]
+    return [Route(READY_PATH, ready, methods=["GET", "HEAD"]), *identity_routes(), *follow_routes(), *load_routes()]
 
 
 def _middleware():
     from starlette.middleware import Middleware
+    from server.identity import SameOriginSockets  # a websocket from another origin (another port too) refused
     from server.identity import StudentCookie  # one anonymous, signed student id per browser
     from server.proxies import BelieveProxiesOnly  # X-Forwarded-For from ATTN_EXPLORER_PROXIES only
-    return [Middleware(BelieveProxiesOnly), Middleware(StudentCookie)]
+    return [Middleware(BelieveProxiesOnly), Middleware(SameOriginSockets), Middleware(StudentCookie)]
 
 
 # `streamlit run app.py` finds the server by reading this file: an `app = st.App(...)` at the top level

@@ -7,6 +7,7 @@ Tests drive this file with Streamlit's AppTest.
 import streamlit as st
 
 from ui.class_panel import class_sidebar  # torch-free too: the class store is SQLAlchemy
+from server.lanes import page_running, WorkCut  # torch-free: costly work waits in its own lane
 from server.limits import page_run_slot, recently_paced, SlowDown, without_page_slot  # torch-free
 from server.loading import models_loaded, warm_up  # torch-free: see below
 from server.serving import page  # st.Page, resolved on disk once per process
@@ -82,8 +83,12 @@ def draw() -> None:
 try:
     # a few pages run at once, the others in turn (server/limits.py), from the rerun's first line:
     # thirty followers' reruns start together, and all but a few wait here, off the GIL
-    with page_run_slot():
+    # counted as a cheap run meanwhile: a costly decoding under way pauses for it (server/lanes.py)
+    with page_running(), page_run_slot():
         draw()
+except WorkCut as e:  # a costly decoding past the seconds one run may take: what was typed stays
+    st.warning(e.message, icon=":material/timer:")
+    st.button("Try again", key="work_cut_again", icon=":material/refresh:")
 except SlowDown as e:  # this tab asked for more decodings than its share: what it typed stays in its boxes
     st.warning(f"Slow down: this tab asked the server for more translations in a few seconds than one tab may. "
                f"Nothing is lost: what you typed stays here, and the page shows its results on your next change "

@@ -10,13 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from ui.figures import show_figure
-from ui.widgets import plain, sentence_input
+from ui.widgets import plain, sentence_input, within_bound
 from ui.zoo import checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, target_language, zoo
 from ui.teaching import cached_greedy, keep_in_url, source_or_stop
 from model.attribution import (attribute_record, BASELINE, BUDGET, IG_STEP_SCHEDULE, IG_TARGET_GAP, IG_WORK,
                                INPUT_BASELINE, LABELS, rank_correlation)
 from model.intervention import Edit, redecode
 from model.search import prepare_source
+from server.costs import attribution_bound, attribution_cost
+from server.lanes import costly_work
 from server.limits import decoding_slot
 from viz.attribution import logprob_change, row_correlations, side_by_side
 from viz.heatmap import alignment_heatmap
@@ -108,7 +110,11 @@ def disagreement_text(record, name: str, relevance: np.ndarray, scores: np.ndarr
 def compare_section(name: str, entry, text: str, record) -> None:
     st.subheader("Attention beside attribution")
     methods = pick_methods(record, entry)
-    results = {m: _attribution(checkpoints_root(), name, text, m) for m in methods}
+    results = {}
+    for m in methods:  # each in the costly lane when its estimate asks for it (server/lanes.py)
+        cost = attribution_cost(len(record.source_tokens), len(record.target_tokens), m, IG_STEP_SCHEDULE[-1])
+        with costly_work(cost, ("attribution", checkpoints_root(), name, text, m)):
+            results[m] = _attribution(checkpoints_root(), name, text, m)
     matrices = {"attention α": record.weights, **{LABELS[m]: a.relevance for m, a in results.items()}}
     show_figure(side_by_side(matrices, record.source_tokens, record.target_tokens, target_language(entry)),
                 "attention-and-attribution", "attribution_heatmaps")
@@ -226,6 +232,7 @@ c_model, _ = st.columns([2, 3])
 with c_model:
     name, entry = pick_model("attribution_model", attention_only=True, purpose="there is no attention to compare")
 keep_in_url(name, text)
+text = within_bound(attribution_bound(text))  # a knock-out decodes the sentence once per piece (server/costs.py)
 source_or_stop(entry, text)
 record = cached_greedy(name, text)
 if not record.target_tokens:

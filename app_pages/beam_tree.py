@@ -11,7 +11,8 @@ import streamlit as st
 
 from ui.figures import chart_with_export, shared_figure
 from ui.url_state import from_link, int_param
-from ui.widgets import plain, sentence_input
+from ui.widgets import plain, sentence_input, within_bound
+from server.costs import beam_bound
 from ui.zoo import pick_model, target_language
 from ui.teaching import cached_beam, keep_in_url, source_or_stop
 from model.internals import beam_hypotheses, beam_path, path_attention
@@ -35,7 +36,7 @@ with c_beam:
 keep_in_url(name, text, beam=k)
 source_or_stop(entry, text)  # stops the page, with a message, on unusable input
 with st.spinner("Beam search…"):
-    record = cached_beam(name, text, k)
+    record = cached_beam(name, within_bound(beam_bound(text, k, "The beam search tree")), k)
 tree = record.beam_tree
 hypotheses = beam_hypotheses(tree)
 chosen = hypotheses[0]

@@ -11,7 +11,8 @@ import streamlit as st
 from model.search import InputError
 from ui.figures import shared_figure, show_figure
 from ui.url_state import names_param, set_query_params
-from ui.widgets import decoding_choice, plain, sentence_input, view_choice, WORD_RULE
+from ui.widgets import decoding_choice, plain, sentence_input, view_choice, within_bound, WORD_RULE
+from server.costs import compare_bound
 from ui.zoo import cached_translate, target_language, usable_models
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
 from viz.export import matrix_csv
@@ -44,8 +45,9 @@ set_query_params(text=text.strip() or None, models=",".join(chosen) or None, bea
 if not chosen:
     st.info("Choose two or more models to compare.", icon=":material/checklist:")
     st.stop()
+bounded = within_bound(compare_bound(text, len(chosen), beam))  # Compare decodes it once per model
 try:
-    records = {n: cached_translate(n, text, beam) for n in chosen}
+    records = {n: cached_translate(n, bounded, beam) for n in chosen}
 except InputError as e:
     st.info(f"{e} Or pick one of the examples above.", icon=":material/edit:")
     st.stop()

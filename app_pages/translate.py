@@ -12,7 +12,8 @@ from model.search import InputError
 from ui.examples import EXAMPLES
 from ui.figures import shared_figure, show_figure
 from ui.url_state import set_query_params
-from ui.widgets import decoding_choice, plain, sentence_input, view_choice, WORD_RULE
+from ui.widgets import decoding_choice, plain, sentence_input, view_choice, within_bound, WORD_RULE
+from server.costs import beam_bound
 from ui.zoo import attention_caption, cached_translate, pick_model, target_language
 from model.analysis import merge_to_words, word_groups
 from model.metrics import sentence_chrf
@@ -38,7 +39,7 @@ set_query_params(text=text.strip() or None, model=name, beam=beam if beam > 1 el
                  view=view if view != "pieces" else None)
 
 try:
-    record = cached_translate(name, text, beam)
+    record = cached_translate(name, within_bound(beam_bound(text, beam)), beam)
 except InputError as e:
     st.info(f"{e} Or pick one of the examples above.", icon=":material/edit:")
     st.stop()

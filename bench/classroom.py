@@ -94,12 +94,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the parts, also when
 from classroom_check import play_check  # noqa: E402
 from classroom_lesson import (BAD_TEXT, COMPARED, FAULTS, MODELS, ROOT, SENDS, SENTENCES,  # noqa: E402,F401
                               SHOWN_SECTIONS, Lesson, make_lessons, news_sentences)
-from classroom_modes import (FOLLOWED, TeacherSends, attend, classroom, follow_the_teacher, reconnect,  # noqa: E402,F401
-                             reference, soak)
+from classroom_modes import (FOLLOWED, STARVE_WORK, TeacherSends, attend, classroom, follow_the_teacher,  # noqa: E402,F401
+                             reconnect, reference, soak)
 from classroom_report import emit, host, pct, print_table, stamp, summary  # noqa: E402,F401
 from classroom_servers import Meter, Target, cpu_ms_by_kind, cpu_seconds, lecture, rss_kb, server  # noqa: E402,F401
 from classroom_tab import Tab, draw  # noqa: E402,F401
-from server.class_store import ClassStore  # noqa: E402 - the class the bench opens, as the teacher
+from server.class_store import ClassStore, MAX_STUDENTS  # noqa: E402 - the class the bench opens, as the teacher
 from server.lecture import free_port  # noqa: E402,F401 - tests/test_lecture.py uses it from here
 
 
@@ -140,6 +140,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--patches", default=None, metavar="all|none|NAME,…",
                    help="the Streamlit patches the servers apply (ATTN_EXPLORER_STREAMLIT_PATCHES, server/serving.py; "
                         "default: the environment's, else all)")
+    p.add_argument("--starve", type=int, default=0, metavar="K",
+                   help="play the class twice on fresh servers, the second time beside K tabs asking for the most "
+                        "expensive work of --starve-page at the input limit, a new session per run: the p95 both times")
+    p.add_argument("--starve-page", default="translate", choices=sorted(STARVE_WORK),
+                   help="the page whose most expensive work the --starve tabs ask for")
+    p.add_argument("--one-address", action="store_true",
+                   help="every student from one address, as behind a school's NAT, with the servers' own join "
+                        "limits (by default the bench raises them for its one address)")
     p.add_argument("--json", action="store_true", help="print only the JSON line")
     p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
     args = p.parse_args(argv)
@@ -161,8 +169,9 @@ def open_class(args) -> tuple[ClassStore | None, str | None, str | None, str]:
                               ATTN_EXPLORER_CLASS_DB=args.class_db or "")
             # every student and follower joins from this machine, one address (a class behind one NAT):
             # the bench's own servers take them all, as a teacher sets it for a hall that large
-            joins = max(300, 2 * args.sessions + (args.followers or args.sessions) + 10)
-            os.environ.setdefault("ATTN_EXPLORER_JOINS_PER_MINUTE", str(joins))
+            if not args.one_address:  # --one-address: the defaults a teacher starts with, as a school's NAT meets them
+                joins = max(300, 2 * args.sessions + (args.followers or args.sessions) + 10)
+                os.environ.setdefault("ATTN_EXPLORER_JOINS_PER_MINUTE", str(joins))
         store = ClassStore(args.class_db or f"sqlite:///{Path(class_dir) / 'classes.sqlite3'}", teacher_key=key)
         key = store.teacher_key()
         code = store.open_class(key).code
@@ -190,6 +199,8 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
             result.update(asyncio.run(follow_the_teacher(target, args, store, key, code, followers)))
         return result
     distinct = list(dict.fromkeys(lessons))
+    if store and not args.url:  # the teacher sizes the class for its room: the reference run's students join it too
+        store.set_admission(key, code, seats=min(MAX_STUDENTS, max(store.admission(code).seats, n + len(distinct))))
     say(f"reference: {len(distinct)} distinct lesson(s), one at a time, "
         + ("at the URL (its caches stay warm)" if args.url else "on a fresh server"))
     alone: dict[str, list[float]] = {}
@@ -198,6 +209,7 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     # server CPU per interaction kind, each session alone on a fresh server (the tick is 10 ms)
     result["reference_cpu_ms"] = cpu_ms_by_kind(alone)
     say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
+    args.refused, args.students = set(), []  # the students the class refused, and every student's cookie (``attend``)
     with class_target(args) as target:
         before = len(store.summary(key, code)) if store else 0
         teacher = TeacherSends(store, key, code, n) if store else None
@@ -208,6 +220,7 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
             # one student is one student: the distinct anonymous ids the class's answers came under
             result.update(answers=answered, answers_stored=len(stored), lost_answers=max(0, answered - len(stored)),
                           students_counted=len({a.session for a in stored}), class_store=store.kind,
+                          refused=len(args.refused),
                           sends=len(SENDS), follow_lesson_p95_ms=pct(teacher.from_send_ms, 0.95),
                           follow_lesson_n=len(teacher.from_send_ms))
             followers = args.followers if args.followers is not None else n
@@ -216,31 +229,36 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     killed = (measures["killed_replica"] or {}).get("name")
     result.update(summary(out, lessons, ref, say, killed), **measures)
     if args.flood:
-        result.update(flooded_class(args, lessons, store, key, say, result))
+        result.update(class_beside(args, lessons, store, key, say, result, "flood"))
+    if args.starve:
+        result.update(class_beside(args, lessons, store, key, say, result, "starve"))
     return result
 
 
-def flooded_class(args, lessons: list[Lesson], store, key: str, say, calm: dict) -> dict:
+def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, what: str) -> dict:
     """The same lesson again on a fresh server, in a class of its own (the first run's answers
-    would make these retries), with the teacher's sends, beside the flooding tab: its figures, and
-    the students' p95 against the run without it (no reference: its pages name another class)."""
-    say("the same class beside a flooding tab (20 reruns/s, new 1,000-character sentences)")
+    would make these retries), with the teacher's sends, beside the flooding tab (``what`` =
+    "flood") or the starving tabs ("starve"): their figures, and the students' p95 against the run
+    without them (no reference: its pages name another class)."""
+    say("the same class beside a flooding tab (20 reruns/s, new 1,000-character sentences)" if what == "flood" else
+        f"the same class beside {args.starve} tab(s) asking for {args.starve_page}'s most expensive work")
     code = store.open_class(key).code if store else ""
     lessons = [replace(lesson, class_code=code) if lesson.class_code else lesson for lesson in lessons]
-    args.flooding = True
+    setattr(args, "flooding" if what == "flood" else "starving", True)
     try:
         with class_target(args) as target:
             teacher = TeacherSends(store, key, code, len(lessons)) if store else None
             out, measures = asyncio.run(classroom(lessons, target, args, teacher))
     finally:
-        args.flooding = False
-    flooded = summary(out, lessons, None, say)
+        args.flooding = args.starving = False
+    beside = summary(out, lessons, None, say)
     answered = sum(1 for row in out if row[2] == "answer" and not row[5])
     stored = len(store.summary(key, code)) if store else 0
-    return {"flood": {**{k: flooded[k] for k in ("interactions", "p50_ms", "p95_ms", "max_ms", "errors")},
-                      "lost_answers": max(0, answered - stored) if store else None,
-                      **{k: v for k, v in measures.items() if k.startswith("flood_") or k.endswith("_per_click")}},
-            "flood_p95_ratio": round(flooded["p95_ms"] / calm["p95_ms"], 2) if calm.get("p95_ms") else None}
+    return {what: {**{k: beside[k] for k in ("interactions", "p50_ms", "p95_ms", "max_ms", "errors")},
+                   "lost_answers": max(0, answered - stored) if store else None,
+                   **({"page": args.starve_page, "tabs": args.starve} if what == "starve" else {}),
+                   **{k: v for k, v in measures.items() if k.startswith(what + "_") or k.endswith("_per_click")}},
+            f"{what}_p95_ratio": round(beside["p95_ms"] / calm["p95_ms"], 2) if calm.get("p95_ms") else None}
 
 
 def main(argv=None) -> int:
@@ -280,6 +298,7 @@ def main(argv=None) -> int:
         shutil.rmtree(class_dir, ignore_errors=True)
 
     result.update(load_average_start=load_start, load_average=[round(x, 2) for x in os.getloadavg()])
+    result.update(one_address=args.one_address or None, starve_page=args.starve_page if args.starve else None)
     result.update(faulty_sessions=0 if args.check else sum(bool(x.fault) for x in lessons), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, started=started, **stamp(ROOT))
     if not args.json and not args.soak and not args.check and "per_kind" in result:

@@ -16,7 +16,7 @@ import random
 import time
 from urllib.parse import urlencode
 
-from classroom_lesson import Lesson, MOVES, SENDS, SENTENCES, make_lessons, news_sentences
+from classroom_lesson import Lesson, MODELS, MOVES, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
 from classroom_servers import Meter, Target, cpu_seconds
 from classroom_tab import LOOK, Tab
@@ -135,6 +135,9 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
     return 0.0, None, "the teacher's page never came"
 
 
+REFUSED = (b"Not in class ", b"Not counted in the class")  # what the class panel says to a refused student
+
+
 async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
                  cpu: dict | None = None, teacher: TeacherSends | None = None) -> None:
     """One session plays its lesson; appends (session, step, kind, ms, digest, error, replica) to out.
@@ -165,6 +168,8 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
                 await asyncio.sleep(0.05)  # the replies still being sent belong to this interaction
                 cpu.setdefault(kind, []).append(server_cpu() - before)
             out.append((n, step, kind, ms, digest, error, replica or tab.replica))
+            if not lesson.fault and any(said in tab.drawn for said in REFUSED) and hasattr(args, "refused"):
+                args.refused.add(n)  # the class panel refused this student (full, locked, too many joins…)
             if error and (error == "timeout" or error.startswith("disconnect")):
                 if not args.kill_replica_after:
                     break  # the tab is in no known state: this student's lesson ends here
@@ -176,6 +181,8 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
     finally:
         if teacher is not None:
             teacher.active -= 1  # the teacher waits no longer for this student
+            if tab.student and hasattr(args, "students"):
+                args.students.append(tab.student)  # their browser's cookie, for following the teacher after
         await tab.close()
 
 
@@ -214,6 +221,8 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
     flooding, flooded = asyncio.Event(), None
     if getattr(args, "flooding", False):
         flooded = asyncio.create_task(flood(target, args, flooding))
+    elif getattr(args, "starving", False):
+        flooded = asyncio.create_task(starve(target, args, flooding))
     if args.kill_replica_after:
         tasks.append(asyncio.create_task(kill()))
     try:
@@ -262,6 +271,8 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
         return {"followers": 0, "follow_p50_ms": None, "follow_p95_ms": None, "follow_max_ms": None,
                 "follow_errors": 0, "follow_error_kinds": []}
     tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
+    for tab, student in zip(tabs, getattr(args, "students", [])):
+        tab.student = student  # the lesson's students follow (their cookies): no new ids, no new seats
     sent_at: list[float | None] = [None]
     got: dict[int, tuple[float, str | None]] = {}
     ready = asyncio.Semaphore(0)
@@ -401,3 +412,54 @@ async def flood(target: Target, args, stop: asyncio.Event) -> dict:
         reader.cancel()
         await tab.close()
     return counts
+
+
+STARVE_CHARS = 1000  # each starving run asks for the page's work on a sentence this long (the text box's limit)
+# the most expensive work each page offers, as its link asks for it: (url path, query beside the text)
+STARVE_WORK = {
+    "translate": ("", {"beam": "10"}),
+    "compare": ("compare", {"models": ",".join(MODELS + ["transformer"]), "beam": "10"}),
+    "attribution": ("attribution", {}),
+    "beam-tree": ("beam-tree", {"beam": "10"}),
+}
+
+
+async def starve(target: Target, args, stop: asyncio.Event) -> dict:
+    """``--starve K``: K tabs beside the class, each asking again and again for the most expensive
+    work of ``--starve-page`` (``STARVE_WORK``) on a new STARVE_CHARS-character sentence, every run
+    on a new session (a new websocket, no cookie: what a script pays nothing for), waiting for each
+    to end, until ``stop`` is set. Counts the runs asked, finished, cut by a page's bound or its
+    seconds, told to slow down, and failed."""
+    path, extra = STARVE_WORK[args.starve_page]
+    pool = news_sentences(args.seed + 11)
+    counts = {"starve_runs": 0, "starve_finished": 0, "starve_cut": 0, "starve_slow_down": 0, "starve_errors": 0,
+              "starve_ms": []}
+    used = [0]
+
+    async def one_tab(k: int) -> None:
+        while not stop.is_set():
+            text = ""
+            while len(text) < STARVE_CHARS:
+                text, used[0] = text + pool[used[0] % len(pool)] + " ", used[0] + 1
+            tab = Tab(target.base, args.timeout, target.sticky)
+            counts["starve_runs"] += 1
+            try:
+                ms, _, error = await tab.do(("open", path, urlencode({"text": text[:STARVE_CHARS], **extra})))
+            finally:
+                await tab.close()
+            page = tab.drawn
+            counts["starve_cut"] += b"here takes at most" in page or b"one run may take" in page
+            counts["starve_slow_down"] += b"Slow down" in page
+            if error:
+                counts["starve_errors"] += 1
+            else:
+                counts["starve_finished"] += 1
+                counts["starve_ms"].append(ms)
+
+    tabs = [asyncio.create_task(one_tab(k)) for k in range(args.starve)]
+    await stop.wait()
+    for task in tabs:
+        task.cancel()
+    await asyncio.gather(*tabs, return_exceptions=True)
+    done = counts.pop("starve_ms")
+    return {**counts, "starve_p50_ms": pct(done, 0.5), "starve_max_ms": round(max(done)) if done else None}

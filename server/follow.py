@@ -22,7 +22,17 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
   (``ui``'s class panel) instead.
 
 The board holds class codes, versions and what the teacher sent (a page name and its link's
-parameters), never a visitor's data; ``MAX_WAITERS`` open requests per process at most.
+parameters), never a visitor's data; ``MAX_WAITERS`` open requests per process at most. The
+requests are bounded by who holds them, not only by their number, so that one script holding
+thousands cannot keep a real follower out:
+
+- **one per student**: a student id (the signed ``attn_student`` cookie) holds one open request
+  per class; a newer one answers the older with 409 (:class:`Replaced`; that tab asks again later);
+- **per address, at most the class's seats** (:func:`class_seats`): a school behind one
+  address follows whole; one script there holds no more than the room has places (429);
+- **unknown class codes throttled per address**: ``UNKNOWN_CODES`` wrong codes a minute after a
+  burst of as many (429 with Retry-After, the store not even asked), so that guessing an open
+  class's code takes years, not days; a student's typo is one.
 """
 from __future__ import annotations
 
@@ -32,7 +42,7 @@ import threading
 import time
 from urllib.parse import urlencode
 
-from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, StoreUnavailable, class_store,
+from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, MAX_STUDENTS, StoreUnavailable, class_store,
                                 normalise_code)
 from server.shared import per_process
 
@@ -43,11 +53,16 @@ PG_POLL_S = 5.0     # PostgreSQL: a read besides the notifications
 WATCH_S = 60.0      # a class no tab asked about for this long is no longer read
 WAIT_S = 25.0       # an open /_attn/follow request is answered after this long at the latest
 MAX_WAITERS = 4000  # open requests per process: beyond, "busy" (the page asks again later)
+UNKNOWN_CODES = 10  # unknown class codes an address may ask about a minute, after a burst of as many
 _LOG = logging.getLogger(__name__)
 
 
 class Busy(RuntimeError):
-    """Too many open follow requests on this process."""
+    """Too many open follow requests on this process, or from this address for this class."""
+
+
+class Replaced(RuntimeError):
+    """A newer follow request of the same student for the same class took this one's place."""
 
 
 class FollowBoard:
@@ -61,6 +76,9 @@ class FollowBoard:
         self._states: dict[str, tuple[FollowState | None, float]] = {}  # code -> (state, when read)
         self._asked: dict[str, float] = {}  # code -> when a tab last asked
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._students: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # (code, id) ->
+        self._replaced: set[asyncio.Event] = set()  # waiters a newer request of their student replaced
+        self._from: dict[tuple[str, str], int] = {}  # (code, address) -> its open requests
         self._nudge = threading.Event()
         self._thread: threading.Thread | None = None
         self._pg = None  # the LISTENing connection (PostgreSQL)
@@ -93,29 +111,65 @@ class FollowBoard:
             self._states.pop(normalise_code(code), None)
         self._nudge.set()
 
-    async def wait(self, code: str, seen: int, timeout: float = WAIT_S) -> FollowState | None:
+    async def wait(self, code: str, seen: int, timeout: float = WAIT_S, student: str = "", address: str = "",
+                   seats: int | None = None) -> FollowState | None:
         """The class's state once its version differs from ``seen`` (or it closed), or after
-        ``timeout``. Waits on the event loop, holding no thread."""
+        ``timeout``. Waits on the event loop, holding no thread. ``student``'s older request for the
+        class is answered with Replaced; ``address`` holds at most ``seats`` open requests (Busy)."""
         code = normalise_code(code)
         cached = self._fresh(code)
         state = cached[0] if cached else await asyncio.to_thread(self.state, code)
         if state is None or state.version != seen or not state.open:
             return state
         event, loop = asyncio.Event(), asyncio.get_running_loop()
-        with self._lock:
-            if sum(len(w) for w in self._waiters.values()) >= MAX_WAITERS:
-                raise Busy("too many tabs are waiting on this server")
-            self._waiters.setdefault(code, set()).add((loop, event))
-            self._asked[code] = time.monotonic()
+        self._enter(code, (loop, event), student, address, seats)
         try:
             await asyncio.wait_for(event.wait(), timeout)
         except TimeoutError:
             pass
         finally:
-            with self._lock:
-                self._waiters.get(code, set()).discard((loop, event))
+            self._leave(code, (loop, event), student, address)
+        if event in self._replaced:
+            self._replaced.discard(event)
+            raise Replaced("another tab of this student follows the class")
         cached = self._fresh(code, any_age=True)
         return cached[0] if cached else state
+
+    def _enter(self, code: str, waiter, student: str, address: str, seats: int | None) -> None:
+        with self._lock:
+            if sum(len(w) for w in self._waiters.values()) >= MAX_WAITERS:
+                raise Busy("too many tabs are waiting on this server")
+            if seats is not None and address and self._from.get((code, address), 0) >= seats:
+                raise Busy(f"{seats} tabs from your network follow class {code} already, as many as it has seats")
+            if student:
+                older = self._students.get((code, student))
+                if older is not None:
+                    self._replaced.add(older[1])
+                    older[0].call_soon_threadsafe(older[1].set)
+                self._students[(code, student)] = waiter
+            if address:
+                self._from[(code, address)] = self._from.get((code, address), 0) + 1
+            self._waiters.setdefault(code, set()).add(waiter)
+            self._asked[code] = time.monotonic()
+
+    def _leave(self, code: str, waiter, student: str, address: str) -> None:
+        with self._lock:
+            self._waiters.get(code, set()).discard(waiter)
+            if student and self._students.get((code, student)) is waiter:
+                del self._students[(code, student)]
+            if address:
+                left = self._from.get((code, address), 1) - 1
+                if left > 0:
+                    self._from[(code, address)] = left
+                else:
+                    self._from.pop((code, address), None)
+
+    def listeners(self, code: str | None = None) -> int:
+        """Open requests in this process, on the class ``code`` or on every class."""
+        with self._lock:
+            if code is None:
+                return sum(len(w) for w in self._waiters.values())
+            return len(self._waiters.get(normalise_code(code), ()))
 
     # -- the board's thread ---------------------------------------------------------------------
     def _fresh(self, code: str, any_age: bool = False) -> tuple[FollowState | None, float] | None:
@@ -221,10 +275,80 @@ def follow_board() -> FollowBoard:
     return _board(class_store())
 
 
+class UnknownCodes:
+    """Unknown class codes asked per address: a bucket of UNKNOWN_CODES guesses refilled at as many
+    a minute; an address with no whole guess left is refused until it has one. At most 10,000
+    addresses are kept, the longest quiet forgotten first."""
+
+    def __init__(self, burst: int = UNKNOWN_CODES, per_minute: float = UNKNOWN_CODES):
+        self.burst, self.rate = float(burst), per_minute / 60.0
+        self._lock = threading.Lock()
+        self._buckets: dict[str, tuple[float, float]] = {}  # address -> (guesses left, when)
+
+    def _left(self, address: str, now: float) -> float:
+        left, then = self._buckets.get(address, (self.burst, now))
+        return min(self.burst, left + (now - then) * self.rate)
+
+    def wait(self, address: str, now: float) -> float:
+        """Seconds until ``address`` may ask about a code again (0: now)."""
+        with self._lock:
+            left = self._left(address, now)
+        return 0.0 if left >= 1.0 else (1.0 - left) / self.rate
+
+    def unknown(self, address: str, now: float) -> None:
+        """``address`` asked about a code that names no class: one guess spent."""
+        with self._lock:
+            left = self._left(address, now)
+            self._buckets.pop(address, None)
+            self._buckets[address] = (max(0.0, left - 1.0), now)  # last in the dict: the most recent
+            while len(self._buckets) > 10_000:
+                del self._buckets[next(iter(self._buckets))]
+
+
+@per_process
+def _unknown_codes() -> UnknownCodes:
+    return UnknownCodes()
+
+
+SEATS_READ_S = 30.0  # a class's seats, as the follow requests bound an address by them, are read this often
+_seats: dict[str, tuple[int, float]] = {}  # class code -> (its seats, when read); the followed classes only
+
+
+def class_seats(code: str) -> int:
+    """The class's seats (``server/class_store/admission.py``), read at most every SEATS_READ_S."""
+    now = time.monotonic()
+    known = _seats.get(code)
+    if known is None or now - known[1] > SEATS_READ_S:
+        try:
+            known = (class_store().admission(code).seats, now)
+        except StoreUnavailable:
+            return known[0] if known else MAX_STUDENTS
+        _seats.pop(code, None)
+        _seats[code] = known
+        while len(_seats) > 10_000:
+            del _seats[next(iter(_seats))]
+    return known[0]
+
+
+def _who(request) -> tuple[str, str]:
+    """(the request's student id or "", its address), as the class panel knows them."""
+    from server import identity
+    from server.proxies import client_address
+    address = client_address(request.client.host if request.client else None, request.headers.get("x-forwarded-for"))
+    value = request.cookies.get(identity.STUDENT_COOKIE)
+    try:
+        student = identity.student_id(class_store().cookie_secret(), value) if value else None
+    except StoreUnavailable:
+        student = None
+    return student or "", address
+
+
 async def follow_changes(request):
     """``GET /_attn/follow?class=CODE&v=VERSION``: ``{"version": N, "open": bool, "link": "page?query"}``
     as soon as the class's version is not VERSION, or after WAIT_S (``link``: :func:`sent_link`,
-    null before any send); 404 for no such class, 503 when busy."""
+    null before any send); 404 for no such class, 409 when a newer request of the same student
+    took this one's place, 429 past the address's share (unknown codes, or the class's seats),
+    503 when busy."""
     from starlette.responses import JSONResponse
     code = normalise_code(request.query_params.get("class"))
     try:
@@ -232,13 +356,25 @@ async def follow_changes(request):
     except ValueError:
         seen = -1
     headers = {"Cache-Control": "no-store"}
+    student, address = await asyncio.to_thread(_who, request)
+    seats = await asyncio.to_thread(class_seats, code) if code else MAX_STUDENTS
+    wait = _unknown_codes().wait(address, time.monotonic())
+    if wait:  # the address asked about too many unknown codes: it is not even looked up
+        return JSONResponse({"error": "too many unknown class codes from your network; try again later"},
+                            status_code=429, headers={**headers, "Retry-After": str(max(1, round(wait)))})
     if not code:
+        _unknown_codes().unknown(address, time.monotonic())
         return JSONResponse({"error": "not a class code"}, status_code=404, headers=headers)
     try:
-        state = await follow_board().wait(code, seen)
-    except (Busy, StoreUnavailable) as e:
+        state = await follow_board().wait(code, seen, student=student, address=address, seats=seats)
+    except Replaced as e:
+        return JSONResponse({"error": str(e)}, status_code=409, headers=headers)
+    except Busy as e:
+        return JSONResponse({"error": str(e)}, status_code=429 if "seats" in str(e) else 503, headers=headers)
+    except StoreUnavailable as e:
         return JSONResponse({"error": str(e)}, status_code=503, headers=headers)
     if state is None:
+        _unknown_codes().unknown(address, time.monotonic())  # one guess of the address's share
         return JSONResponse({"error": "no such class"}, status_code=404, headers=headers)
     return JSONResponse({"version": state.version, "open": state.open, "link": sent_link(code, state)},
                         headers=headers)
@@ -249,4 +385,5 @@ def routes() -> list:
     return [Route(FOLLOW_PATH, follow_changes, methods=["GET"])]
 
 
-__all__ = ["FollowBoard", "follow_board", "routes", "sent_link", "sent_params", "FOLLOW_PATH", "SENT", "Busy"]
+__all__ = ["FollowBoard", "follow_board", "routes", "sent_link", "sent_params", "FOLLOW_PATH", "SENT", "Busy", "Replaced",
+           "UNKNOWN_CODES"]

@@ -139,7 +139,7 @@ def _from_proxy(scope) -> bool:
 def _is_secure(scope) -> bool:
     """HTTPS: served so, or (from a trusted proxy only) forwarded as such by HAProxy's TLS."""
     forwarded = dict(scope.get("headers") or []).get(b"x-forwarded-proto", b"")
-    return scope.get("scheme") == "https" or (forwarded == b"https" and _from_proxy(scope))
+    return scope.get("scheme") in ("https", "wss") or (forwarded == b"https" and _from_proxy(scope))
 
 
 def same_origin(scope) -> bool:
@@ -149,6 +149,25 @@ def same_origin(scope) -> bool:
     headers = dict(scope.get("headers") or [])
     origin, host = headers.get(b"origin", b"").decode("latin-1"), headers.get(b"host", b"").decode("latin-1")
     return bool(host) and origin == ("https://" if _is_secure(scope) else "http://") + host
+
+
+class SameOriginSockets:
+    """ASGI middleware: a websocket (Streamlit's ``/_stcore/stream``) whose ``Origin`` is not this
+    server's own scheme, host and port is refused before it opens (HTTP 403), as the POST routes
+    refuse. Streamlit compares host names only, and SameSite sends the teacher's cookie to every
+    port of the host: a page served from another port could otherwise open the teacher's session.
+    A connection naming no Origin is no browser's (a browser always names one) and carries only
+    the cookies its own script gives it: it is let through, as Streamlit lets it."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "websocket" and b"origin" in dict(scope.get("headers") or []) and not same_origin(scope):
+            await receive()  # websocket.connect
+            await send({"type": "websocket.close", "code": 1008})  # before accepting: the server answers 403
+            return
+        await self.app(scope, receive, send)
 
 
 class StudentCookie:
@@ -227,4 +246,4 @@ def routes() -> list:
 
 __all__ = ["STUDENT_COOKIE", "TEACHER_COOKIE", "TEACHER_PATH", "SIGN_OUT_PATH", "new_student_cookie", "student_id",
            "teacher_ticket", "ticket_parts", "teacher_cookie", "teacher_class", "cookie_header", "request_cookies",
-           "same_origin", "StudentCookie", "routes"]
+           "same_origin", "SameOriginSockets", "StudentCookie", "routes"]

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from server import settings
 from server.shared import per_process
 from server.streamlit_patches import session_requests, StopException, superseded
+from server.visitor import turn as visitor_turn
 
 
 DECODES_PER_S = 2.0    # a tab's decodings a second, sustained…
@@ -193,11 +194,14 @@ def decoding_slot(cost: float = 1.0):
         if wait:
             raise SlowDown(wait)
     newer = (lambda: superseded(requests)) if requests is not None else None
-    slots = _decoding_slots(settings.decoders())
+    # work in the costly lane (server/lanes.py) holds a place of its own, which bounds it: it takes
+    # none of the slots the cheap decodings share, even while it pauses for them
+    slots = _OWN_PLACE if getattr(_own_place, "held", False) else _decoding_slots(settings.decoders())
+    turn = visitor_turn(who) if who else who  # turns by address, then student: a new session is no new turn
     # The page-run slot is kept meanwhile: a decoding runs inside a shared cache's lock, and a run
     # that gave its slot up would wait for a turn with that lock held, while the slots' holders
     # wait on the lock for the same translation (a deadlock the 200-student bench found).
-    slots.acquire(who, newer)
+    slots.acquire(turn, newer)
 
     def check() -> None:
         if newer is not None and newer():
@@ -206,6 +210,32 @@ def decoding_slot(cost: float = 1.0):
         yield check
     finally:
         slots.release()
+
+
+class _OwnPlace:
+    """The slots of work that holds a place of its own (:func:`own_place`): nothing to wait for."""
+
+    def acquire(self, who: str, abandon=None) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
+_OWN_PLACE = _OwnPlace()
+_own_place = threading.local()  # .held: this thread's decodings are bounded by a place of their own
+
+
+@contextmanager
+def own_place():
+    """The block's decodings take none of the shared decoding slots: the caller holds a place that
+    bounds them (the costly lane, ``server/lanes.py``)."""
+    before = getattr(_own_place, "held", False)
+    _own_place.held = True
+    try:
+        yield
+    finally:
+        _own_place.held = before
 
 
 _held = threading.local()  # .slot: (slots, session, abandon) while this thread's rerun holds a page-run slot
@@ -222,14 +252,16 @@ def page_run_slot():
     takes it at the rerun's first line). Every rerun is a thread, and thirty followers opening the
     teacher's page at once are thirty threads taking turns at the GIL, each losing it at every
     system call, so all thirty would finish together, at the end. A few runs at once, the rest
-    served in turn (``FairSlots``: one run per tab a round) and waiting off the GIL, finish one
-    after the other instead, sooner on average and no later in total. A rerun superseded while
-    it waits is abandoned. Long work that is not page code gives the slot up meanwhile
-    (:func:`without_page_slot`)."""
+    served in turn (``FairSlots``: one run per visitor a round, ``server.visitor.turn``: a script's
+    new sessions without a student id share their address's one turn) and waiting off the GIL,
+    finish one after the other instead, sooner on average and no later in total. A rerun
+    superseded while it waits is abandoned. Long work that is not page code gives the slot up
+    meanwhile (:func:`without_page_slot`)."""
     who, requests = _session()
     if not who or getattr(_held, "slot", None) is not None:
         yield
         return
+    who = visitor_turn(who)
     slots = _run_slots(settings.page_runs())
     abandon = (lambda: superseded(requests)) if requests is not None else None
     slots.acquire(who, abandon)

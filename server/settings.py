@@ -14,12 +14,21 @@ ATTN_EXPLORER_HF_MODELS       (none)  Hugging Face encoder–decoders beside the
 ATTN_EXPLORER_LIVE_TRAININGS  1       live toy trainings at once, server-wide (the rest queue)
 ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest wait their turn)
 ATTN_EXPLORER_PAGE_RUNS       2       page runs at once per process (the rest wait their turn, one per tab a round)
+ATTN_EXPLORER_COSTLY_RUNS     1       costly decodings at once per process (server/costs.py: a long sentence, a wide beam,
+                                      an attribution); cheap runs pass them, and they pause while cheap runs are under way
+ATTN_EXPLORER_RUN_SECONDS     20      seconds a costly decoding may take, pauses included; past them it stops with a message
+ATTN_EXPLORER_BEAM_WORDS      60      words beam search takes (Translate, Compare, Beam search tree); greedy takes the whole box
+ATTN_EXPLORER_COMPARE_WORDS   240     words Compare decodes in all, shared among the models picked (at least BEAM_WORDS each)
+ATTN_EXPLORER_ATTRIBUTION_WORDS  30   words Attention or attribution? attributes (the first ones; the page says so)
 ATTN_EXPLORER_MALLOC_ARENAS   2       glibc malloc arenas of the server process (0: glibc's default, 8 per core)
 ATTN_EXPLORER_CLASS_DB        (SQLite)  the class store: postgresql://user@host/db, sqlite:///path, or unset
 ATTN_EXPLORER_CLASS_DIR       ~/.cache/attention-explorer  the folder of the default SQLite file, classes.sqlite3
 ATTN_EXPLORER_CLASS_HOURS     4       a class refuses answers this many hours after it opens, then is deleted
 ATTN_EXPLORER_TEACHER_KEY     (generated)  the teacher's secret (at least 12 characters); unset: generated once, kept in the store
-ATTN_EXPLORER_JOINS_PER_MINUTE  300  new students one address may add to one class per minute (a class behind one NAT)
+ATTN_EXPLORER_CLASS_SEATS     400     seats of a new class (the teacher changes them in the class panel, up to 600): its
+                                      students, and the most one address may hold of them or follow with
+ATTN_EXPLORER_JOINS_PER_MINUTE  600  new students one address may add to one class per minute (a school behind one NAT)
+ATTN_EXPLORER_REJOINS_PER_MINUTE  3  new students a minute into a class from an address one of its students was removed from
 ATTN_EXPLORER_PROXIES         (none)  addresses of the proxies whose X-Forwarded-For is believed (scripts/serve.py sets
                                       this machine's, 127.0.0.1,::1, for its HAProxy)
 ATTN_EXPLORER_DB_CONNECTIONS  20      PostgreSQL connections one process may open (scripts/serve.py sizes it from the replicas)
@@ -84,6 +93,31 @@ def page_runs() -> int:
     """Page runs (reruns of a page script) at once per process; the others wait their turn
     (``server.limits.page_run_slot``)."""
     return _count("ATTN_EXPLORER_PAGE_RUNS", 2)
+
+
+def costly_runs() -> int:
+    """Costly decodings at once per process (``server.lanes``); the cheap ones never wait for them."""
+    return _count("ATTN_EXPLORER_COSTLY_RUNS", 1)
+
+
+def run_seconds() -> float:
+    """Seconds one costly decoding may take, its pauses for cheap runs included (``server.lanes``)."""
+    try:
+        return max(1.0, float(os.environ.get("ATTN_EXPLORER_RUN_SECONDS", 20)))
+    except ValueError:
+        return 20.0
+
+
+def beam_words() -> int:
+    return _count("ATTN_EXPLORER_BEAM_WORDS", 60)
+
+
+def compare_words() -> int:
+    return _count("ATTN_EXPLORER_COMPARE_WORDS", 240)
+
+
+def attribution_words() -> int:
+    return _count("ATTN_EXPLORER_ATTRIBUTION_WORDS", 30)
 
 
 def malloc_arenas() -> int:
@@ -173,7 +207,18 @@ def joins_per_minute() -> int:
     """New students one address may add to one class within a minute (``ClassStore.join``): room
     for a whole class behind one NAT joining at once; a script minting ids from one address gets
     no more, and the teacher locks the class once the room is in (docs/campus.md)."""
-    return _count("ATTN_EXPLORER_JOINS_PER_MINUTE", 300)
+    return _count("ATTN_EXPLORER_JOINS_PER_MINUTE", 600)
+
+
+def class_seats() -> int:
+    """Seats of a new class: a lecture hall. The teacher sets a class's own (``docs/campus.md``)."""
+    return _count("ATTN_EXPLORER_CLASS_SEATS", 400)
+
+
+def rejoins_per_minute() -> int:
+    """New students a minute into a class from an address the teacher removed a student of: a
+    prankster removed cannot come back under fresh ids faster than this (docs/campus.md)."""
+    return _count("ATTN_EXPLORER_REJOINS_PER_MINUTE", 3)
 
 
 def proxies() -> frozenset[str]:

@@ -55,7 +55,8 @@ def test_attention_beside_attribution_and_knocking_out_the_most_attended_word(ti
     assert "Nothing changed" in texts(at)
 
 
-def test_integrated_gradients_are_offered_within_the_budget(tiny_zoo):
+def test_integrated_gradients_are_offered_within_the_budget(tiny_zoo, monkeypatch):
+    monkeypatch.setenv("ATTN_EXPLORER_ATTRIBUTION_WORDS", "1000")  # the budget, not the page's bound on words
     at = page(model="luong-dot", text="3 1 4")
     at.pills(key="attribution_methods").set_value(["ig"])
     at = run(at)
@@ -70,6 +71,19 @@ def test_integrated_gradients_are_offered_within_the_budget(tiny_zoo):
     at.pills(key="attribution_methods").set_value(["ig"])
     at = run(at)
     assert "offered for shorter sentences" in texts(at)
+
+
+def test_a_sentence_past_the_page_s_bound_is_cut_to_its_first_words_and_says_so(tiny_zoo, monkeypatch):
+    """One run's work is bounded (server/costs.py): the first N words are attributed, and the page says so."""
+    monkeypatch.setenv("ATTN_EXPLORER_ATTRIBUTION_WORDS", "12")
+    long = " ".join(["7 3 9 1"] * 10)  # 40 words
+    at = page(model="rnnsearch", text=long)
+    assert "Attribution here takes at most 12 words: the first 12 are shown (of 40)" in texts(at)
+    from ui.zoo import cached_translate
+    cut = cached_translate("rnnsearch", " ".join(long.split()[:12]), 1)
+    side = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert len(side["data"][0]["x"]) == len(cut.source_tokens)  # the attention's columns: the cut sentence's pieces
+    assert at.query_params["text"] == long  # the link keeps what was typed
 
 
 def test_the_page_lists_only_models_with_attention(tiny_zoo):

@@ -132,7 +132,7 @@ def test_answers_are_bounded(store):
 def test_the_roster_cap_holds_when_students_join_at_once(store_url, monkeypatch):
     """Sixteen students join at the same moment, through two stores on one database (two server
     processes), when the class has room for one more: exactly one joins, whatever the database."""
-    monkeypatch.setattr("server.class_store.roster.MAX_STUDENTS", 5)
+    monkeypatch.setenv("ATTN_EXPLORER_CLASS_SEATS", "5")
     stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
     code = stores[0].open_class(KEY).code
     for n in range(4):
@@ -146,7 +146,7 @@ def test_the_roster_cap_holds_when_students_join_at_once(store_url, monkeypatch)
         except AnswerRefused as e:
             refused.append(str(e))
     at_once(16, student, timeout=60)
-    assert len(stored) == 1 and len(refused) == 15 and all("5 students already" in r for r in refused)
+    assert len(stored) == 1 and len(refused) == 15 and all("its 5 seats taken" in r for r in refused)
     assert stores[1].class_counts(KEY, code).joined == 5
     for s in stores:
         s.engine.dispose()

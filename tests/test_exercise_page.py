@@ -326,3 +326,16 @@ def test_next_exercise_climbs_the_levels_and_the_progress_line_counts_first_answ
     assert "1 of 1" in texts(at)
     at.button(key="ex_next").click().run()
     assert at.session_state["ex_seed"] == 4 and at.query_params["seed"] in ("4", ["4"])
+
+
+def test_a_tab_the_class_refused_says_so_beside_every_check(store, tiny_zoo):
+    """No answer is dropped silently: a tab whose class has its seats taken reads why at *Check*."""
+    from server.class_store import new_session_id
+    code = store.open_class(KEY).code
+    store.set_admission(KEY, code, seats=1)
+    store.join(code, new_session_id(), "10.0.0.1")  # the one seat
+    at = open_exercise(ex="which", seed="0", **{"class": code})
+    at.radio(key="ex_which_0").set_value(which_answers(0)[1])
+    at = check(at, "which:0")
+    assert f"Not counted in class {code}: class {code} has its 1 seats taken" in texts(at)
+    assert store.class_counts(KEY, code).joined == 1 and store.summary(KEY, code) == []

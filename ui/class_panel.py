@@ -17,8 +17,9 @@ from server.class_store import (AnswerRefused, class_store, normalise_code, NotT
 from server.follow import SENT
 from server.sign_in import sign_in_attempts
 from ui.class_session import (APPLIED, CLASS, connection, COOKIE_FOR, enter, FOLLOW, joined_class, KEY, nickname,
-                              PANEL, REFUSED, signed_in_teacher, SIGNED_OUT, store_notice, teacher_key, TEACHER_OF,
+                              PANEL, signed_in_teacher, SIGNED_OUT, store_notice, teacher_key, TEACHER_OF,
                               TEACHER_SESSION, visitor_address)
+from ui.class_admission import admission_panel, refused_notice
 from ui.class_follow import follow_panel, js_string, link_params, sent_link, take_sent_link
 
 
@@ -193,9 +194,8 @@ def _student_panel(code: str) -> None:
                        "else's answers).")
         st.toggle("Follow the teacher", key=FOLLOW, on_change=_refollow,
                   help="Show what the teacher sends to the class; turn off to explore alone.")
-    refused = st.session_state.get(REFUSED)
-    if refused and not code:
-        st.warning(f"Not in class {refused[0]}: {refused[1]}.", icon=":material/block:")
+    if not code:
+        refused_notice()  # why not, asked again by itself where that may change (ui/class_admission.py)
     with st.popover("I am the teacher"):
         st.text_input("Teacher key", type="password", key="class_key_box",
                       help="Printed by the server when it starts (or ATTN_EXPLORER_TEACHER_KEY).")
@@ -297,6 +297,7 @@ def roster_panel(code: str) -> None:
         return
     st.toggle("Lock the class", key="class_locked", on_change=_lock, args=(code,),
               help="No new student can join (they are told the class is locked); those in it go on.")
+    admission_panel(code)  # seats, approve joins, the join window, who waits (ui/class_admission.py)
     removed = st.session_state.get("class_removed")
     if removed and time.time() - removed[1] > UNDO_S:
         st.session_state.pop("class_removed")

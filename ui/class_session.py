@@ -93,6 +93,8 @@ def joined_class() -> str:
                 pass
         if code and not teacher_key():
             enter(code)
+    if st.session_state.pop(JOINED_AGAIN, False):  # let in by the refused panel's own asking again
+        st.session_state[FOLLOW] = True
     if st.session_state.pop(OPENED, False) and st.session_state[CLASS]:  # as a fresh load of the sent link sets it
         st.session_state[FOLLOW] = True
         st.session_state["class_code_box"] = st.session_state[CLASS]
@@ -115,6 +117,27 @@ def enter(code: str, quiet: bool = True) -> bool:
         return False  # the answers say so when they are not counted
     st.session_state[MEMBER] = [code, member.nickname]
     st.session_state.pop(REFUSED, None)
+    return True
+
+
+JOINED_AGAIN = "class_joined_again"  # let in after a refusal: the next full run turns following on
+
+
+def join_again(code: str, quiet: bool = True) -> bool:
+    """A refused tab asking again (``ui/class_admission.py``, inside a fragment, where no widget's
+    value may change): in, it is in the class, and follows from the next full run."""
+    try:
+        member = class_store().join(code, session_id(), visitor_address())
+    except AnswerRefused as e:
+        st.session_state[REFUSED] = [code, str(e)]
+        return False
+    except StoreUnavailable:
+        if not quiet:
+            raise
+        return False
+    st.session_state[MEMBER] = [code, member.nickname]
+    st.session_state.pop(REFUSED, None)
+    st.session_state[CLASS], st.session_state[JOINED_AGAIN] = code, True
     return True
 
 
@@ -186,13 +209,20 @@ def class_answers() -> list | None:
 
 
 def record_answer(exercise: str, answer: dict, correct: bool | None) -> None:
-    """Store the student's answer in the joined class, if any, and say what became of it."""
+    """Store the student's answer in the joined class, if any, and say what became of it: a tab the
+    class refused says so beside every *Check*, never nothing."""
     code = joined_class()
-    if not code or teacher_key():  # the teacher's own tries are not the class's
+    if teacher_key():  # the teacher's own tries are not the class's
+        return
+    refused = st.session_state.get(REFUSED)
+    if not code:
+        if refused:
+            st.warning(f"Not counted in class {refused[0]}: {refused[1]}.", icon=":material/block:")
         return
     try:
-        if not nickname() and not enter(code, quiet=False):
-            st.warning(f"Not counted in the class: {st.session_state[REFUSED][1]}.", icon=":material/block:")
+        if not nickname() and not join_again(code, quiet=False):
+            refused = st.session_state.get(REFUSED) or [code, "the class store did not answer; try again"]
+            st.warning(f"Not counted in the class: {refused[1]}.", icon=":material/block:")
             return
         attempt = class_store().submit(code, exercise, session_id(), answer, correct)
         if attempt == FIRST_ATTEMPT:

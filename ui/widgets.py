@@ -71,6 +71,13 @@ def view_choice(key: str, default: str = "pieces") -> str:
     return view or default
 
 
+def within_bound(cut) -> str:
+    """The text a page's bound left (``server.costs.Cut``), saying so where it cut."""
+    if cut.notice:
+        st.info(cut.notice, icon=":material/content_cut:")
+    return cut.text
+
+
 def plain(text: str) -> str:
     """User text for st.markdown, shown exactly as typed: markdown and HTML characters escaped."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -9,10 +9,12 @@ import functools
 import numpy as np
 import streamlit as st
 
-from model.search import BeamNode, DecodingRecord, translate
+from model.search import BeamNode, DecodingRecord, MAX_SOURCE_TOKENS, translate
 from model.zoo import load_zoo, ZooEntry
 from server import settings
 from server.loading import models_loaded
+from server.costs import decoding_cost
+from server.lanes import costly_work, pace
 from server.limits import decoding_slot
 from server.shared import per_process
 from server.streamlit_patches import script_run_ctx
@@ -187,8 +189,21 @@ def shared_result(max_entries: int | None = None):
 
 
 def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
-    """Translate through the shared model; the same (model, text, beam) is computed once."""
-    return _cached_translate(checkpoints_root(), model_name, text, beam)
+    """Translate through the shared model; the same (model, text, beam) is computed once, in the
+    costly lane when its cost asks for it (``server/lanes.py``)."""
+    root = checkpoints_root()
+    with costly_work(source_cost(model_name, text, beam), ("translate", root, model_name, text, beam)):
+        return _cached_translate(root, model_name, text, beam)
+
+
+def source_cost(model_name: str, text: str, beam: int = 1) -> int:
+    """The estimate of one decoding of ``text`` (``server/costs.py``), from its pieces, before any model runs."""
+    entry = zoo().get(model_name)
+    try:
+        pieces = len(entry.vocab.encode(text)) if entry is not None and entry.available else 0
+    except Exception:  # noqa: BLE001 - a text the vocabulary refuses: the decoding itself says why
+        pieces = 0
+    return decoding_cost(min(pieces, MAX_SOURCE_TOKENS), beam)
 
 
 @shared_result(max_entries=TRANSLATIONS_KEPT)
@@ -196,4 +211,12 @@ def _cached_translate(root: str, model_name: str, text: str, beam: int) -> Decod
     entry = zoo(root)[model_name]
     # a long sentence costs more of the tab's share (server/limits.py): a text box's 1,000 characters, 4
     with decoding_slot(cost=max(1.0, len(text) / 250)) as check:
-        return translate(entry.model, entry.vocab, text, beam=beam, check=check)
+        return translate(entry.model, entry.vocab, text, beam=beam, check=paced(check))
+
+
+def paced(check):
+    """The decoding's check between steps, and the costly lane's pause (``server.lanes.pace``)."""
+    def both() -> None:
+        check()
+        pace()
+    return both

@@ -43,6 +43,7 @@ never opens a class, makes a key or does the owner's actions: those need the key
 The package by concern: :mod:`~server.class_store.schema` (tables, limits, records),
 :mod:`~server.class_store.engine` (the database), :mod:`~server.class_store.teacher` (the key and
 the teacher's sessions), :mod:`~server.class_store.roster` (classes and rosters),
+:mod:`~server.class_store.admission` (seats, approvals, the join window),
 :mod:`~server.class_store.answers` and :mod:`~server.class_store.follow` (what the teacher sent);
 :class:`ClassStore` joins them, and this module is what the rest of the server imports.
 """
@@ -51,11 +52,13 @@ from __future__ import annotations
 import threading
 
 from server import settings
+from server.class_store.admission import ClassAdmission
 from server.class_store.answers import Answers, nesting_depth
 from server.class_store.engine import engine_for, private_file, StoreEngine
 from server.class_store.follow import FollowTheTeacher
 from server.class_store.roster import ADJECTIVES, ANIMALS, ClassesAndRoster, in_practice, new_nickname, sent_exercise
-from server.class_store.schema import (AnswerRefused, ClassCounts, ClassInfo, CODE_ALPHABET, CODE_LENGTH, EXERCISE_ID,
+from server.class_store.schema import (Admission, AnswerRefused, AwaitingApproval,  # noqa: F401 - the store's names
+                                       ClassCounts, ClassInfo, CODE_ALPHABET, CODE_LENGTH, EXERCISE_ID,
                                        FIRST_ATTEMPT, FOLLOW_CHANNEL, FollowState, LESSON_STOP, MAX_ANSWER_BYTES,
                                        MAX_ANSWER_DEPTH, MAX_ATTEMPTS, MAX_EXERCISES, MAX_SENT_EXERCISES, MAX_STUDENT_ANSWERS,
                                        MAX_STUDENT_EXERCISES, MAX_STUDENTS, Member, new_session_id, normalise_code,
@@ -64,7 +67,7 @@ from server.class_store.schema import (AnswerRefused, ClassCounts, ClassInfo, CO
 from server.class_store.teacher import TeacherKeys
 
 
-class ClassStore(TeacherKeys, ClassesAndRoster, Answers, FollowTheTeacher, StoreEngine):
+class ClassStore(TeacherKeys, ClassAdmission, ClassesAndRoster, Answers, FollowTheTeacher, StoreEngine):
     """Classes, their answers and what the teacher sent, in one database (see the package)."""
 
 
@@ -84,7 +87,8 @@ def class_store() -> ClassStore:
         return _stores[config]
 
 
-__all__ = ["ClassStore", "class_store", "AnswerRefused", "ClassCounts", "ClassInfo", "CODE_ALPHABET", "CODE_LENGTH",
+__all__ = ["ClassStore", "class_store", "Admission", "AwaitingApproval",
+           "AnswerRefused", "ClassCounts", "ClassInfo", "CODE_ALPHABET", "CODE_LENGTH",
            "EXERCISE_ID", "FIRST_ATTEMPT", "FOLLOW_CHANNEL", "FollowState", "LESSON_STOP", "MAX_ANSWER_BYTES", "MAX_ANSWER_DEPTH",
            "MAX_ATTEMPTS", "MAX_EXERCISES", "MAX_SENT_EXERCISES", "MAX_STUDENT_ANSWERS", "MAX_STUDENT_EXERCISES",
            "MAX_STUDENTS", "Member", "new_session_id", "normalise_code", "NotTeacher", "OutsideClass",

@@ -9,11 +9,11 @@ import time
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from server import settings
 
-from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, class_exercises, class_locks, ClassCounts, classes,
+from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, class_admission, class_exercises, class_locks,
+                                       join_requests, ClassCounts, classes,
                                        ClassInfo, CODE_ALPHABET, CODE_LENGTH, EXERCISE_ID, LESSON_STOP, MAX_EXERCISES,
-                                       MAX_SENT_EXERCISES, MAX_STUDENTS, Member, normalise_code, OutsideClass,
+                                       MAX_SENT_EXERCISES, Member, normalise_code, OutsideClass,
                                        PRACTICE_KINDS, PRACTICE_SEEDS, roster, RosterEntry, SESSION_ID,
                                        StoreUnavailable, teacher_sessions)
 
@@ -69,7 +69,7 @@ class ClassesAndRoster:
         def purge(conn):
             old = sa.select(classes.c.code).where(classes.c.expires_at < now)
             conn.execute(answers.delete().where(answers.c.class_code.in_(old)))
-            for table in (roster, class_exercises, class_locks, teacher_sessions):
+            for table in (roster, class_exercises, class_locks, teacher_sessions, class_admission, join_requests):
                 conn.execute(table.delete().where(table.c.class_code.in_(old)))
             return conn.execute(classes.delete().where(classes.c.expires_at < now)).rowcount
         return self._run(purge, write=True)
@@ -77,8 +77,10 @@ class ClassesAndRoster:
     def join(self, code: str | None, session: str, address: str = "") -> Member:
         """Put student ``session`` on the class's roster (or find them there): a nickname of their
         own, the join time. Refused, with a reason a student can read: no such class, closed,
-        locked (a new id), removed, full, or too many joins from ``address`` within a minute
-        (``settings.joins_per_minute``; counted across every process on the store)."""
+        locked (a new id), removed, its seats taken, its join window over, too many joins from
+        ``address`` within a minute (``settings.joins_per_minute``, or ``rejoins_per_minute`` from
+        an address the teacher removed a student of; counted across every process on the store), or
+        waiting for the teacher's approval (AwaitingApproval; ``server/class_store/admission.py``)."""
         code = normalise_code(code)
         if not SESSION_ID.fullmatch(session or ""):
             raise AnswerRefused("this browser has no valid student id")
@@ -102,34 +104,23 @@ class ClassesAndRoster:
                 return Member(code, row.nickname, row.joined_at, False)
             if info.closed or time.time() >= info.expires_at:
                 raise AnswerRefused(f"class {code} is closed, so it takes no new students")
-            self._may_join(conn, code, tag)
             taken = set(conn.execute(sa.select(roster.c.nickname).where(roster.c.class_code == code)).scalars())
             member = Member(code, new_nickname(taken), time.time(), True)
+            waiting = self._may_join(conn, code, tag, session, member.nickname)  # server/class_store/admission.py
+            if waiting:
+                return waiting  # asked the teacher (stored with this transaction): refused below
             conn.execute(roster.insert().values(class_code=code, session=session, nickname=member.nickname,
                                                 joined_at=member.joined_at, address=tag, removed=False))
             return member
         for _ in range(3):
             try:
-                return self._run(enter, write=True)
+                joined = self._run(enter, write=True)
             except IntegrityError:
                 continue  # the same id joining twice at once (two tabs), or one nickname drawn twice: look again
+            if isinstance(joined, str):
+                raise self.awaiting(code, joined)
+            return joined
         raise AnswerRefused("joining collided with another join; try again")
-
-    def _may_join(self, conn, code: str, tag: str) -> None:
-        """A new student may join: not locked, not full, not too many joins from one address."""
-        if conn.execute(sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first():
-            raise AnswerRefused(f"class {code} is locked: the teacher has closed it to new students "
-                                "(ask the teacher to unlock it)")
-        here = roster.c.class_code == code
-        students = conn.execute(sa.select(sa.func.count()).where(here & ~roster.c.removed)).scalar_one()
-        if students >= MAX_STUDENTS:
-            raise AnswerRefused(f"class {code} has {MAX_STUDENTS} students already, the most a class holds")
-        most = settings.joins_per_minute()
-        recent = conn.execute(sa.select(sa.func.count()).where(
-            here & (roster.c.address == tag) & (roster.c.joined_at > time.time() - 60))).scalar_one()
-        if recent >= most:
-            raise AnswerRefused(f"{most} students joined class {code} from your network within the last minute, "
-                                "the most it takes: try again in a minute")
 
     def _address_tag(self, address: str) -> str:
         """A keyed tag of the address (never the address itself): equal for one address, within one store."""

@@ -104,6 +104,26 @@ class_exercises = sa.Table(
     sa.Column("added_at", sa.Float, nullable=False),
 )
 
+# how a class admits students, as its teacher set it (no row: the defaults): its seats, whether the
+# teacher approves each join, and until when it takes new students (a join window; None: no end)
+class_admission = sa.Table(
+    "class_admission", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("seats", sa.Integer, nullable=False),
+    sa.Column("approve", sa.Boolean, nullable=False, default=False),
+    sa.Column("joins_until", sa.Float),
+)
+
+# students waiting for the teacher's approval (a class with *approve joins*): let in, they move to the roster
+join_requests = sa.Table(
+    "join_requests", metadata,
+    sa.Column("class_code", sa.String(CODE_LENGTH), primary_key=True),
+    sa.Column("session", sa.String(32), primary_key=True),
+    sa.Column("nickname", sa.String(40), nullable=False),
+    sa.Column("asked_at", sa.Float, nullable=False),
+    sa.Column("address", sa.String(32), nullable=False),
+)
+
 # a locked class takes no new students (a row while locked)
 class_locks = sa.Table(
     "class_locks", metadata,
@@ -136,6 +156,10 @@ class NotTeacher(PermissionError):
 
 class AnswerRefused(ValueError):
     """An answer that is not stored, with the reason a student can read."""
+
+
+class AwaitingApproval(AnswerRefused):
+    """A join the teacher has still to approve (a class with *approve joins*): the student waits, named."""
 
 
 class OutsideClass(AnswerRefused):
@@ -184,6 +208,15 @@ class Member:
     nickname: str
     joined_at: float
     new: bool
+
+
+@dataclass(frozen=True)
+class Admission:
+    """How a class admits students: ``seats`` (its most students), ``approve`` (the teacher lets each
+    new one in), ``joins_until`` (no new student after it; None: no end)."""
+    seats: int
+    approve: bool = False
+    joins_until: float | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,78 @@
+"""The costly lane (server/lanes.py) and the estimates and bounds it goes by (server/costs.py)."""
+from __future__ import annotations
+
+import threading
+import time
+
+from server.costs import attribution_bound, attribution_cost, beam_bound, compare_bound, costly, decoding_cost
+from server.lanes import CheapRuns, CostlyLane
+
+
+def test_the_lane_serves_addresses_in_turn_then_students_within_an_address():
+    """One place; a script's address queues six runs (three ids), two other addresses one each: the
+    others are served before the script's second run, and its ids take turns."""
+    lane = CostlyLane(1)
+    lane.acquire("holder", "")
+    served, threads = [], []
+
+    def run(address: str, student: str) -> None:
+        lane.acquire(address, student)
+        served.append((address, student))
+        lane.release()
+
+    def queue(address: str, student: str) -> None:
+        before = lane.waiting()
+        threads.append(threading.Thread(target=run, args=(address, student)))
+        threads[-1].start()
+        while lane.waiting() == before:  # in the queue, in this order
+            time.sleep(0.005)
+
+    for student in ("a", "a", "a", "b", "b", "c"):
+        queue("10.6.6.6", student)
+    queue("10.0.0.1", "honest")
+    queue("10.0.0.2", "")
+    lane.release()
+    for t in threads:
+        t.join(10)
+    assert served == [("10.6.6.6", "a"), ("10.0.0.1", "honest"), ("10.0.0.2", ""), ("10.6.6.6", "b"),
+                      ("10.6.6.6", "c"), ("10.6.6.6", "a"), ("10.6.6.6", "b"), ("10.6.6.6", "a")]
+    assert lane.waiting() == 0 and lane.held() == 0
+
+
+def test_a_costly_run_waits_for_the_cheap_runs_under_way():
+    cheap = CheapRuns()
+    cheap.enter()
+    assert not cheap.wait_quiet(0.0)
+    done = threading.Event()
+
+    def costly_step():
+        cheap.wait_quiet(60.0)
+        done.set()
+    t = threading.Thread(target=costly_step)
+    t.start()
+    assert not done.is_set()
+    cheap.leave()
+    t.join(60)
+    assert done.is_set() and cheap.wait_quiet(0.0)
+
+
+def test_the_estimates_rank_the_work_a_class_asks_below_what_a_prankster_asks():
+    lesson = [decoding_cost(20), decoding_cost(20, beam=3), decoding_cost(20, models=4)]
+    prankster = [decoding_cost(120, beam=10), decoding_cost(120, models=8), attribution_cost(40, 45, "knock-out")]
+    assert not any(costly(c) for c in lesson) and all(costly(c) for c in prankster)
+    assert attribution_cost(10, 10, "ig", 64) > attribution_cost(10, 10, "gxi")
+
+
+def test_each_bound_keeps_the_first_words_and_says_so(monkeypatch):
+    monkeypatch.setenv("ATTN_EXPLORER_BEAM_WORDS", "5")
+    monkeypatch.setenv("ATTN_EXPLORER_ATTRIBUTION_WORDS", "3")
+    monkeypatch.setenv("ATTN_EXPLORER_COMPARE_WORDS", "20")
+    text = " ".join(f"w{n}" for n in range(12))
+    assert beam_bound(text, 1).notice is None and beam_bound(text, 1).text == text  # greedy: the whole box
+    cut = beam_bound(text, 4)
+    assert cut.text == "w0 w1 w2 w3 w4" and "at most 5 words: the first 5 are shown (of 12)" in cut.notice
+    assert attribution_bound(text).text == "w0 w1 w2" and attribution_bound(text).notice.startswith("Attribution")
+    assert compare_bound(text, 1).notice is None  # one model: Translate's own work
+    assert compare_bound(text, 2).text.split() == text.split()[:10]  # 20 words shared by two models
+    assert compare_bound(text, 4).text.split() == text.split()[:5]  # 20 / 4 words each (at least the beam's)
+    assert beam_bound("short one", 10).notice is None
