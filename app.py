@@ -7,7 +7,7 @@ browser session. It exists for one reason, start-up time: when the server starts
 background thread imports torch, loads every checkpoint, translates the landing page's
 sentence and draws one figure, while the browser is still fetching Streamlit's front end
 (and, told by ``navigation.py``, Plotly's). The first page then finds the models and its
-translation already in the shared caches (``ui/zoo.py``).
+translation already in the shared caches (``ui/zoo_cache.py``).
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def _warm_up(state) -> None:
         placeholder("").to_json()  # Plotly's lazy imports
         state.figures_ready.set()
         from ui.examples import DEFAULT_SENTENCE
-        from ui.zoo import cached_translate, DEFAULT_MODEL, zoo
+        from ui.zoo_cache import cached_translate, DEFAULT_MODEL, zoo
         models = zoo()
         if DEFAULT_MODEL in models and models[DEFAULT_MODEL].available:
             cached_translate(DEFAULT_MODEL, DEFAULT_SENTENCE, 1)  # the landing page's own translation
@@ -144,7 +144,7 @@ async def ready(request):
     from server.loading import warm_up as state
     from server.serving import outcomes
     ready = state.finished.is_set()
-    zoo_cache = sys.modules.get("ui.zoo")  # how often the zoo was loaded: once, whatever visitors send
+    zoo_cache = sys.modules.get("ui.zoo_cache")  # how often the zoo was loaded: once, whatever visitors send
     loads = getattr(zoo_cache, "zoo_loads", 0)
     status = 200 if ready else 503
     if request.query_params.get("format") == "json":

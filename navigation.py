@@ -71,7 +71,7 @@ def draw() -> None:
         try:
             with without_page_slot():
                 warm_up.wait(warm_up.finished)
-            from ui.zoo import zoo
+            from ui.zoo_cache import zoo
             zoo()
         finally:
             loading.empty()

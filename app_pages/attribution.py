@@ -11,8 +11,8 @@ import streamlit as st
 
 from ui.figures import show_figure
 from ui.widgets import plain, sentence_input, within_bound
-from ui.zoo import checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, target_language, zoo
-from ui.teaching import cached_greedy, keep_in_url, source_or_stop
+from ui.zoo_cache import checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, target_language, zoo
+from ui.teaching_pages import cached_greedy, keep_in_url, source_or_stop
 from model.attribution import (attribute_record, BASELINE, BUDGET, IG_STEP_SCHEDULE, IG_TARGET_GAP, IG_WORK,
                                INPUT_BASELINE, LABELS, rank_correlation)
 from model.intervention import Edit, redecode

@@ -13,11 +13,11 @@ from ui.figures import chart_with_export, shared_figure
 from ui.url_state import from_link, int_param
 from ui.widgets import plain, sentence_input, within_bound
 from server.costs import beam_bound
-from ui.zoo import pick_model, target_language
-from ui.teaching import cached_beam, keep_in_url, source_or_stop
+from ui.zoo_cache import pick_model, target_language
+from ui.teaching_pages import cached_beam, keep_in_url, source_or_stop
 from model.internals import beam_hypotheses, beam_path, path_attention
 from model.search import MAX_BEAM
-from viz.teaching import beam_tree, highlighted_heatmap
+from viz.teaching_figures import beam_tree, highlighted_heatmap
 
 NODE = "beam_node"  # session key: the tree node whose path is shown
 

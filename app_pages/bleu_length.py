@@ -16,7 +16,7 @@ from server import settings
 from server.limits import without_page_slot
 from ui.class_session import signed_in_teacher
 from ui.figures import show_figure
-from ui.zoo import available_models, show_unavailable, zoo
+from ui.zoo_cache import available_models, show_unavailable, zoo
 from model.data import multi_reference, read_split, split_path
 from model.evaluate import evaluate, stress_set
 from viz.bleu import bleu_by_length_figure, bleu_table, describe_finding

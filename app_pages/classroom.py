@@ -13,7 +13,7 @@ from server import settings
 from ui.class_session import signed_in_teacher
 from ui.examples import DEFAULT_SENTENCE
 from ui.figures import show_figure
-from ui.zoo import DEFAULT_MODEL
+from ui.zoo_cache import DEFAULT_MODEL
 from viz.classroom import load_curve_figure
 
 BENCHMARKS = settings.results() / "benchmarks.jsonl"

@@ -13,7 +13,7 @@ from ui.figures import shared_figure, show_figure
 from ui.url_state import names_param, set_query_params
 from ui.widgets import decoding_choice, plain, sentence_input, view_choice, within_bound, WORD_RULE
 from server.costs import compare_bound
-from ui.zoo import cached_translate, target_language, usable_models
+from ui.zoo_cache import cached_translate, target_language, usable_models
 from model.analysis import argmax_agreement, diagonality, entropy, merge_to_words
 from viz.export import matrix_csv
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure

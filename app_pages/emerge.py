@@ -22,7 +22,7 @@ from server.limits import without_page_slot
 from server.training_queue import training_queue
 from model.analysis import diagonality, entropy
 from model.toy import tiny_config, toy_accuracy, toy_pair_target, toy_vocabulary, train_toy
-from viz.teaching import emergence_animation, emergence_curves, highlighted_heatmap
+from viz.teaching_figures import emergence_animation, emergence_curves, highlighted_heatmap
 
 RESULT = "emerge_result"  # session key: the frames of the last run, kept across reruns
 PROBE = "3 8 1 6 2 9 4"   # distinct digits, unsorted: reverse, copy and sort all look different

@@ -19,9 +19,9 @@ from ui.examples import EXAMPLES
 from ui.figures import chart, chart_with_export
 from ui.url_state import from_link, int_param, query_param, set_query_params
 from ui.widgets import plain
-from ui.zoo import available_models, cached_translate, ENGLISH_FRENCH, pick_model, shared_result, usable_models
+from ui.zoo_cache import available_models, cached_translate, ENGLISH_FRENCH, pick_model, shared_result, usable_models
 from ui.class_view import exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given, numbers_table
-from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
+from ui.teaching_pages import cached_forced_alignment, gold_folder, gold_pairs
 from model.analysis import merge_to_words
 from server.answers import answer_record, class_summary, gave_up_record
 from teaching.exercises import (alignment_exercise, check_step, exercise_id,
@@ -32,8 +32,8 @@ from teaching.exercises import (alignment_exercise, check_step, exercise_id,
 from model.zoo import DISPLAY_NAMES
 from server.class_store import AnswerRefused, class_store, NotTeacher, StoreUnavailable
 from viz.heatmap import alignment_heatmap
-from viz.teaching import alignment_links, answer_counts, class_alignment, latex_matrix, shaped
-from viz.teaching import given_numbers as given_numbers_figure
+from viz.teaching_figures import alignment_links, answer_counts, class_alignment, latex_matrix, shaped
+from viz.teaching_figures import given_numbers as given_numbers_figure
 
 st.title("Exercises")
 st.caption("Predict first, then see: commit to an answer, check it, and compare it with the model and the gold. "

@@ -15,11 +15,11 @@ import streamlit as st
 from ui.figures import chart_with_export
 from ui.url_state import from_link, query_param, set_query_params
 from ui.widgets import plain
-from ui.zoo import cached_translate, ENGLISH_FRENCH, pick_model
-from ui.teaching import cached_forced_alignment, gold_folder, gold_pairs
+from ui.zoo_cache import cached_translate, ENGLISH_FRENCH, pick_model
+from ui.teaching_pages import cached_forced_alignment, gold_folder, gold_pairs
 from model.hansards import written_english, written_french
 from model.metrics import alignment_error_rate
-from viz.teaching import alignment_links, link_categories
+from viz.teaching_figures import alignment_links, link_categories
 
 HANSARDS, OWN = "A Hansards sentence (with gold links)", "My own sentences"
 DEFAULT_HANSARDS = 23  # "there is a lot to be said on both sides of that question ."

@@ -17,11 +17,11 @@ from ui.class_session import class_answers, joined_class, record_answer, teacher
 from ui.figures import chart
 from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain, sentence_input, small
-from ui.zoo import available_models
+from ui.zoo_cache import available_models
 from teaching.lesson_questions import Question
 from ui.lesson_stops import Card, checked, hint_level, HINTS, Lesson, LESSON_MODEL, STEP, STOPS, TAG
 from ui import class_check, lesson_check
-from ui.teaching import source_or_stop
+from ui.teaching_pages import source_or_stop
 from server.answers import answer_record
 
 STOP = "lesson_stop"  # the stop shown, 1-based
@@ -143,7 +143,7 @@ def class_view(k: int, slug: str, q: Question | None) -> None:
     ones in vermillion, a tie for the most given answer named as one."""
     from server.answers import class_summary
     from ui.class_view import exercise_name, first_answers, labels_by_verdict, most_given
-    from viz.teaching import answer_counts
+    from viz.teaching_figures import answer_counts
 
     @st.fragment(run_every=2.0)
     def room():

@@ -18,13 +18,13 @@ import streamlit as st
 from ui.figures import chart, chart_with_export
 from ui.url_state import query_param, set_query_params
 from ui.widgets import plain, sentence_input
-from ui.zoo import target_language, usable_models
-from ui.teaching import cached_forced, cached_greedy, cached_values, source_or_stop, step_in_range
+from ui.zoo_cache import target_language, usable_models
+from ui.teaching_pages import cached_forced, cached_greedy, cached_values, source_or_stop, step_in_range
 from model.analysis import merge_to_words
 from model.hf import attention_layer_note
 from teaching.multihead import as_query_keys_values, head_agreement
 from viz.heatmap import alignment_heatmap
-from viz.teaching import source_bars, weight_comparison
+from viz.teaching_figures import source_bars, weight_comparison
 from viz.transformer import head_grid, head_rows, self_attention_heatmap
 
 HEADS = 4  # the heads section splits Luong's d = 256 into 4 slices, as the shipped Transformer has 4 heads

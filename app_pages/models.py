@@ -12,7 +12,7 @@ import streamlit as st
 
 from ui.figures import show_figure
 from ui.widgets import plain
-from ui.zoo import zoo
+from ui.zoo_cache import zoo
 from model.checkpoint import stage_kind, stage_minutes, TRAIN_LOG, training_minutes
 from model.internals import memory_bridge, MemoryBridge
 from viz.curves import training_curves_figure

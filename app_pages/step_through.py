@@ -18,12 +18,12 @@ import streamlit as st
 from ui.figures import chart, export_popover, shared_figure
 from ui.url_state import query_param
 from ui.widgets import equation_text, plain, sentence_input, small
-from ui.zoo import pick_model, target_language
+from ui.zoo_cache import pick_model, target_language
 from model.analysis import entropy
-from ui.teaching import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url, source_or_stop,
+from ui.teaching_pages import (cached_energies, cached_greedy, cached_local_p, cached_values, keep_in_url, source_or_stop,
                          step_in_range)
 from viz.heatmap import alignment_heatmap
-from viz.teaching import context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars, vector_strip
+from viz.teaching_figures import context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars, vector_strip
 from viz.transformer import head_rows
 
 STEP = "step_i"  # session key of the slider: target step i, 1-based as in the papers

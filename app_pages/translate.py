@@ -14,7 +14,7 @@ from ui.figures import shared_figure, show_figure
 from ui.url_state import set_query_params
 from ui.widgets import decoding_choice, plain, sentence_input, view_choice, within_bound, WORD_RULE
 from server.costs import beam_bound
-from ui.zoo import attention_caption, cached_translate, pick_model, target_language
+from ui.zoo_cache import attention_caption, cached_translate, pick_model, target_language
 from model.analysis import merge_to_words, word_groups
 from model.metrics import sentence_chrf
 from viz.export import matrix_csv

@@ -11,9 +11,9 @@ import streamlit as st
 
 from ui.figures import chart_with_export
 from ui.widgets import plain, sentence_input
-from ui.zoo import pick_model, target_language
-from ui.teaching import cached_greedy, keep_in_url, source_or_stop
-from viz.teaching import FORCED, FORCED_ROWS, highlighted_heatmap
+from ui.zoo_cache import pick_model, target_language
+from ui.teaching_pages import cached_greedy, keep_in_url, source_or_stop
+from viz.teaching_figures import FORCED, FORCED_ROWS, highlighted_heatmap
 
 TYPED = -1  # the "type a word" choice in the alternatives list
 

@@ -15,10 +15,10 @@ import streamlit as st
 from ui.figures import chart_with_export
 from ui.url_state import from_link, int_param, set_query_params
 from ui.widgets import equation_text
-from ui.zoo import shared_result
+from ui.zoo_cache import shared_result
 from teaching.worked_example import (additive_attention, ALIGNMENT, cost, dot_attention, HIDDEN, random_inputs,
                                   SOURCE_WORDS, WorkedInputs)
-from viz.teaching import latex_matrix, shaped, weight_comparison
+from viz.teaching_figures import latex_matrix, shaped, weight_comparison
 
 WORDS = list(SOURCE_WORDS)
 N, H, A = len(WORDS), HIDDEN, ALIGNMENT

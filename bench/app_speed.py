@@ -80,7 +80,7 @@ def interactions(checkpoints: Path, repeats: int) -> dict:
     """Median server time of a Translate and a Compare rerun after typing a new 20-word sentence."""
     os.environ["ATTN_EXPLORER_CHECKPOINTS"] = str(checkpoints)
     from streamlit.testing.v1 import AppTest
-    from ui.zoo import available_models, zoo
+    from ui.zoo_cache import available_models, zoo
 
     at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=120).run()  # loads every model once
     timings = {}

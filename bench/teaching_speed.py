@@ -114,7 +114,7 @@ def interactions(model: str, repeats: int) -> dict:
 
     # From Luong to the Transformer, when a Transformer is loaded: a new sentence decodes it with
     # three models (Luong dot, the Transformer, RNNsearch forced along its translation)
-    from ui.zoo import available_models
+    from ui.zoo_cache import available_models
     if "transformer" in available_models():
         at = open_page("luong_to_transformer", model, next(sentences))
         out["transformer_new_sentence"] = summary([timed(at.text_area(key="transformer_text").input(next(sentences)))
@@ -136,7 +136,7 @@ def first_frame() -> tuple[float, float]:
     import numpy as np
     import torch
     from model.toy import tiny_config, toy_pair_target, toy_vocabulary, train_toy
-    from viz.teaching import highlighted_heatmap
+    from viz.teaching_figures import highlighted_heatmap
 
     torch.set_num_threads(1)
     probe = "3 8 1 6 2 9 4"
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     os.environ["ATTN_EXPLORER_CHECKPOINTS"] = str(Path(args.checkpoints).resolve())
     import torch
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "0")) or torch.get_num_threads())
-    from ui.zoo import available_models
+    from ui.zoo_cache import available_models
     models = {n: e for n, e in available_models().items() if e.has_attention}
     if not models:
         print(json.dumps({"error": f"no model with attention in {args.checkpoints}"}))

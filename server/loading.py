@@ -9,7 +9,7 @@ import threading
 # the server's readiness route (app.py): 200 once the warm-up has finished, 503 before
 READY_PATH = "/_attn/ready"
 
-# set by ui.zoo.zoo() once the shared model cache is filled
+# set by ui.zoo_cache.zoo() once the shared model cache is filled
 models_loaded = threading.Event()
 
 

@@ -174,7 +174,7 @@ def product(tiny_zoo, tmp_path_factory, monkeypatch_module):
     """The tiny zoo evaluated for real (``python -m model.evaluate`` on a toy test split:
     metrics.json and the BLEU-by-length CSV), plus a training log, and the app pointed at them."""
     from model.evaluate import main as evaluate_main
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     tmp = tmp_path_factory.mktemp("product")
     data = toy_test_split(tmp / "data")
     results = tmp / "results"

@@ -14,7 +14,7 @@ from conftest import ROOT
 from helpers.apptest import translate_app
 from viz.describe import alternative_html, describe
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
-from viz.teaching import alignment_links, answer_counts, class_alignment, given_numbers
+from viz.teaching_figures import alignment_links, answer_counts, class_alignment, given_numbers
 
 W = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.05, 0.15, 0.8]])
 EN, FR = ["▁the", "▁cat", "</s>"], ["▁le", "▁chat", "</s>"]

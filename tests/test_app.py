@@ -11,7 +11,7 @@ def test_first_visit_waits_for_the_server_warm_up(product, monkeypatch):
     import threading
     import time
     import app as server
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     from ui.examples import DEFAULT_SENTENCE
     from server.loading import models_loaded, warm_up
     spans, real = {}, zoo_cache.translate
@@ -47,7 +47,7 @@ def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):
     """app.py's start-up hook loads the zoo into the cache the pages read, so the first page
     does not load it again."""
     import app as server
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     loads = []
     real_load = zoo_cache.load_zoo
     monkeypatch.setattr(zoo_cache, "load_zoo", lambda root, **kw: loads.append(root) or real_load(root, **kw))

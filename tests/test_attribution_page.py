@@ -32,7 +32,7 @@ def texts(at) -> str:
 
 
 def test_attention_beside_attribution_and_knocking_out_the_most_attended_word(tiny_zoo):
-    from ui.zoo import cached_translate
+    from ui.zoo_cache import cached_translate
     at = page(model="rnnsearch", text=DEFAULT_SENTENCE)
     record = cached_translate("rnnsearch", DEFAULT_SENTENCE, 1)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -62,7 +62,7 @@ def test_integrated_gradients_are_offered_within_the_budget(tiny_zoo, monkeypatc
     at = run(at)
     assert "Integrated gradients' completeness gap" in texts(at)
     from model.attribution import BUDGET
-    from ui.zoo import cached_translate
+    from ui.zoo_cache import cached_translate
     long = " ".join(["7 3 9 1"] * 30)
     record = cached_translate("rnnsearch", long, 1)
     T, S = len(record.target_tokens), len(record.source_tokens)
@@ -79,7 +79,7 @@ def test_a_sentence_past_the_page_s_bound_is_cut_to_its_first_words_and_says_so(
     long = " ".join(["7 3 9 1"] * 10)  # 40 words
     at = page(model="rnnsearch", text=long)
     assert "Attribution here takes at most 12 words: the first 12 are shown (of 40)" in texts(at)
-    from ui.zoo import cached_translate
+    from ui.zoo_cache import cached_translate
     cut = cached_translate("rnnsearch", " ".join(long.split()[:12]), 1)
     side = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert len(side["data"][0]["x"]) == len(cut.source_tokens)  # the attention's columns: the cut sentence's pieces
@@ -137,7 +137,7 @@ def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_pa
 
 def test_a_raised_weight_prints_the_value_it_reached(tiny_zoo):
     """The page says the value the edit reached (the Transformer's head average), beside the value asked."""
-    from ui.zoo import cached_translate
+    from ui.zoo_cache import cached_translate
     at = page(model="transformer", text="3 1 4 1 5")
     record = cached_translate("transformer", "3 1 4 1 5", 1)
     j = int(record.weights[0].argmin())  # the least-attended piece, raised to 0.9

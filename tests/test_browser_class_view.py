@@ -1,4 +1,4 @@
-"""The teacher's view of what the class thought (``ui/class_view.py``, ``viz.teaching``'s class
+"""The teacher's view of what the class thought (``ui/class_view.py``, ``viz.teaching_figures``'s class
 figures), in real browsers: three students answer *Compute one step by hand* and *Predict the
 alignment* through the page, each in a browser of their own; the teacher, signed in, sees the
 numbers each gave per quantity against the right value, the exercises named in words, a tie

@@ -1,4 +1,4 @@
-"""The teacher's view in words (``ui/class_view.py``) and its figures (``viz.teaching``'s
+"""The teacher's view in words (``ui/class_view.py``) and its figures (``viz.teaching_figures``'s
 ``answer_counts``, ``given_numbers``, ``class_alignment``), on plain answers as the class store
 keeps them (oldest first; exercise, session, answer, correct)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from server.answers import answer_record, class_summary
 from helpers import as_stored
 from ui.class_view import (exercise_name, first_answers, given_numbers, labels_by_verdict, link_counts, most_given,
                            numbers_table)
-from viz.teaching import answer_counts, class_alignment, given_numbers as given_numbers_figure, RIGHT, WRONG
+from viz.teaching_figures import answer_counts, class_alignment, given_numbers as given_numbers_figure, RIGHT, WRONG
 
 
 def stored(*answers):

@@ -59,7 +59,7 @@ def long_functions(paths: list[Path], limit: int = MAX_LINES, root: Path = ROOT)
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
-    """``ui/zoo.py`` -> ``ui.zoo``; a package's ``__init__.py`` is the package itself."""
+    """``ui/zoo_cache.py`` -> ``ui.zoo_cache``; a package's ``__init__.py`` is the package itself."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -83,7 +83,7 @@ def imported_names(path: Path, root: Path = ROOT) -> set[str]:
 
 def import_graph(packages: tuple[str, ...], root: Path = ROOT) -> dict[str, set[str]]:
     """Module -> the modules of ``packages`` (subpackages included) it imports, at the top or
-    inside a function, as dotted names (``ui.zoo`` -> ``model.search``, …)."""
+    inside a function, as dotted names (``ui.zoo_cache`` -> ``model.search``, …)."""
     paths = [p for package in packages for p in sorted((root / package).rglob("*.py"))]
     modules = {module_name(p, root) for p in paths}
     graph = {}
@@ -137,7 +137,7 @@ def test_the_line_count_finds_a_long_function_and_a_long_method(tmp_path):
 def test_no_import_circle_anywhere():
     graph = import_graph(tuple(MAY_IMPORT))
     assert "model.checkpoint" in graph["model.hf"] and "model.hf" in graph["model.zoo"]  # lazy imports seen
-    assert "ui.zoo" in graph["app_pages.translate"] and "model.metrics" in graph["teaching.exercises"]
+    assert "ui.zoo_cache" in graph["app_pages.translate"] and "model.metrics" in graph["teaching.exercises"]
     assert cycles(graph) == []
 
 
@@ -171,8 +171,8 @@ def test_app_pages_holds_pages_only():
 
 def test_the_floors_see_a_wrong_import(tmp_path):
     (tmp_path / "viz").mkdir()
-    (tmp_path / "viz" / "a.py").write_text("def f():\n    from ui.zoo import zoo\n    import torch\n")
-    assert imported_names(tmp_path / "viz" / "a.py", tmp_path) == {"ui.zoo", "ui.zoo.zoo", "torch"}
+    (tmp_path / "viz" / "a.py").write_text("def f():\n    from ui.zoo_cache import zoo\n    import torch\n")
+    assert imported_names(tmp_path / "viz" / "a.py", tmp_path) == {"ui.zoo_cache", "ui.zoo_cache.zoo", "torch"}
 
 
 def test_the_cycle_search_finds_a_circle_through_a_lazy_import(tmp_path):
@@ -214,7 +214,7 @@ VIZ_FILES = sorted(p.name for p in (ROOT / "viz").glob("*.py"))
 SERVER_FILES = sorted(f"../{p.relative_to(ROOT)}" for p in (ROOT / "server").rglob("*.py") if p.name != "__init__.py")
 
 
-SHARED_RESOURCES = {"../ui/zoo.py", "../server/limits.py", "emerge.py"}  # the zoo, the server's limits, the toy vocabulary
+SHARED_RESOURCES = {"../ui/zoo_cache.py", "../server/limits.py", "emerge.py"}  # the zoo, the server's limits, the toy vocabulary
 
 
 @pytest.mark.parametrize("page_file", PAGE_FILES + UI_FILES + SERVER_FILES + ["../navigation.py", "../app.py"])
@@ -226,7 +226,7 @@ def test_pages_only_wire(page_file):
     assert "torch" not in _imports(path) and "torch." not in source
     assert "set_num_threads" not in source and "os.environ[" not in source and "os.putenv" not in source
     if page_file not in SHARED_RESOURCES:
-        assert "st.cache_resource" not in source, "models are loaded once, in ui/zoo.py"
+        assert "st.cache_resource" not in source, "models are loaded once, in ui/zoo_cache.py"
 
 
 @pytest.mark.parametrize("viz_file", VIZ_FILES)

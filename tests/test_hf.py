@@ -250,7 +250,7 @@ def test_toy_text_round_trips_through_the_tokenizers(hf, tmp_path):
 def test_no_transformers_without_a_model_made_elsewhere(tiny_zoo):
     """The app's start without ATTN_EXPLORER_HF_MODELS never imports transformers (its cold start
     is unchanged): the zoo, the pages' shared module and the CLIs' modules load without it."""
-    code = ("import sys, ui.zoo; from model import zoo, search, align, evaluate, translate; "
+    code = ("import sys, ui.zoo_cache; from model import zoo, search, align, evaluate, translate; "
             f"entries = zoo.load_zoo({str(tiny_zoo)!r}); assert entries['rnnsearch'].available; "
             "assert 'transformers' not in sys.modules, 'transformers imported'")
     env = {k: v for k, v in __import__("os").environ.items() if k != "ATTN_EXPLORER_HF_MODELS"}

@@ -21,7 +21,7 @@ PAGES = ["app_pages/translate.py", "app_pages/compare.py", "app_pages/bleu_lengt
 def hf_app(tiny_zoo, tiny_hf, tmp_path_factory, monkeypatch_module):
     """The app with the tiny Marian configured, evaluated for real (model.evaluate: its metrics.json
     under RESULTS/hf/ and its rows in the BLEU-by-length CSV)."""
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     from model.evaluate import main as evaluate_main
     tmp = tmp_path_factory.mktemp("hf-app")
     data, results = toy_test_split(tmp / "data", n=12), tmp / "results"
@@ -43,7 +43,7 @@ def monkeypatch_module():
 
 
 def record(name: str, text: str = TEXT, beam: int = 1):
-    from ui.zoo import cached_translate
+    from ui.zoo_cache import cached_translate
     return cached_translate(name, text, beam)
 
 
@@ -113,7 +113,7 @@ def test_step_through_lists_only_our_models_and_says_why(hf_app):
 
 
 def test_an_unloadable_name_is_named_and_every_page_renders(hf_app, tiny_hf, monkeypatch):
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     monkeypatch.setenv("ATTN_EXPLORER_HF_MODELS", f"{tiny_hf},{MISSING}")
     zoo_cache._load_zoo.clear()
     try:
@@ -131,7 +131,7 @@ def test_an_unloadable_name_is_named_and_every_page_renders(hf_app, tiny_hf, mon
 def test_another_language_pair_is_not_called_french(hf_app, tiny_hf, tmp_path, monkeypatch):
     """An English → German model: Translate says German and shows no French reference; Forced
     alignment (the Hansards gold is English–French) does not offer it."""
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     from helpers.hf_tiny import save_marian
     spm_dir = tiny_hf.parent / f"{tiny_hf.name}_spm"
     de = save_marian(tmp_path / "tiny-en-de", spm_dir / "source.model", spm_dir / "target.model", target_lang="de")

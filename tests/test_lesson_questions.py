@@ -187,11 +187,11 @@ def test_the_landing_sentence_reads_as_the_issue_asks(zoo):
 
 
 def test_stop_7s_bars_are_valid_and_fit_a_phone():
-    """Stop 7's view (``viz.teaching.weight_rows``): valid Plotly, the weights written to the question's
+    """Stop 7's view (``viz.teaching_figures.weight_rows``): valid Plotly, the weights written to the question's
     digits on the asked piece only, and nothing in it needs a page wider than a phone's."""
     import plotly.graph_objects as go
     from viz.narrow import min_width
-    from viz.teaching import weight_rows
+    from viz.teaching_figures import weight_rows
     fig = weight_rows({"a": np.array([0.9984, 0.0016]), "b": np.array([0.9981, 0.0019])}, ["The", "</s>"], 4, 0)
     go.Figure(fig.to_dict())
     assert [t["text"] for t in fig.to_dict()["data"]] == [["0.9984", ""], ["0.9981", ""]]

@@ -68,7 +68,7 @@ def test_models_page_shows_a_missing_figure_as_a_dash_and_the_data_set_by_name(p
     config = json.loads(saved)
     config["training"]["data"] = "../shared/data/enfr-broad"
     concat.write_text(json.dumps(config))
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     zoo_cache._load_zoo.clear()
     try:
         at = page("app_pages/models.py")

@@ -11,7 +11,7 @@ from ui.figures import SharedFigures
 from viz.export import figure_html
 from viz.heatmap import alignment_heatmap
 from viz.narrow import min_width
-from viz.teaching import highlighted_heatmap
+from viz.teaching_figures import highlighted_heatmap
 
 SOURCE, TARGET = ["▁the", "▁cat", "</s>"], ["▁le", "▁chat", "</s>"]
 

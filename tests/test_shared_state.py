@@ -21,7 +21,7 @@ OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
     """What Streamlit's own clear_cache handler does (both caches cleared) reaches none of them."""
-    from ui import zoo as zoo_cache
+    from ui import zoo_cache
     from server import settings
     from server.class_store import class_store
     from server.limits import _decoding_slots, decoding_slot

@@ -126,6 +126,7 @@ class Cluster:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+@pytest.mark.postgres
 def test_postgresql_stopped_mid_lesson_loses_no_acknowledged_answer():
     """Students answer while the database stops (as if it crashed) and starts again: while it is
     down every answer is refused with the store's notice; afterwards every answer that was

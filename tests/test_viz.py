@@ -9,7 +9,7 @@ from viz.fast_figure import placeholder, validated
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
 from types import SimpleNamespace
 
-from viz.teaching import (beam_tree, context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars,
+from viz.teaching_figures import (beam_tree, context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars,
                           vector_strip, weight_comparison)
 from viz.transformer import head_grid, head_rows, MARKED_HEAD, self_attention_heatmap
 

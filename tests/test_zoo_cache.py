@@ -1,4 +1,4 @@
-"""ui/zoo.py's shared results: one stored object per result for every session of the process,
+"""ui/zoo_cache.py's shared results: one stored object per result for every session of the process,
 and, for a function a page script defines (run again on every rerun), one cached function per
 process where no file is watched."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 def define(calls: list):
     """What a page script's rerun does: define the function again, decorated."""
-    from ui.zoo import shared_result
+    from ui.zoo_cache import shared_result
 
     @shared_result(max_entries=4)
     def doubled(x: int) -> np.ndarray:
@@ -21,7 +21,7 @@ def define(calls: list):
 @pytest.mark.parametrize("watched", [False, True])
 def test_a_page_scripts_shared_result_is_built_once_per_process_where_no_file_is_watched(monkeypatch, watched):
     from server import serving
-    from ui import zoo
+    from ui import zoo_cache as zoo
     monkeypatch.setattr(serving, "files_watched", lambda: watched)
     monkeypatch.setattr(zoo, "_SHARED", {})
     calls = []

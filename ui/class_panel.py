@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from ui.url_state import set_query_params  # not ui.zoo: that imports torch
+from ui.url_state import set_query_params  # not ui.zoo_cache: that imports torch
 from server import identity
 from server.class_store import (AnswerRefused, class_store, normalise_code, NotTeacher, StoreUnavailable)
 from server.follow import SENT

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.url_state import set_query_params  # not ui.zoo: that imports torch
+from ui.url_state import set_query_params  # not ui.zoo_cache: that imports torch
 from server import identity
 from server.class_store import (AnswerRefused, class_store, new_session_id, normalise_code, NotTeacher, OutsideClass,
                                 StoreUnavailable)

@@ -2,7 +2,7 @@
 says them, the most given answer with ties named as ties, each student's first answer and
 the numbers given in a hand computation. Plain Python over the class's stored answers
 (``ui.class_session.class_answers``: oldest first, each with exercise, session, answer,
-correct); the figures are ``viz.teaching``'s."""
+correct); the figures are ``viz.teaching_figures``'s."""
 from __future__ import annotations
 
 import re

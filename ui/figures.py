@@ -26,7 +26,7 @@ LARGEST_SHARED = 1600  # source x target tokens (40 x 40) past which a result's 
 
 class SharedFigures:
     """Figures drawn from a shared result (a decoding record every tab of the process is handed,
-    ``ui.zoo.shared_result``), made once per process: a class opening one link, or stepping
+    ``ui.zoo_cache.shared_result``), made once per process: a class opening one link, or stepping
     through one sentence, asks for the same figures in every tab, and building one (the spec, its
     JSON-ready form, the width its labels need) is a good part of a page's run.
 

@@ -22,8 +22,8 @@ from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALV
 from teaching.lesson_questions import Question
 from ui.class_session import joined_class, KEPT, record_answer, teacher_key
 from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
-from ui.teaching import cached_greedy, cached_values
-from ui.zoo import checkpoints_root, shared_result
+from ui.teaching_pages import cached_greedy, cached_values
+from ui.zoo_cache import checkpoints_root, shared_result
 from ui.widgets import plain
 
 OPEN = "lesson_prepost_open"      # the half being taken now, or absent

@@ -21,14 +21,14 @@ import streamlit as st
 
 from ui.examples import EXAMPLES
 from ui.figures import chart
-from ui.zoo import available_models, DEFAULT_MODEL, shared_result
-from ui.teaching import cached_forced, cached_greedy, cached_values
+from ui.zoo_cache import available_models, DEFAULT_MODEL, shared_result
+from ui.teaching_pages import cached_forced, cached_greedy, cached_values
 from teaching import lesson_questions as texts
 from teaching.lesson_questions import piece, Question, StopText
 from model.search import DecodingRecord
 from server import settings
 from viz.bleu import bleu_by_length_figure
-from viz.teaching import context_sum, highlighted_heatmap, source_bars, vector_strip, weight_rows
+from viz.teaching_figures import context_sum, highlighted_heatmap, source_bars, vector_strip, weight_rows
 
 LESSON_MODEL = DEFAULT_MODEL  # RNNsearch: the paper's model walks the sentence
 LUONG = ("luong-dot", "luong-general", "luong-concat")
@@ -56,7 +56,7 @@ class Stop:
 # -- the sentence, and the records the stops read ----------------------------------------------
 class Lesson:
     """One sentence through the lesson. Every record comes from the app's shared caches
-    (``ui.teaching``): per sentence and model, once per process, for every session."""
+    (``ui.teaching_pages``): per sentence and model, once per process, for every session."""
 
     def __init__(self, text: str):
         self.text = text

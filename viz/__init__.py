@@ -7,7 +7,7 @@ notebook from a decoding record's arrays or a results CSV.
   per-token probabilities and per-step attention entropy.
 - :mod:`viz.bleu`: BLEU by source length with bootstrap bands (Bahdanau et al. 2014, Fig. 2).
 - :mod:`viz.curves`: training curves (loss and dev BLEU per epoch) from ``train_log.csv``.
-- :mod:`viz.teaching`: the teaching pages' figures: one decoder step taken apart, the
+- :mod:`viz.teaching_figures`: the teaching pages' figures: one decoder step taken apart, the
   beam-search tree, forced alignment against gold links, attention emerging in training, and
   a class's answers (right and wrong apart, the numbers given, the class's alignment).
 - :mod:`viz.transformer`: every layer × head at once, one head's rows, self-attention.

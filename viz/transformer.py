@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from viz.fast_figure import figure
 from viz.heatmap import ALPHA_SCALE, alignment_heatmap, escape, FONT_SIZE
-from viz.teaching import HIGHLIGHT
+from viz.teaching_figures import HIGHLIGHT
 
 MARKED_HEAD = "marked head"  # shape name the tests look for
 

@@ -44,7 +44,7 @@ def escaped(tokens: list[str]) -> list[str]:
 
 def record_of(model: str, text: str, beam: int = 1):
     """What the model itself says, to compare the page's figures against."""
-    from ui.zoo import cached_translate
+    from ui.zoo_cache import cached_translate
     return cached_translate(model, text, beam)
 
 

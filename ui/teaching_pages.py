@@ -12,7 +12,7 @@ from server.limits import decoding_slot
 from model.search import beam_search, DecodingRecord, forced, greedy, InputError, prepare_source, PreparedSource
 from ui.url_state import query_param, set_query_params
 from ui.widgets import sentence_input
-from ui.zoo import cached_translate, checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, zoo
+from ui.zoo_cache import cached_translate, checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, zoo
 from model.align import forced_alignment, ForcedAlignment, read_gold
 from model.internals import annotation_values, local_p_steps, LocalPSteps, recomputed_energies
 from model.zoo import ZooEntry
@@ -65,7 +65,7 @@ def step_in_range(key: str, T: int) -> None:
     st.session_state[key] = min(max(1, st.session_state[key]), T)
 
 
-# Each cache is keyed by the checkpoint folder as well, as ``ui.zoo.cached_translate`` is, so
+# Each cache is keyed by the checkpoint folder as well, as ``ui.zoo_cache.cached_translate`` is, so
 # that a test pointing the app at other checkpoints never gets another folder's results.
 def cached_greedy(model_name: str, text: str, prefix: tuple[int, ...] = ()) -> DecodingRecord:
     """Greedy decoding, with ``prefix`` forced first (the What-if page). Without a prefix it
