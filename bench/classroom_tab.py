@@ -65,6 +65,7 @@ class Tab:
         self.keys: dict[str, str] = {}  # user key -> widget id, as drawn by the last rerun
         self.fragment_of: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
         self.listen: str | None = None  # the follow listener's request (path and query), as the page's script holds it
+        self.timer: tuple[float, str] | None = None  # (seconds, fragment id) of an st.fragment(run_every=...)
         self.drawn = b""  # the page as last drawn, every element's bytes
         # what the browser's widgets show, by user key, as the front end keeps them: a widget drawn
         # with a value to set (set_value) shows it; one it held before (the same id) keeps its own;
@@ -173,6 +174,8 @@ class Tab:
                 self.query = msg.page_info_changed.query_string
             elif kind == "delta":
                 error = draw(msg, shown, ids, fragments, raw, values) or error
+            elif kind == "auto_rerun":  # the browser's timer for a run_every fragment (a refused tab's panel)
+                self.timer = (msg.auto_rerun.interval, msg.auto_rerun.fragment_id)
             elif kind == "page_not_found":
                 error = "page not found"
             elif kind == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
