@@ -30,7 +30,7 @@ OPEN = "lesson_prepost_open"      # the half being taken now, or absent
 # half -> {item slug: right}; a class_ key (class_session.KEPT), so that following the teacher to the check
 # after, which drops the page's other keys, keeps the check before
 TAKEN = KEPT + "lesson_check_taken"
-SEED = "lesson_prepost_seed"      # this session's own seed (no class joined)
+SEED = "lesson_prepost_seed"      # the browser tab's own seed (no class joined)
 TO_SEND = "lesson_prepost_to_send"  # a half handed in, its answers not yet stored in the class
 LINKED = "lesson_check_linked"  # the half a link last opened: Not now closes it for good
 CHECKS_KEPT = 64                # seeds whose checks a process keeps: its classes' and its students' alone
@@ -38,7 +38,7 @@ MINUTES = 3                     # what the offer says a check takes: 8 items, ~2
 
 
 def check_seed() -> int:
-    """The class's seed (its code: the same items for everyone in it), else this session's own."""
+    """The class's seed (its code: the same items for everyone in it), else the browser tab's own."""
     code = joined_class()
     if code:
         return zlib.crc32(code.encode())
@@ -51,7 +51,7 @@ def bleu() -> pd.DataFrame | None:
 
 
 def the_check(half: str, seed: int | None = None) -> Check:
-    """The ``half`` check of ``seed`` (this session's by default), its records from the app's shared caches."""
+    """The ``half`` check of ``seed`` (the browser tab's by default), its records from the app's shared caches."""
     seed = check_seed() if seed is None else seed
     path = settings.results() / BLEU_CSV
     pair = _check_pair(seed, checkpoints_root(), str(path), path.stat().st_mtime if path.exists() else 0.0)
