@@ -32,7 +32,11 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   spinners. The concurrent run gets a fresh server so that it computes its translations
   instead of finding the reference run's in the cache.
 - ``lost_answers``: answers whose check rerun finished without an error but that the class
-  store does not hold afterwards (the teacher's summary counts the store's rows).
+  store does not hold afterwards (the teacher's summary counts the store's rows);
+  ``answers_not_counted``: those whose page said "Not counted in …" beside *Check* instead
+  (the student removed or refused at that moment), which are not lost.
+- ``told_cut``: interactions that found no widget to use because the page before had stopped
+  short with a clear message (a costly run past its seconds, a tab past its share); not errors.
 - ``students_counted``: the distinct anonymous student ids the class's answers are stored
   under. Each student answers twice (before the teacher's three sends and after a reload), the
   reload a new socket, so a student counted once per browser
@@ -111,6 +115,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--faulty", type=int, default=None,
                    help="sessions sending bad input or disconnecting (default: 10%%, at least 1 from 5 sessions)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dump", type=Path, default=None, metavar="DIR",
+                   help="write the text of each page that ends in an error (and the page before it) to DIR")
     p.add_argument("--port", type=int, default=None, help="default: a free port")
     p.add_argument("--ramp", type=float, default=5.0, help="sessions start spread over this many seconds")
     p.add_argument("--followers", type=int, default=None, help="sessions following the teacher (default: --sessions)")
@@ -209,16 +215,18 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     # server CPU per interaction kind, each session alone on a fresh server (the tick is 10 ms)
     result["reference_cpu_ms"] = cpu_ms_by_kind(alone)
     say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
-    args.refused, args.students = set(), []  # the students the class refused, and every student's cookie (``attend``)
+    # the students the class refused, every student's cookie, the answers told "Not counted" (``attend``)
+    args.refused, args.students, args.not_counted, args.told = set(), [], [], []
     with class_target(args) as target:
         before = len(store.summary(key, code)) if store else 0
         teacher = TeacherSends(store, key, code, n) if store else None
         out, measures = asyncio.run(classroom(lessons, target, args, teacher))
         if store:
             stored = store.summary(key, code)[before:]
-            answered = sum(1 for row in out if row[2] == "answer" and not row[5])
+            answered = answers_counted(out, args, say)
             # one student is one student: the distinct anonymous ids the class's answers came under
             result.update(answers=answered, answers_stored=len(stored), lost_answers=max(0, answered - len(stored)),
+                          answers_not_counted=len(args.not_counted), told_cut=len(args.told),
                           students_counted=len({a.session for a in stored}), class_store=store.kind,
                           refused=len(args.refused),
                           sends=len(SENDS), follow_lesson_p95_ms=pct(teacher.from_send_ms, 0.95),
@@ -235,6 +243,16 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     return result
 
 
+def answers_counted(out: list, args, say) -> int:
+    """The answers the class should hold: *Check* runs that ended without an error, less those
+    whose page said "Not counted in …" beside *Check* (a student the teacher had removed, or the
+    class refused, at that moment: told, not lost)."""
+    told = set(args.not_counted)
+    for n, step in sorted(told):
+        say(f"session {n} step {step}: its answer was told it is not counted (removed or refused then)")
+    return sum(1 for row in out if row[2] == "answer" and not row[5] and (row[0], row[1]) not in told)
+
+
 def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, what: str) -> dict:
     """The same lesson again on a fresh server, in a class of its own (the first run's answers
     would make these retries), with the teacher's sends, beside the flooding tab (``what`` =
@@ -245,6 +263,7 @@ def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, 
     code = store.open_class(key).code if store else ""
     lessons = [replace(lesson, class_code=code) if lesson.class_code else lesson for lesson in lessons]
     setattr(args, "flooding" if what == "flood" else "starving", True)
+    args.not_counted, args.told = [], []
     try:
         with class_target(args) as target:
             teacher = TeacherSends(store, key, code, len(lessons)) if store else None
@@ -252,10 +271,11 @@ def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, 
     finally:
         args.flooding = args.starving = False
     beside = summary(out, lessons, None, say)
-    answered = sum(1 for row in out if row[2] == "answer" and not row[5])
+    answered = answers_counted(out, args, say)
     stored = len(store.summary(key, code)) if store else 0
     return {what: {**{k: beside[k] for k in ("interactions", "p50_ms", "p95_ms", "max_ms", "errors")},
                    "lost_answers": max(0, answered - stored) if store else None,
+                   "answers_not_counted": len(args.not_counted), "told_cut": len(args.told),
                    **({"page": args.starve_page, "tabs": args.starve} if what == "starve" else {}),
                    **{k: v for k, v in measures.items() if k.startswith(what + "_") or k.endswith("_per_click")}},
             f"{what}_p95_ratio": round(beside["p95_ms"] / calm["p95_ms"], 2) if calm.get("p95_ms") else None}

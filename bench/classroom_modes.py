@@ -14,6 +14,7 @@ import asyncio
 import re
 import random
 import time
+from pathlib import Path
 from urllib.parse import urlencode
 
 from classroom_lesson import Lesson, MODELS, MOVES, SENDS, SENTENCES, make_lessons, news_sentences
@@ -136,6 +137,10 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
 
 
 REFUSED = (b"Not in class ", b"Not counted in the class")  # what the class panel says to a refused student
+# what a page says when it stops short of its work: past one run's seconds (server/lanes.py), or a
+# tab past its share of decodings (navigation.py)
+TOLD = (b"one run may take on this server", b"Slow down: this tab asked")
+NOT_COUNTED = b"Not counted in "  # what an answer's *Check* says when the class does not count it (removed, refused)
 
 
 async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
@@ -152,6 +157,7 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
     await asyncio.sleep(delay)
     tab = Tab(target.base, args.timeout, target.sticky, load_page=True)
     server_cpu = (lambda: sum(cpu_seconds(pid) for pid in target.pids())) if cpu is not None else None
+    before_page = b""
     try:
         for step, (kind, action) in enumerate(lesson.steps()):
             if step:
@@ -167,9 +173,21 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
             if server_cpu:
                 await asyncio.sleep(0.05)  # the replies still being sent belong to this interaction
                 cpu.setdefault(kind, []).append(server_cpu() - before)
+            if error and error.startswith("no widget") and any(said in before_page for said in TOLD):
+                # the page before said why it stopped short (its run's seconds, a tab's share): the
+                # student was told and the widget is not there to click; counted apart, not an error
+                args_told = getattr(args, "told", None)
+                if args_told is not None:
+                    args_told.append((n, step))
+                error = None
             out.append((n, step, kind, ms, digest, error, replica or tab.replica))
+            if error and getattr(args, "dump", None):
+                dump(args.dump / f"session{n}-step{step}-{kind}.txt", error, before_page, tab.drawn)
+            before_page = tab.drawn
             if not lesson.fault and any(said in tab.drawn for said in REFUSED) and hasattr(args, "refused"):
                 args.refused.add(n)  # the class panel refused this student (full, locked, too many joins…)
+            if kind == "answer" and not error and NOT_COUNTED in tab.drawn and hasattr(args, "not_counted"):
+                args.not_counted.append((n, step))  # the page told the student, beside *Check*: not a lost answer
             if error and (error == "timeout" or error.startswith("disconnect")):
                 if not args.kill_replica_after:
                     break  # the tab is in no known state: this student's lesson ends here
@@ -184,6 +202,15 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
             if tab.student and hasattr(args, "students"):
                 args.students.append(tab.student)  # their browser's cookie, for following the teacher after
         await tab.close()
+
+
+def dump(path: Path, error: str, before: bytes, page: bytes) -> None:
+    """``--dump``: the words of the page before an interaction and of the page it ended on (the
+    printable runs of its elements' bytes), to see what a tab showed when it failed."""
+    def words(drawn: bytes) -> str:
+        return "\n".join(run.decode("utf-8", "replace") for run in re.findall(rb"[\x20-\x7e\xc2-\xf4\x80-\xbf]{6,}", drawn))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"error: {error}\n\n--- the page before\n{words(before)}\n\n--- the page after\n{words(page)}\n")
 
 
 async def reconnect(tab: Tab, within: float) -> float | None:

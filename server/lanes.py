@@ -7,7 +7,8 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
 (``server/costs.py``) is costly, and that no run has computed yet, runs in the **costly lane**:
 
 - it gives its page-run slot up meanwhile (the cheap runs have them all), and waits, holding no
-  lock, for one of ``settings.costly_runs()`` places (default 1 a process); its decodings then
+  lock, for one of ``settings.costly_runs()`` places (default 1 a process), at most until the
+  run's seconds are spent (then it ends with the message below); its decodings then
   take none of the decoding slots the cheap runs share (``server.limits.own_place``);
 - the places go round **by address, then by student** within an address (:class:`CostlyLane`):
   the student id a class knows (the signed ``attn_student`` cookie), else the address alone,
@@ -64,12 +65,15 @@ class CostlyLane:
         self._students: dict[str, deque[str]] = {}  # address -> its students waiting, whose turn is next first
         self._addresses: deque[str] = deque()  # addresses with a ticket waiting, whose turn is next first
 
-    def acquire(self, address: str, student: str, abandon=None) -> None:
-        """Wait for a place; ``abandon()`` (looked at every ABANDON_CHECK_S) true raises Superseded."""
+    def acquire(self, address: str, student: str, abandon=None, until: float | None = None) -> bool:
+        """Wait for a place; ``abandon()`` (looked at every ABANDON_CHECK_S) true raises Superseded.
+        With ``until`` (a ``time.monotonic()`` instant), give the ticket up then and return False:
+        the wait counts in the run's seconds, so a run behind many costly ones ends with a message
+        instead of waiting for all of them."""
         with self._lock:
             if self._held < self.n and not self._addresses:
                 self._held += 1
-                return
+                return True
             ticket = threading.Event()
             mine = self._tickets.setdefault((address, student), deque())
             if not mine:
@@ -78,16 +82,28 @@ class CostlyLane:
                     self._addresses.append(address)
                 self._students[address].append(student)
             mine.append(ticket)
-        while not ticket.wait(ABANDON_CHECK_S if abandon is not None else None):
-            if abandon():
-                with self._lock:
-                    if not ticket.is_set():
-                        mine.remove(ticket)
-                        if not mine:
-                            self._forget(address, student)
+        while True:
+            step = ABANDON_CHECK_S if abandon is not None else None
+            if until is not None:
+                left = max(0.0, until - time.monotonic())
+                step = left if step is None else min(step, left)
+            if ticket.wait(step):
+                return True
+            gone = abandon is not None and abandon()
+            if not gone and (until is None or time.monotonic() < until):
+                continue
+            with self._lock:
+                if not ticket.is_set():
+                    mine.remove(ticket)
+                    if not mine:
+                        self._forget(address, student)
+                    if gone:
                         raise Superseded()
-                self.release()  # handed a place meanwhile: pass it on
+                    return False
+            self.release()  # handed a place meanwhile: pass it on
+            if gone:
                 raise Superseded()
+            return False
 
     def _forget(self, address: str, student: str) -> None:
         del self._tickets[(address, student)]
@@ -221,10 +237,12 @@ def costly_work(cost: float, key=None):
     try:
         with without_page_slot():
             lane = _lane(settings.costly_runs())
-            lane.acquire(address, student, abandon)
-            # the run's seconds, from its start: Compare's seven costly decodings share one bound
-            _here.deadline = (getattr(_here, "started", None) or time.monotonic()) + settings.run_seconds()
-            deadline = _here.deadline
+            # the run's seconds, from its start, its wait for the lane included: Compare's seven
+            # costly decodings share one bound, and a run behind others' costly work ends in time
+            deadline = (getattr(_here, "started", None) or time.monotonic()) + settings.run_seconds()
+            if not lane.acquire(address, student, abandon, until=deadline):
+                raise cut()
+            _here.deadline = deadline
             try:
                 with own_place():  # the lane's place bounds its decodings: the shared slots stay the cheap runs'
                     yield
@@ -249,10 +267,14 @@ def pace() -> None:
         return
     left = deadline - time.monotonic()
     if left <= 0:
-        raise WorkCut(f"This needs more than the {settings.run_seconds():.0f} s one run may take on this server "
-                      "while others use it: a shorter sentence or a narrower beam is shown at once, and this one "
-                      "again when the server is quieter (*Try again*).")
+        raise cut()
     cheap_runs().wait_quiet(min(PAUSE_S, left))
+
+
+def cut() -> WorkCut:
+    return WorkCut(f"This needs more than the {settings.run_seconds():.0f} s one run may take on this server "
+                   "while others use it: a shorter sentence or a narrower beam is shown at once, and this one "
+                   "again when the server is quieter (*Try again*).")
 
 
 def in_costly_lane() -> bool:

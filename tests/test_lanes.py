@@ -39,6 +39,29 @@ def test_the_lane_serves_addresses_in_turn_then_students_within_an_address():
     assert lane.waiting() == 0 and lane.held() == 0
 
 
+def test_a_wait_for_the_lane_ends_at_the_runs_deadline_and_leaves_the_turns_as_they_were():
+    """The wait counts in the run's seconds: a ticket not handed a place by ``until`` is given up
+    (False), and the place then goes to the next waiting run, not to the one that left."""
+    lane = CostlyLane(1)
+    assert lane.acquire("holder", "")
+    started = time.monotonic()
+    assert lane.acquire("10.6.6.6", "late", until=started + 0.3) is False
+    assert time.monotonic() - started >= 0.3 and lane.waiting() == 0 and lane.held() == 1
+    served = []
+
+    def run():
+        served.append(lane.acquire("10.0.0.1", "next", until=time.monotonic() + 60))
+    t = threading.Thread(target=run)
+    t.start()
+    while lane.waiting() == 0:
+        time.sleep(0.005)
+    lane.release()
+    t.join(10)
+    assert served == [True] and lane.held() == 1 and lane.waiting() == 0
+    lane.release()
+    assert lane.held() == 0
+
+
 def test_a_costly_run_waits_for_the_cheap_runs_under_way():
     cheap = CheapRuns()
     cheap.enter()
