@@ -31,10 +31,13 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   rerun ends (the last element at each delta path), without element ids and transient
   spinners. The concurrent run gets a fresh server so that it computes its translations
   instead of finding the reference run's in the cache.
-- ``lost_answers``: answers whose check rerun finished without an error but that the class
-  store does not hold afterwards (the teacher's summary counts the store's rows);
-  ``answers_not_counted``: those whose page said "Not counted in …" beside *Check* instead
-  (the student removed or refused at that moment), which are not lost.
+- ``lost_answers``: answers whose check rerun finished without an error, its page saying the
+  answer was counted (or kept as a retry), that the class store does not hold afterwards
+  (``answers_stored``: the class's rows, a removed student's too; ``answers_in_summary``: those
+  the teacher's summary shows); ``answers_not_counted``: those whose page said otherwise beside
+  *Check* (the student removed or refused at that moment, the store busy), which are not lost.
+- ``teacher_failed``: the teacher's sends, reveals, removals and undos that the store still
+  refused after 30 s of pressing again.
 - ``told_cut``: interactions that found no widget to use because the page before had stopped
   short with a clear message (a costly run past its seconds, a tab past its share); not errors.
 - ``students_counted``: the distinct anonymous student ids the class's answers are stored
@@ -219,13 +222,18 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
     args.refused, args.students, args.not_counted, args.told = set(), [], [], []
     with class_target(args) as target:
         before = len(store.summary(key, code)) if store else 0
+        first_id = last_row(store) if store else 0
         teacher = TeacherSends(store, key, code, n) if store else None
         out, measures = asyncio.run(classroom(lessons, target, args, teacher))
         if store:
             stored = store.summary(key, code)[before:]
+            held = rows_after(store, code, first_id)
             answered = answers_counted(out, args, say)
+            for failed in teacher.failed:
+                say(f"the teacher's press failed: {failed}")
             # one student is one student: the distinct anonymous ids the class's answers came under
-            result.update(answers=answered, answers_stored=len(stored), lost_answers=max(0, answered - len(stored)),
+            result.update(answers=answered, answers_stored=len(held), lost_answers=max(0, answered - len(held)),
+                          answers_in_summary=len(stored), teacher_failed=teacher.failed,
                           answers_not_counted=len(args.not_counted), told_cut=len(args.told),
                           students_counted=len({a.session for a in stored}), class_store=store.kind,
                           refused=len(args.refused),
@@ -244,13 +252,30 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
 
 
 def answers_counted(out: list, args, say) -> int:
-    """The answers the class should hold: *Check* runs that ended without an error, less those
-    whose page said "Not counted in …" beside *Check* (a student the teacher had removed, or the
-    class refused, at that moment: told, not lost)."""
-    told = set(args.not_counted)
-    for n, step in sorted(told):
-        say(f"session {n} step {step}: its answer was told it is not counted (removed or refused then)")
+    """The answers the class should hold: *Check* runs that ended without an error and whose page
+    said the answer was counted (or kept as a retry); one that said otherwise beside *Check* (a
+    student removed or refused at that moment, the store busy) was told, not lost."""
+    told = {(n, step) for n, step, _ in args.not_counted}
+    for n, step, why in sorted(args.not_counted):
+        say(f"session {n} step {step}: its answer was not counted, and the page said: {why}")
     return sum(1 for row in out if row[2] == "answer" and not row[5] and (row[0], row[1]) not in told)
+
+
+def rows_after(store, code: str, after: int) -> list:
+    """(id, student id) of every answer row of class ``code`` after row id ``after``, a removed
+    student's too: what the store holds, whatever the teacher's summary shows."""
+    import sqlalchemy as sa
+    from server.class_store.schema import answers
+    with store.engine.connect() as conn:
+        return conn.execute(sa.select(answers.c.id, answers.c.session).where(
+            (answers.c.class_code == code) & (answers.c.id > after))).all()
+
+
+def last_row(store) -> int:
+    import sqlalchemy as sa
+    from server.class_store.schema import answers
+    with store.engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.coalesce(sa.func.max(answers.c.id), 0))).scalar()
 
 
 def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, what: str) -> dict:
@@ -264,6 +289,7 @@ def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, 
     lessons = [replace(lesson, class_code=code) if lesson.class_code else lesson for lesson in lessons]
     setattr(args, "flooding" if what == "flood" else "starving", True)
     args.not_counted, args.told = [], []
+    first_id = last_row(store) if store else 0
     try:
         with class_target(args) as target:
             teacher = TeacherSends(store, key, code, len(lessons)) if store else None
@@ -272,7 +298,7 @@ def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, 
         args.flooding = args.starving = False
     beside = summary(out, lessons, None, say)
     answered = answers_counted(out, args, say)
-    stored = len(store.summary(key, code)) if store else 0
+    stored = len(rows_after(store, code, first_id)) if store else 0
     return {what: {**{k: beside[k] for k in ("interactions", "p50_ms", "p95_ms", "max_ms", "errors")},
                    "lost_answers": max(0, answered - stored) if store else None,
                    "answers_not_counted": len(args.not_counted), "told_cut": len(args.told),

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 from classroom_lesson import Lesson, MODELS, MOVES, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
 from classroom_servers import Meter, Target, cpu_seconds
+from server.class_store import StoreUnavailable
 from classroom_tab import LOOK, Tab
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -31,6 +32,7 @@ class TeacherSends:
     for the room. ``from_send_ms``: per follower and send, the time from the send until the sent
     page has drawn. ``removed[k]``: the nickname removed from the roster by move k (None: nobody)."""
     WAIT_S = 30.0
+    PRESS_S = 30.0
 
     def __init__(self, store, key: str, code: str, students: int):
         self.store, self.key, self.code, self.active = store, key, code, students
@@ -40,6 +42,20 @@ class TeacherSends:
         self.sent_at: list[float] = [0.0] * len(self.moves)
         self.from_send_ms: list[float] = []
         self.removed: dict[int, str | None] = {}
+        self.failed: list[str] = []
+
+    async def press(self, what: str, action, *args):
+        """A teacher's button: the store's ``action`` again after a refusal (busy, unreachable), as a
+        teacher presses again, for up to PRESS_S; what still failed is kept in ``failed``."""
+        deadline = time.perf_counter() + self.PRESS_S
+        while True:
+            try:
+                return await asyncio.to_thread(action, self.key, self.code, *args)
+            except StoreUnavailable as e:  # StoreBusy included
+                if time.perf_counter() > deadline:
+                    self.failed.append(f"{what}: {e}"[:200])
+                    return None
+                await asyncio.sleep(1.0)
 
     async def run(self) -> None:
         taken = None
@@ -50,16 +66,16 @@ class TeacherSends:
             while self.arrived[k] < self.active and time.perf_counter() < deadline:
                 await asyncio.sleep(0.1)
             if move == "send":
-                await asyncio.to_thread(self.store.send, self.key, self.code, what, params)
+                await self.press("send", self.store.send, what, params)
             elif move == "reveal":
-                await asyncio.to_thread(self.store.reveal, self.key, self.code, what)
+                await self.press("reveal", self.store.reveal, what)
             elif move == "remove":
-                roster = await asyncio.to_thread(self.store.roster_of, self.key, self.code)
+                roster = await self.press("roster", self.store.roster_of) or []
                 taken = roster[0].nickname if roster else None  # the first to join
                 if taken:
-                    await asyncio.to_thread(self.store.remove, self.key, self.code, taken)
+                    await self.press("remove", self.store.remove, taken)
             elif move == "readmit" and taken:
-                await asyncio.to_thread(self.store.readmit, self.key, self.code, taken)
+                await self.press("readmit", self.store.readmit, taken)
                 taken = None
             self.removed[k] = taken
             self.sent_at[k] = time.perf_counter()
@@ -140,7 +156,16 @@ REFUSED = (b"Not in class ", b"Not counted in the class")  # what the class pane
 # what a page says when it stops short of its work: past one run's seconds (server/lanes.py), or a
 # tab past its share of decodings (navigation.py)
 TOLD = (b"one run may take on this server", b"Slow down: this tab asked")
-NOT_COUNTED = b"Not counted in "  # what an answer's *Check* says when the class does not count it (removed, refused)
+# what *Check* says of an answer the class stored (ui/class_session.record_answer); anything else
+# there (removed, refused, the store busy or down) tells the student it is not counted
+COUNTED = (b"Counted in class", b"Kept as a retry")
+
+
+def told_why(drawn: bytes) -> str:
+    """The page's words on why an answer is not counted ("Not counted …", a store notice), or "nothing said"."""
+    for said in re.findall(rb"(?:Not counted|class store)[\x20-\x7e]{0,120}", drawn):
+        return said.decode("ascii", "replace")
+    return "nothing said"
 
 
 async def attend(n: int, lesson: Lesson, target: Target, args, think: float, delay: float, out: list,
@@ -186,8 +211,9 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
             before_page = tab.drawn
             if not lesson.fault and any(said in tab.drawn for said in REFUSED) and hasattr(args, "refused"):
                 args.refused.add(n)  # the class panel refused this student (full, locked, too many joins…)
-            if kind == "answer" and not error and NOT_COUNTED in tab.drawn and hasattr(args, "not_counted"):
-                args.not_counted.append((n, step))  # the page told the student, beside *Check*: not a lost answer
+            if kind == "answer" and not error and not any(c in tab.drawn for c in COUNTED) \
+                    and hasattr(args, "not_counted"):
+                args.not_counted.append((n, step, told_why(tab.drawn)))  # the page said so beside *Check*
             if error and (error == "timeout" or error.startswith("disconnect")):
                 if not args.kill_replica_after:
                     break  # the tab is in no known state: this student's lesson ends here
