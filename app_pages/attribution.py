@@ -11,7 +11,8 @@ import streamlit as st
 
 from ui.figures import show_figure
 from ui.widgets import plain, sentence_input, within_bound
-from ui.zoo_cache import checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, target_language, zoo
+from ui.zoo_cache import (checkpoints_root, COSTLY_KEPT, paced, pick_model, shared_result, STEPS_KEPT, target_language,
+                          zoo)
 from ui.teaching_pages import cached_greedy, keep_in_url, source_or_stop
 from model.attribution import (attribute_record, BASELINE, BUDGET, IG_STEP_SCHEDULE, IG_TARGET_GAP, IG_WORK,
                                INPUT_BASELINE, LABELS, rank_correlation)
@@ -44,9 +45,11 @@ def size_factor(entry) -> float:
 def _attribution(root: str, model_name: str, text: str, method: str):
     entry = zoo(root)[model_name]
     record = cached_greedy(model_name, text)
-    with decoding_slot():  # integrated gradients: as many points as completeness needs, within the work budget
+    # integrated gradients: as many points as completeness needs, within the work budget; between
+    # passes, the tab's newer request and the costly lane's pause and seconds (ui.zoo_cache.paced)
+    with decoding_slot() as check:
         return attribute_record(entry.model, entry.vocab, record, method, steps=None,
-                                work=int(IG_WORK / size_factor(entry)))
+                                work=int(IG_WORK / size_factor(entry)), check=paced(check))
 
 
 @shared_result(max_entries=STEPS_KEPT)

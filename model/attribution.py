@@ -205,12 +205,15 @@ def own_step_logprob(model, src: torch.Tensor, targets: torch.Tensor):
 # the methods
 # ----------------------------------------------------------------------------------------------
 def gradient_attribution(model, src_ids: list[int], target_ids: list[int], method: str = "ig",
-                         steps: int = IG_STEPS) -> Attribution:
+                         steps: int = IG_STEPS, check=None) -> Attribution:
     """Gradient × input (``gxi``) or integrated gradients (``ig``) through Captum, for every
     target step at once: T copies of the sentence, copy i attributing log p(y_i). For ``ig``
     f(x') is also computed on its own (one pass on the baseline), so the completeness gap is
-    read against f(x) − f(x'), not against log p."""
+    read against f(x) − f(x'), not against log p. ``check()`` is called before the passes (see
+    :func:`attribute`)."""
     from captum.attr import InputXGradient, IntegratedGradients  # the app pays for Captum only on use
+    if check is not None:
+        check()
     start = time.perf_counter()
     device = model_device(model)
     batch = Batch([src_ids], [list(target_ids)]).to(device)
@@ -249,7 +252,7 @@ def ig_work(T: int, S: int, steps: int) -> int:
 
 
 def complete_integrated_gradients(model, src_ids: list[int], target_ids: list[int], work: int = IG_WORK,
-                                  target_gap: float = IG_TARGET_GAP) -> Attribution:
+                                  target_gap: float = IG_TARGET_GAP, check=None) -> Attribution:
     """Integrated gradients with the fewest points of :data:`IG_STEP_SCHEDULE` whose completeness
     gap (:attr:`Attribution.completeness_gap`) is at most ``target_gap``, going on to more points
     only while :func:`ig_work` stays within ``work``. The result says its points (``steps``) and
@@ -259,7 +262,7 @@ def complete_integrated_gradients(model, src_ids: list[int], target_ids: list[in
     for steps in IG_STEP_SCHEDULE:
         if result is not None and ig_work(T, S, steps) > work:
             break
-        result = gradient_attribution(model, src_ids, target_ids, "ig", steps)
+        result = gradient_attribution(model, src_ids, target_ids, "ig", steps, check)
         spent += result.seconds
         if result.completeness_gap <= target_gap:
             break
@@ -286,14 +289,14 @@ def decode_states(model, src_ids: list[int], target_ids: list[int]):
 
 @torch.no_grad()
 def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.Tensor | None = None,
-                      every_layer: bool = True):
+                      every_layer: bool = True, check=None):
     """Run step i again once per source position in ``columns[i]``, that position knocked out of
     step i's attention (α_ij = 0, the row renormalised) and every step before it as decoded.
     ``every_layer``: a Transformer loses the position in every cross-attention layer and head (the
     default, the page's knock-out); False: in the shown layer's heads only (the layer whose head
     average the record's α is).
     Returns log p (T, K, V) for K positions per step; with ``targets`` (T,), only
-    (log p(y_i) (T, K), argmax (T, K)), without keeping T x K x V."""
+    (log p(y_i) (T, K), argmax (T, K)), without keeping T x K x V. ``check()``: before each step."""
     memory, starts, _ = decoded
     K = len(columns[0])
     copies = torch.zeros(K, dtype=torch.long, device=memory.mask.device)
@@ -301,6 +304,8 @@ def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.T
     zeros = torch.zeros(K, dtype=torch.float64)  # r = 0: knocked out
     out = []
     for i, ((state, prev), cols) in enumerate(zip(starts, columns)):
+        if check is not None:
+            check()
         state = {n: v.index_select(0, copies) for n, v in state.items()}
         reweigh = Reweigh(torch.tensor(cols), zeros, every_layer=every_layer)
         logprobs = model.step(prev.index_select(0, copies), state, memory, reweigh)[0]  # K x V
@@ -310,7 +315,7 @@ def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.T
     return torch.stack([o[0] for o in out]), torch.stack([o[1] for o in out])
 
 
-def knock_out(model, src_ids: list[int], target_ids: list[int]) -> Attribution:
+def knock_out(model, src_ids: list[int], target_ids: list[int], check=None) -> Attribution:
     """Attention knock-out: a_ij = log p(y_i) − log p(y_i | position j knocked out of step i's
     attention), one batched step per i."""
     if not has_knock_out(model):
@@ -319,7 +324,8 @@ def knock_out(model, src_ids: list[int], target_ids: list[int]) -> Attribution:
     decoded = decode_states(model, src_ids, target_ids)
     S = len(src_ids) + 1
     targets = torch.tensor(target_ids, device=decoded[2].device)
-    without, _ = knocked_out_steps(model, decoded, [list(range(S))] * len(target_ids), targets)  # T x S
+    without, _ = knocked_out_steps(model, decoded, [list(range(S))] * len(target_ids), targets,
+                                   check=check)  # T x S
     own = decoded[2].gather(1, targets.unsqueeze(1))  # T x 1
     return Attribution("knock-out", (own - without).cpu().numpy(), logprobs=own.squeeze(1).cpu().numpy(),
                        seconds=time.perf_counter() - start)
@@ -358,12 +364,13 @@ def random_piece_embeddings(model, n: int, rng: torch.Generator) -> torch.Tensor
 
 @torch.no_grad()
 def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk: int = 8,
-                         baseline: torch.Tensor | None = None):
+                         baseline: torch.Tensor | None = None, check=None):
     """Teacher-forced on target_ids, with each source piece's token embedding replaced in turn by
     ``baseline`` ((E,) or one per position (S, E); None: the zero vector, :data:`INPUT_BASELINE`):
     returns log p(y_i | x) (T,), log p(y_i | x without x_j) (T, S) and the argmax of each occluded
     step (T, S). The unoccluded pass runs in the same batches, so both
-    come from one function. ``chunk``: sentence copies per pass (memory: chunk x T x V)."""
+    come from one function. ``chunk``: sentence copies per pass (memory: chunk x T x V).
+    ``check()``: before each pass."""
     device = model_device(model)
     T = len(target_ids)
     src = Batch([src_ids]).to(device).src
@@ -376,6 +383,8 @@ def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk
     fill = torch.zeros_like(src_vec[0]) if baseline is None else baseline.to(src_vec)  # (S or 1) x E
     own_rows, arg_rows = [], []
     for part in keep.split(chunk):
+        if check is not None:
+            check()
         n = part.size(0)
         vectors = src_vec * part + (1.0 - part) * fill  # x_j -> the baseline where part is 0
         feats = all_step_features(model, vectors, trg_vec.expand(n, -1, -1), src)  # n x T x F
@@ -386,28 +395,32 @@ def input_occluded_steps(model, src_ids: list[int], target_ids: list[int], chunk
     return own[0].cpu(), own[1:].T.cpu(), arg[1:].T.cpu()
 
 
-def input_occlusion(model, src_ids: list[int], target_ids: list[int]) -> Attribution:
+def input_occlusion(model, src_ids: list[int], target_ids: list[int], check=None) -> Attribution:
     """Input occlusion: a_ij = log p(y_i | x) − log p(y_i | piece j's embedding replaced by zero), all T steps per pass."""
     start = time.perf_counter()
-    own, without, _ = input_occluded_steps(model, src_ids, target_ids)
+    own, without, _ = input_occluded_steps(model, src_ids, target_ids, check=check)
     return Attribution("input-occlusion", (own.unsqueeze(1) - without).numpy(), logprobs=own.numpy(),
                        seconds=time.perf_counter() - start)
 
 
-def attribute(model, src_ids: list[int], target_ids: list[int], method: str, steps: int = IG_STEPS) -> Attribution:
+def attribute(model, src_ids: list[int], target_ids: list[int], method: str, steps: int = IG_STEPS,
+              check=None) -> Attribution:
     """The one entry point: ``gxi``, ``ig``, ``knock-out`` or ``input-occlusion`` scores for
-    force-decoding target_ids (the record's, EOS included where it has one) from src_ids (without EOS)."""
+    force-decoding target_ids (the record's, EOS included where it has one) from src_ids (without EOS).
+    ``check()``, if given, is called between passes (a knock-out step, an occlusion batch, an
+    integrated-gradients schedule point), as the decoders call it between steps: whatever it
+    raises stops the attribution there (a newer request, a run past its seconds)."""
     if method == "knock-out":
-        return knock_out(model, src_ids, target_ids)
+        return knock_out(model, src_ids, target_ids, check)
     if method == "input-occlusion":
-        return input_occlusion(model, src_ids, target_ids)
+        return input_occlusion(model, src_ids, target_ids, check)
     if method in ("gxi", "ig"):
-        return gradient_attribution(model, src_ids, target_ids, method, steps)
+        return gradient_attribution(model, src_ids, target_ids, method, steps, check)
     raise ValueError(f"unknown attribution method {method!r}; one of {', '.join(METHODS[1:])}")
 
 
 def attribute_record(model, vocab, record: DecodingRecord, method: str, steps: int | None = IG_STEPS,
-                     work: int = IG_WORK) -> Attribution:
+                     work: int = IG_WORK, check=None) -> Attribution:
     """:func:`attribute` for a record made by ``model.search`` from ``record.source_text``.
     ``steps=None``: integrated gradients with as many points as completeness needs, within ``work``
     (:func:`complete_integrated_gradients`)."""
@@ -415,8 +428,8 @@ def attribute_record(model, vocab, record: DecodingRecord, method: str, steps: i
     if len(src_ids) + 1 != len(record.source_tokens):
         src_ids = src_ids[:len(record.source_tokens) - 1]  # a long input was cut by prepare_source
     if method == "ig" and steps is None:
-        return complete_integrated_gradients(model, src_ids, record.target_ids, work)
-    return attribute(model, src_ids, record.target_ids, method, steps or IG_STEPS)
+        return complete_integrated_gradients(model, src_ids, record.target_ids, work, check=check)
+    return attribute(model, src_ids, record.target_ids, method, steps or IG_STEPS, check)
 
 
 def rank_correlation(a: np.ndarray, b: np.ndarray) -> np.ndarray:

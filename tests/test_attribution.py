@@ -173,3 +173,27 @@ def test_align_scores_a_hugging_face_models_attribution(tiny_hf, tmp_path, capsy
                  "--results", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "AER" in out and f"({method}, 3 sentences" in out
+
+
+@pytest.mark.parametrize("method", ["gxi", "ig", "knock-out", "input-occlusion"])
+def test_an_attribution_calls_check_between_passes_and_stops_where_it_raises(zoo_models, method):
+    """As a decoder does between steps: the page's check (a newer request, a run past its seconds,
+    server/lanes.py) is called before each pass, and what it raises ends the attribution there."""
+    model, vocab = zoo_models["rnnsearch"]
+    rec = translate(model, vocab, SENTENCES[4])
+    calls = []
+    attribute_record(model, vocab, rec, method, steps=None if method == "ig" else 8, check=lambda: calls.append(1))
+    T = len(rec.target_ids)
+    # knock-out: one call per target step; occlusion: one per batch of 8 sentence copies; gradients: one per pass
+    least = {"knock-out": T, "input-occlusion": -(-(len(rec.source_tokens) + 1) // 8), "gxi": 1, "ig": 1}[method]
+    assert len(calls) >= least
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_second():
+        calls.append(2)
+        if calls.count(2) > (1 if method in ("knock-out", "input-occlusion") else 0):
+            raise Stop()
+    with pytest.raises(Stop):
+        attribute_record(model, vocab, rec, method, steps=None if method == "ig" else 8, check=stop_at_second)
