@@ -61,6 +61,34 @@ def test_approve_joins_keeps_a_student_waiting_by_name_until_let_in(store):
     assert member.nickname == name and store.waiting_students(KEY, code) == []
 
 
+def test_students_waiting_get_distinct_names_and_approve_all_lets_every_one_in(store, monkeypatch):
+    """A waiting student's name is kept for the roster, so no two waiting share one: with every draw
+    the same pair (as 1,024 pairs make likely in a hall), the second waits as "… 2", and *Approve
+    all* lets both in (a shared name would break the roster's one-name rule and let nobody in)."""
+    import server.class_store.roster as roster_module
+    monkeypatch.setattr(roster_module.secrets, "choice", lambda seq: seq[0])
+    code = store.open_class(KEY).code
+    store.set_admission(KEY, code, approve=True)
+    students = [new_session_id() for _ in range(3)]
+    for student in students:
+        with pytest.raises(AwaitingApproval):
+            store.join(code, student, SCHOOL)
+    names = [name for name, _ in store.waiting_students(KEY, code)]
+    assert len(set(names)) == 3
+    assert store.approve_join(KEY, code) == 3
+    assert sorted(store.join(code, s, SCHOOL).nickname for s in students) == sorted(names)
+    # a name on the roster meanwhile (approval off, then on again) is not given twice either
+    store.set_admission(KEY, code, approve=False)
+    store.join(code, new_session_id(), SCHOOL)
+    store.set_admission(KEY, code, approve=True)
+    late = new_session_id()
+    with pytest.raises(AwaitingApproval):
+        store.join(code, late, SCHOOL)
+    assert store.approve_join(KEY, code) == 1
+    roster = [entry.nickname for entry in store.roster_of(KEY, code)]
+    assert len(roster) == 5 == len(set(roster))
+
+
 def test_a_join_window_ends_joining_and_those_in_go_on(store):
     code = store.open_class(KEY).code
     inside = new_session_id()

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from server import settings
+from server.class_store.roster import new_nickname
 from server.class_store.schema import (Admission, AnswerRefused, AwaitingApproval, class_admission, class_locks,
                                        join_requests, MAX_STUDENTS, normalise_code, roster)
 
@@ -120,10 +121,15 @@ class ClassAdmission:
             students = conn.execute(sa.select(sa.func.count()).where(
                 (roster.c.class_code == code) & ~roster.c.removed)).scalar_one()
             admitted = 0
+            on_roster = set(conn.execute(sa.select(roster.c.nickname).where(roster.c.class_code == code)).scalars())
             for row in waiting[:max(0, seats - students)]:
                 conn.execute(join_requests.delete().where((join_requests.c.class_code == code)
                                                           & (join_requests.c.session == row.session)))
-                conn.execute(roster.insert().values(class_code=code, session=row.session, nickname=row.nickname,
+                # the name they waited under, unless someone on the roster took it meanwhile (joined
+                # while approval was off): one name a class, or the insert would undo every admission
+                name = row.nickname if row.nickname not in on_roster else new_nickname(on_roster)
+                on_roster.add(name)
+                conn.execute(roster.insert().values(class_code=code, session=row.session, nickname=name,
                                                     joined_at=time.time(), address=row.address, removed=False))
                 admitted += 1
             return admitted
