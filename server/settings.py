@@ -16,7 +16,8 @@ ATTN_EXPLORER_DECODERS        2       decodings at once, server-wide (the rest w
 ATTN_EXPLORER_PAGE_RUNS       2       page runs at once per process (the rest wait their turn, one per tab a round)
 ATTN_EXPLORER_COSTLY_RUNS     1       costly decodings at once per process (server/costs.py: a long sentence, a wide beam,
                                       an attribution); cheap runs pass them, and they pause while cheap runs are under way
-ATTN_EXPLORER_RUN_SECONDS     20      seconds a costly decoding may take, pauses included; past them it stops with a message
+ATTN_EXPLORER_RUN_SECONDS     20      seconds a run with costly work may take from its start, its wait for the costly
+                                      lane and its pauses included; past them it stops with a message
 ATTN_EXPLORER_BEAM_WORDS      60      words beam search takes (Translate, Compare, Beam search tree); greedy takes the whole box
 ATTN_EXPLORER_COMPARE_WORDS   240     words Compare decodes in all, shared among the models picked (at least BEAM_WORDS each)
 ATTN_EXPLORER_ATTRIBUTION_WORDS  30   words Attention or attribution? attributes (the first ones; the page says so)
@@ -101,7 +102,8 @@ def costly_runs() -> int:
 
 
 def run_seconds() -> float:
-    """Seconds one costly decoding may take, its pauses for cheap runs included (``server.lanes``)."""
+    """Seconds a run with costly work may take from its start, its wait for the lane and its pauses
+    for cheap runs included (``server.lanes``)."""
     try:
         return max(1.0, float(os.environ.get("ATTN_EXPLORER_RUN_SECONDS", 20)))
     except ValueError:
