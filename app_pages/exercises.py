@@ -12,6 +12,7 @@ import math
 import numpy as np
 import streamlit as st
 
+from ui.class_live import live_look
 from ui.class_panel import counts_line
 from ui.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
 from model.search import InputError
@@ -455,8 +456,9 @@ if teacher:
     st.divider()
     st.subheader(f"Class {joined_class()}: the answers, live")
 
-    @st.fragment(run_every=2.0)
-    def class_view():
+    @st.fragment
+    def class_view():  # a live view: it reruns when the class's answers change (ui/class_live.py)
+        live_look("exercise")
         stored = class_answers()
         if stored is None:
             return
@@ -467,7 +469,7 @@ if teacher:
         s = summaries.get(ex_id)
         st.markdown(f"**{plain(exercise_name(ex_id))}**")
         if s is None:
-            st.caption("No answer to this exercise yet (the summary refreshes every 2 s).")
+            st.caption("No answer to this exercise yet (the summary shows each answer as it comes in).")
         elif revealed_to_class(ex_id):
             room_revealed(s, stored)
         else:

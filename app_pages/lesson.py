@@ -13,6 +13,7 @@ import hashlib
 
 import streamlit as st
 
+from ui.class_live import live_look
 from ui.class_session import class_answers, joined_class, record_answer, teacher_key
 from ui.figures import chart
 from ui.url_state import int_param, query_param, set_query_params
@@ -138,21 +139,22 @@ def ask(k: int, slug: str, q: Question) -> None:
 
 
 def class_view(k: int, slug: str, q: Question | None) -> None:
-    """The teacher's view of the room at this stop, refreshed every 2 s: who answered, who was right
+    """The teacher's view of the room at this stop, redrawn as answers come in: who answered, who was right
     (each student's first committed answer), and the answers given, right ones in green and wrong
     ones in vermillion, a tie for the most given answer named as one."""
     from server.answers import class_summary
     from ui.class_view import exercise_name, first_answers, labels_by_verdict, most_given
     from viz.teaching_figures import answer_counts
 
-    @st.fragment(run_every=2.0)
-    def room():
+    @st.fragment
+    def room():  # a live view: it reruns when the class's answers change (ui/class_live.py)
+        live_look("lesson")
         stored = class_answers()
         if stored is None:
             return
         s = class_summary(stored).get(exercise(k, slug))
         if s is None:
-            st.caption("No answer to this stop yet (refreshed every 2 s).")
+            st.caption("No answer to this stop yet (each answer shows as it comes in).")
             return
         c1, c2 = st.columns(2)
         c1.metric("Students who answered", s.students)

@@ -66,8 +66,10 @@ def admission_panel(code: str) -> None:
         return
     st.session_state["class_seats"] = rules.seats
     st.session_state["class_approve"] = rules.approve
-    label = f"Joining: {rules.seats} seats" + (f", {len(waiting)} waiting" if waiting else "")
-    with st.popover(label, icon=":material/door_open:", key="class_joining"):
+    if waiting:  # said beside the popover, whose label never changes (a new label would close it)
+        st.markdown(f"**{len(waiting)} waiting** to join: *Joining* lets them in.")
+    with st.popover("Joining", icon=":material/door_open:", key="class_joining"):
+        st.caption(f"{rules.seats} seats" + (f", {len(waiting)} waiting." if waiting else "; nobody waits."))
         st.number_input("Seats", 1, MAX_STUDENTS, key="class_seats", step=10,
                         on_change=lambda: _change(code, seats=st.session_state["class_seats"]),
                         help="The most students the class takes (one network, a school's, included); a "

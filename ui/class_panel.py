@@ -20,7 +20,8 @@ from ui.class_session import (APPLIED, CLASS, connection, COOKIE_FOR, enter, FOL
                               PANEL, signed_in_teacher, SIGNED_OUT, store_notice, teacher_key, TEACHER_OF,
                               TEACHER_SESSION, visitor_address)
 from ui.class_admission import admission_panel, refused_notice
-from ui.class_follow import follow_panel, js_string, link_params, sent_link, take_sent_link
+from ui.class_follow import _base_path, follow_panel, js_string, link_params, sent_link, take_sent_link
+from ui.class_live import live_controls, live_look
 
 
 def _key_checked(typed: str) -> bool | None:
@@ -176,6 +177,9 @@ def class_sidebar(pages: dict, current: str) -> None:
     if code and st.session_state.get(FOLLOW) and not teacher_key():
         with st.sidebar:
             follow_panel(pages, code, current)
+    if code and teacher_key():  # the live views' pause and listener, whether the panel is open or not
+        with st.sidebar:
+            live_controls(code, _base_path(pages))
     if teacher_key() or SIGNED_OUT in st.session_state:
         _cookie_script(current)
 
@@ -248,10 +252,9 @@ def counts_line(code: str) -> str | None:
             + (" · locked" if n.locked else ""))
 
 
-@st.fragment(run_every=2.0)
 def live_counts(code: str) -> None:
-    """:func:`counts_line`, read again every 2 s: the sidebar and the pages' live summaries (which
-    call this too) show the same store counts, as fresh as each other."""
+    """:func:`counts_line`, read again with the roster (:func:`roster_panel`, a live view): the
+    sidebar and the pages' live summaries show the same store counts, as fresh as each other."""
     line = counts_line(code)
     if line:
         st.markdown(line)
@@ -283,12 +286,15 @@ def _readmit(code: str, name: str) -> None:
         st.session_state["class_error"] = str(e)
 
 
+@st.fragment
 def roster_panel(code: str) -> None:
-    """The roster: joined / answered / counted, *Lock the class* (no new students; a late one is
+    """A live view (``ui/class_live.py``: it reruns when a student joins, waits or answers). The
+    roster: joined / answered / counted, *Lock the class* (no new students; a late one is
     told so) and the students, by join time and nickname, each with a *Remove* button of its own
     (nothing selected that could carry over to the next row); the last removal offers *Undo* for
     ``UNDO_S``. A removed student's answers leave the summary, their tab is told at once and
     stops following, and their id cannot join again until put back."""
+    live_look("roster")
     live_counts(code)
     try:
         st.session_state["class_locked"] = class_store().locked(code)
@@ -302,9 +308,10 @@ def roster_panel(code: str) -> None:
     if removed and time.time() - removed[1] > UNDO_S:
         st.session_state.pop("class_removed")
         removed = None
-    with st.popover(f"Students ({len(students)})", icon=":material/group:", key="class_students"):
-        if not students:
-            st.caption("Nobody has joined yet.")
+    # a label that never changes: a popover whose label changes is drawn anew, closed, and the
+    # roster must stay open while students join
+    with st.popover("Students", icon=":material/group:", key="class_students"):
+        st.caption(f"{len(students)} on the roster, first joined first." if students else "Nobody has joined yet.")
         for n, m in enumerate(students):
             row = st.container(horizontal=True, vertical_alignment="center", key=f"class_roster_row_{n}")
             row.markdown(f"**{plain_name(m.nickname)}** · {time.strftime('%H:%M', time.localtime(m.joined_at))} · "

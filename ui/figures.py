@@ -111,6 +111,8 @@ ACCESSIBLE_CSS = (
     # the follow panel's empty chart that only loads the chart library (ui.class_follow._warm_charts):
     # nothing to see or read, so out of sight and out of the accessible tree, and no scroll region
     '.st-key-class_charts_warm{visibility:hidden;overflow:hidden!important;height:0!important}'
+    # a teacher's live view's button that the page's script clicks (ui/class_live.py): never seen or tabbed to
+    '[class*="st-key-class_live_look_"]{display:none!important}'
 )
 
 

@@ -44,7 +44,8 @@ The package by concern: :mod:`~server.class_store.schema` (tables, limits, recor
 :mod:`~server.class_store.engine` (the database), :mod:`~server.class_store.teacher` (the key and
 the teacher's sessions), :mod:`~server.class_store.roster` (classes and rosters),
 :mod:`~server.class_store.admission` (seats, approvals, the join window),
-:mod:`~server.class_store.answers` and :mod:`~server.class_store.follow` (what the teacher sent);
+:mod:`~server.class_store.answers`, :mod:`~server.class_store.follow` (what the teacher sent) and
+:mod:`~server.class_store.activity` (the teacher's live views' change signal);
 :class:`ClassStore` joins them, and this module is what the rest of the server imports.
 """
 from __future__ import annotations
@@ -52,6 +53,7 @@ from __future__ import annotations
 import threading
 
 from server import settings
+from server.class_store.activity import ClassActivity
 from server.class_store.admission import ClassAdmission
 from server.class_store.answers import Answers, nesting_depth
 from server.class_store.engine import engine_for, private_file, StoreEngine
@@ -67,7 +69,7 @@ from server.class_store.schema import (Admission, AnswerRefused, AwaitingApprova
 from server.class_store.teacher import TeacherKeys
 
 
-class ClassStore(TeacherKeys, ClassAdmission, ClassesAndRoster, Answers, FollowTheTeacher, StoreEngine):
+class ClassStore(TeacherKeys, ClassAdmission, ClassesAndRoster, Answers, FollowTheTeacher, ClassActivity, StoreEngine):
     """Classes, their answers and what the teacher sent, in one database (see the package)."""
 
 
