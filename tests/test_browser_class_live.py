@@ -3,7 +3,8 @@ server; ``ui/class_live.py``, ``server/class_live.py``): a student joining while
 appears in it without a reload and can be removed; a waiting student appears in the waiting list
 without a reload and is let in; *Pause live updates* stops every live view (no change in the page
 for 10 s while students answer), says so to a screen reader, and *resume* brings the counts up to
-date; while nothing changes, nothing reruns. Each waits on what the page draws."""
+date; while nothing changes, nothing reruns. A student removed while on a 390 px phone reads it in
+the page's main area, the sidebar closed. Each waits on what the page draws."""
 from __future__ import annotations
 
 import time
@@ -11,7 +12,7 @@ import time
 import pytest
 
 from conftest import BROWSER_CLASS_KEY as KEY
-from helpers.browser import APP_IDLE, open_a_class, PAGE_BUDGET, wait_for
+from helpers.browser import APP_IDLE, open_a_class, PAGE_BUDGET, wait_for, wait_until
 from server.answers import answer_record
 from server.class_store import new_session_id
 
@@ -147,3 +148,24 @@ def test_pause_stops_every_live_view_while_students_answer_and_resume_catches_up
     store.join(code, new_session_id(), "10.0.1.9")
     wait_for(teacher, "/4 joined · 3 answered/.test(document.body.innerText)", "live again", 60)
     teacher.context.close()
+
+
+def test_a_removed_student_on_a_phone_reads_the_notice_without_opening_the_sidebar(class_server):
+    url, store, browser = class_server
+    teacher, code = teacher_page(browser, url)
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
+    phone.goto(f"{url}/exercises?class={code}", wait_until="domcontentloaded")
+    wait_for(phone, f"{APP_IDLE} && document.body.innerText.includes('Exercises')", "the phone's page", PAGE_BUDGET)
+    name = wait_until(lambda: [m.nickname for m in store.roster_of(KEY, code)], PAGE_BUDGET, "the phone joined")[0]
+    assert phone.evaluate("document.querySelector('[data-testid=\"stSidebar\"]').getAttribute('aria-expanded')") \
+        == "false"
+    store.remove(KEY, code, name)
+    notice = ("[...document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stAlert\"]')]"
+              ".find(a => a.innerText.includes('removed you from class'))")
+    wait_for(phone, notice, "the notice in the page's main area", 60)
+    box = phone.evaluate(f"(a => {{ const r = a.getBoundingClientRect(); return [r.left, r.right, r.width]; }})({notice})")
+    assert box[0] >= 0 and box[1] <= 390 and box[2] > 200, box  # on the screen, whole, as wide as the page
+    assert phone.evaluate("document.querySelector('[data-testid=\"stSidebar\"]').getAttribute('aria-expanded')") \
+        == "false"  # read without opening the sidebar
+    teacher.context.close()
+    phone.context.close()

@@ -44,8 +44,7 @@ def follow_panel(pages: dict, code: str, current: str) -> None:
         st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
         return
     if _removed_from(code, state):  # still listening: an Undo of the teacher's puts the tab back
-        st.warning(f"The teacher removed you from class {code}: the teacher's pages no longer open here, and your "
-                   "answers are not counted.", icon=":material/block:")
+        st.caption(f"Not following class {code}: the teacher removed you (the page says so too).")
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:")
         _listener(code, pages, state.version, None, stay=True)
         return

@@ -22,6 +22,7 @@ from ui.class_session import (APPLIED, CLASS, connection, COOKIE_FOR, enter, FOL
 from ui.class_admission import admission_panel, refused_notice
 from ui.class_follow import _base_path, follow_panel, js_string, link_params, sent_link, take_sent_link
 from ui.class_live import live_controls, live_look
+from ui.class_notice import student_notice
 
 
 def _key_checked(typed: str) -> bool | None:
@@ -120,7 +121,7 @@ def _new_key_popover() -> None:
     with st.popover("New key", icon=":material/key:"):
         st.caption("Replace the teacher key: the old one stops working everywhere, also for anyone who read it, "
                    "and every teacher cookie ends. The new key is shown here once; keep it off the projector.")
-        st.text_input("Current key", type="password", key="class_new_key_current")
+        st.text_input("Current key", type="password", key="class_new_key_current", autocomplete="current-password")
         st.button("Make a new key", key="class_new_key", on_click=_new_key)
         shown = st.session_state.pop("class_new_key_shown", None)
         if shown:
@@ -174,6 +175,7 @@ def class_sidebar(pages: dict, current: str) -> None:
                 _teacher_panel(code, current)
             else:
                 _student_panel(code)
+    student_notice(code)  # removed, waiting or refused: said on the page too, the sidebar being closed on a phone
     if code and st.session_state.get(FOLLOW) and not teacher_key():
         with st.sidebar:
             follow_panel(pages, code, current)
@@ -201,8 +203,10 @@ def _student_panel(code: str) -> None:
     if not code:
         refused_notice()  # why not, asked again by itself where that may change (ui/class_admission.py)
     with st.popover("I am the teacher"):
-        st.text_input("Teacher key", type="password", key="class_key_box",
-                      help="Printed by the server when it starts (or ATTN_EXPLORER_TEACHER_KEY).")
+        # WCAG 3.3.8: the key may be pasted or filled in by a password manager; nothing to solve
+        st.text_input("Teacher key", type="password", key="class_key_box", autocomplete="current-password",
+                      help="Printed by the server when it starts (or ATTN_EXPLORER_TEACHER_KEY). Paste it, or let "
+                           "your password manager fill it in.")
         st.button("Sign in", key="class_sign_in", on_click=_sign_in)
     wrong = st.session_state.pop("class_key_wrong", None)
     if wrong:

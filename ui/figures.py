@@ -10,6 +10,7 @@ from collections import OrderedDict
 import streamlit as st
 
 from server import settings
+from ui.focus import FOCUS_CSS, POPOVER_FOCUS_JS
 
 
 FIT_STEP = 100    # px: the widths a figure may ask for come in these steps (one CSS rule each)
@@ -113,6 +114,7 @@ ACCESSIBLE_CSS = (
     '.st-key-class_charts_warm{visibility:hidden;overflow:hidden!important;height:0!important}'
     # a teacher's live view's button that the page's script clicks (ui/class_live.py): never seen or tabbed to
     '[class*="st-key-class_live_look_"]{display:none!important}'
+    + FOCUS_CSS  # every control's focus ring, 3:1 and more (ui/focus.py)
 )
 
 
@@ -154,7 +156,7 @@ SCROLL_FOCUS_JS = (
     "    + ', scrolls sideways: arrow keys'); } };"
     "const soon = () => { if (!queued) { queued = true; requestAnimationFrame(mark); } };"
     "new MutationObserver(soon).observe(document.body, {childList: true, subtree: true});"
-    "addEventListener('resize', soon); soon();})()</script>")
+    "addEventListener('resize', soon); soon();})();" + POPOVER_FOCUS_JS + "</script>")
 
 
 def scroll_focus_script() -> str:
