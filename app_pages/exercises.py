@@ -368,11 +368,11 @@ if teacher:
         except (StoreUnavailable, NotTeacher, AnswerRefused) as e:
             st.session_state["ex_revealed_note"] = str(e)
 
-    st.button("Reveal the answer to the class", key="ex_reveal", on_click=reveal, icon=":material/visibility:",
-              help="Every student following the class sees the answer of this exercise at once.")
-    note = st.session_state.pop("ex_revealed_note", None)
+    st.button("Reveal the answer to the class", key="ex_reveal", on_click=reveal, icon=":material/visibility:")
+    note = st.session_state.pop("ex_revealed_note", None)  # a caption, no tooltip over the projected page
     if note:
-        st.caption("Revealed to the class." if note is True else f"Not revealed: {note}")
+        st.caption("Revealed to the class: every student following sees the answer." if note is True
+                   else f"Not revealed: {note}")
 
 shown = {"align": alignment_page, "step": step_page, "which": which_page}[kind]()
 progress_line()

@@ -131,3 +131,24 @@ def test_the_teacher_popover_takes_the_focus_and_gives_it_back(class_server):
     page.keyboard.press("Enter")
     wait_for(page, "document.body.innerText.includes('Open a class')", "signed in by keys alone", PAGE_BUDGET)
     page.context.close()
+
+
+def test_no_tooltip_covers_the_projected_class_link_after_a_send(class_server):
+    url, _, browser = class_server
+    page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+    page.goto(f"{url}/exercises?ex=which&seed=3", wait_until="domcontentloaded")
+    open_a_class(page, KEY)
+    send = page.get_by_role("button", name="Send this page to the class")
+    send.click()  # the pointer stays on the button, the focus too, as a teacher's click leaves them
+    wait_for(page, f"document.body.innerText.includes('Sent: every student following') && {APP_IDLE}", "sent",
+             PAGE_BUDGET)
+    send.hover()
+    page.wait_for_timeout(1500)  # a tooltip shows after a hover's delay: give it that time, then look
+    covered = page.evaluate("""(() => {
+      const link = [...document.querySelectorAll('[data-testid="stCode"]')].find(c => c.innerText.includes('?class='));
+      const r = link.getBoundingClientRect();
+      return [...document.querySelectorAll('[role=tooltip], [data-testid="stTooltipContent"]')]
+        .filter(t => t.checkVisibility()).map(t => t.getBoundingClientRect())
+        .filter(t => t.left < r.right && t.right > r.left && t.top < r.bottom && t.bottom > r.top).length; })()""")
+    assert covered == 0
+    page.context.close()

@@ -228,11 +228,12 @@ def _teacher_panel(code: str, current: str) -> None:
         base = f"{here.scheme}://{here.netloc}" if here.netloc else "http://ADDRESS:8501"
         st.markdown(f"Class **{info.code}** is open.")
         st.code(f"{base}/exercises?class={info.code}", language="text")
+        # said in a caption, not a tooltip: a tooltip stays while the pointer or the focus does, over
+        # the class link the projector shows
         st.button("Send this page to the class", key="class_send", on_click=_send, args=(current,),
-                  icon=":material/cast:", help="Every student following the class sees this page, its sentence, "
-                  "model and step (what this page's link holds).")
-        if st.session_state.pop("class_sent", False):
-            st.caption("Sent.")
+                  icon=":material/cast:")
+        st.caption("Sent: every student following sees this page." if st.session_state.pop("class_sent", False)
+                   else "Every student following sees this page, its sentence, model and step.")
         roster_panel(info.code)
         st.button("Close the class", key="class_close", on_click=_close_class)
     elif signed_in_teacher():
