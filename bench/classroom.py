@@ -53,7 +53,10 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   it to the class through the store, as the teacher's *Send to class* does. Per follower: the time from the send until the
   teacher's page, opened as the page's listener asks, has finished drawing and shows that
   sentence at that step (``follow_p95_ms``; ``follow_errors``: a follower that never got it
-  within 10 s, or got another page).
+  within 10 s, or got another page). Then, per page kind (``classroom_rounds``), the same from
+  the teacher's send of the worked example and of an exercise, and from the reveal of that
+  exercise, until it is drawn: ``follow_worked-example_p95_ms``, ``follow_exercise_p95_ms``,
+  ``follow_reveal_p95_ms`` (with ``_p50_ms``, ``_max_ms``, ``_errors``).
 - ``idle_cpu_pct_of_core`` (``--idle S``): with the followers in, the servers' CPU over S
   seconds of nobody clicking. ``--follow-only``: only that, no reference run and no lesson.
 - ``flood`` (``--flood``): the class played again on a fresh server, in a class of its own,
@@ -356,7 +359,9 @@ def main(argv=None) -> int:
     elif not args.json and args.follow_only:
         print(f"follow the teacher: {result['followers']} followers, p50 {result['follow_p50_ms']} ms, p95 "
               f"{result['follow_p95_ms']} ms, max {result['follow_max_ms']} ms, {result['follow_errors']} errors; idle: "
-              f"{result.get('idle_cpu_pct_of_core')} % of a core")
+              f"{result.get('idle_cpu_pct_of_core')} % of a core; p95 worked example "
+              f"{result.get('follow_worked-example_p95_ms')} ms, exercise {result.get('follow_exercise_p95_ms')} ms, "
+              f"reveal {result.get('follow_reveal_p95_ms')} ms")
     emit(result, args.append)
     return 0
 

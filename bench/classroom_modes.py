@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 from classroom_lesson import Lesson, MODELS, MOVES, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
+from classroom_rounds import timed_rounds
 from classroom_servers import Meter, Target, cpu_seconds
 from server.class_store import StoreUnavailable
 from classroom_tab import LOOK, Tab
@@ -347,6 +348,7 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
         got[i] = (ms, error or (None if shown else "the page is not the teacher's sentence and step"))
 
     tasks = [asyncio.create_task(follow(i, tab)) for i, tab in enumerate(tabs)]
+    rounds: dict = {}
     teacher = Tab(target.base, args.timeout, target.sticky)  # the teacher's screen shows the page before sending it
     idle: dict = {}
     try:
@@ -358,6 +360,8 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
         sent_at[0] = time.perf_counter()
         await asyncio.to_thread(store.send, key, code, page, {"text": sentence, "model": model, "step": str(step)})
         await asyncio.wait(tasks, timeout=15.0)
+        rounds = await timed_rounds([t for i, t in enumerate(tabs) if i in got and got[i][1] is None], store, key, code,
+                                    until_sent)  # the worked example, an exercise, its reveal (classroom_rounds)
     finally:
         for t in tasks:
             t.cancel()
@@ -368,7 +372,7 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
     return {"followers": n, "follow_p50_ms": pct(times, 0.5), "follow_p95_ms": pct(times, 0.95),
             "follow_max_ms": round(max(times), 1) if times else None, "follow_errors": errors,
             "follow_error_kinds": sorted({str(e) for _, e in got.values() if e}) + (
-                [f"{n - len(got)} never saw the teacher's page within 15 s"] if len(got) < n else []), **idle}
+                [f"{n - len(got)} never saw the teacher's page within 15 s"] if len(got) < n else []), **idle, **rounds}
 
 
 async def idle_cost(target: Target, seconds: float) -> dict:

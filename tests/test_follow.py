@@ -116,7 +116,7 @@ def test_postgresql_notifies_the_other_process(postgres_url, monkeypatch):
 def test_tabs_on_the_websocket_follow_a_send_inside_their_session(tiny_zoo, tmp_path):
     """bench/classroom.py's followers against a real server: each holds /_attn/follow open, is
     answered at the send, clicks *Look again* and draws the sent Step through page (its sentence
-    at its step) without a new socket."""
+    at its step) without a new socket; then the worked example, an exercise and its reveal."""
     import argparse
     from helpers.lecture import load_bench
     bench = load_bench()
@@ -132,6 +132,9 @@ def test_tabs_on_the_websocket_follow_a_send_inside_their_session(tiny_zoo, tmp_
         store.engine.dispose()
     assert result["follow_errors"] == 0, result["follow_error_kinds"]
     assert result["followers"] == 4 and result["follow_max_ms"] is not None
+    # then the worked example, an exercise and its reveal, each timed to every follower's page drawn
+    for kind in ("worked-example", "exercise", "reveal"):
+        assert result[f"follow_{kind}_errors"] == 0 and result[f"follow_{kind}_p95_ms"] is not None, (kind, result)
 
 
 def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(store, monkeypatch):
