@@ -14,7 +14,7 @@ REVEALED_EXERCISE = "which:3"
 # (round, the page the followers end on, what the teacher sends (None: a reveal), what the page then shows)
 ROUNDS = (
     ("worked-example", "worked-example", {}, b"Turn off the lights"),
-    ("exercise", "exercises", {"ex": "which", "seed": "3"}, b"Which mechanism drew this heatmap?"),
+    ("exercise", "exercises", {"ex": "which", "seed": "3"}, b"drew this heatmap?"),
     ("reveal", "exercises", None, b"The teacher revealed the answer."),
 )
 
