@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
+
 from server.answers import answer_record
 from server.class_live import live_ticket, LiveBoard, ticket_valid
 from server.class_store import AwaitingApproval, ClassStore, new_session_id
@@ -19,8 +21,16 @@ def two_processes(url: str) -> tuple[ClassStore, ClassStore]:
     return ClassStore(url, teacher_key=KEY), ClassStore(url, teacher_key=KEY)
 
 
-def test_the_signature_moves_with_what_the_teacher_watches_and_nothing_else(tmp_path):
-    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=KEY)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}" if request.param == "sqlite" else \
+        request.getfixturevalue("postgres_url")
+    s = ClassStore(url, teacher_key=KEY)
+    yield s
+    s.engine.dispose()
+
+
+def test_the_signature_moves_with_what_the_teacher_watches_and_nothing_else(store):
     code, other = store.open_class(KEY).code, store.open_class(KEY).code
     seen = [store.activity_many([code])[code]]
 
