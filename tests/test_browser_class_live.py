@@ -57,7 +57,9 @@ def test_a_student_joining_appears_in_the_open_roster_without_a_reload_and_is_re
     # the roster, still open, shows the newcomer: no reload, no click of the teacher's
     wait_for(teacher, f"document.body.innerText.includes('Remove {name}') && "
                       "document.body.innerText.includes('1 on the roster')", "the newcomer in the roster", 60)
-    assert "1 joined · 0 answered" in text(teacher)
+    # and the page's own live view, a fragment of the main area, beside the sidebar's
+    wait_for(teacher, "document.querySelector('[data-testid=\"stMain\"]').innerText.includes('1 joined · 0 answered')",
+             "the page's live view", 60)
     teacher.get_by_role("button", name=f"Remove {name}").click()
     wait_for(teacher, f"!document.body.innerText.includes('Remove {name}') && {APP_IDLE}", f"{name} removed", 60)
     assert [m.nickname for m in store.roster_of(KEY, code)] == []

@@ -29,9 +29,15 @@
     if (e.target.closest && e.target.closest('[class*="st-key-' + (data() || {dataset: {}}).dataset.look + '"]'))
       e.stopPropagation();
   });
-  const look = () => {
-    for (const b of document.querySelectorAll('[class*="st-key-' + data().dataset.look + '"] button')) b.click();
+  // one click at a time: the front end sends the clicks of one moment as one batch, which reruns
+  // only one fragment (the first's); the server queues the fragment reruns that follow each other
+  const look = async () => {
     window.attnLiveLooks = (window.attnLiveLooks || 0) + 1;  // the browser tests count them
+    const d = data(), step = Number(d.dataset.stepMs);
+    for (const b of document.querySelectorAll('[class*="st-key-' + d.dataset.look + '"] button')) {
+      b.click();
+      await sleep(step);
+    }
   };
   const still = (url, drawn) => { const d = data(); return d && d.dataset.url === url && d.dataset.version === drawn
     && d.dataset.paused !== '1'; };
@@ -48,7 +54,7 @@
           const s = await r.json();
           if (s.version !== seen && still(url, drawn)) {
             await sleep(last + Number(d.dataset.gapMs) - Date.now());
-            if (still(url, drawn)) { seen = s.version; last = Date.now(); look(); }
+            if (still(url, drawn)) { seen = s.version; last = Date.now(); await look(); }
           }
           pause = 1000;
           continue;

@@ -23,6 +23,7 @@ LOOK = "class_live_look_"     # the key prefix of each live view's hidden button
 PAUSED = "class_live_paused"  # the teacher paused the live views (kept across reruns and pages)
 PAUSE_BOX = "class_live_pause_box"  # the toggle itself (a widget's state is dropped on a run that does not draw it)
 GAP_S = 1.0                   # at most one round of reruns a second while a class keeps answering
+STEP_S = 0.15                 # between two live views' clicks of one round (one click, one batch, one fragment)
 SAID_PAUSED = "Live updates paused: the counts, the roster, the waiting list and the answers stay as they are."
 SAID_RESUMED = "Live updates resumed."
 LIVE_JS = (Path(__file__).parent / "class_live.js").read_text(encoding="utf-8")
@@ -59,6 +60,6 @@ def live_controls(code: str, base: str) -> None:
         st.caption("Paused: what you see stays until you resume.")
     url = f"{base}{LIVE_PATH}?{urlencode({'class': code, 't': ticket})}"
     st.html(f"""<div id="attn-live" hidden data-url="{escape(url)}" data-version="{escape(signature)}"
- data-paused="{int(paused())}" data-look="{LOOK}" data-gap-ms="{int(1000 * GAP_S)}"
+ data-paused="{int(paused())}" data-look="{LOOK}" data-gap-ms="{int(1000 * GAP_S)}" data-step-ms="{int(1000 * STEP_S)}"
  data-said-paused="{escape(SAID_PAUSED)}" data-said-resumed="{escape(SAID_RESUMED)}"></div><script>{LIVE_JS}</script>""",
             unsafe_allow_javascript=True)
