@@ -58,7 +58,8 @@ st.markdown(f"This browser: **{'the signed-in teacher' if signed_in_teacher() el
 st.markdown("The one thing a student writes is an answer on *Exercises*, anonymously, into a class the teacher "
             "opened. The teacher signs in (the sidebar's *Class* panel) with the key the server prints when it "
             "starts, or the one it was started with (`ATTN_EXPLORER_TEACHER_KEY`), opens a class, and sees the "
-            "room's answers live, sends a page to every screen and reveals answers. The key is never shown on a page.")
+            "room's answers, the roster and who waits live, without a reload (*Pause live updates* holds them "
+            "still), sends a page to every screen and reveals answers. The key is never shown on a page.")
 
 st.subheader("4. What the server shares out")
 st.markdown(
