@@ -329,6 +329,9 @@ def roster_panel(code: str) -> None:
             st.caption(f"Removed {plain_name(removed[0])}: their answers left the summary.")
             st.button(f"Undo: put {removed[0]} back", key="class_undo_remove", on_click=_readmit,
                       args=(code, removed[0]), icon=":material/undo:")
+    error = st.session_state.pop("class_error", None)  # a click in this fragment reruns it alone: said here
+    if error:
+        st.warning(error)
 
 
 def plain_name(nickname: str) -> str:
