@@ -20,6 +20,7 @@ from ui.class_session import (APPLIED, CLASS, connection, COOKIE_FOR, enter, FOL
                               PANEL, signed_in_teacher, SIGNED_OUT, store_notice, teacher_key, TEACHER_OF,
                               TEACHER_SESSION, visitor_address)
 from ui.class_admission import admission_panel, refused_notice
+from ui.class_bulk import remove_many_panel
 from ui.class_follow import follow_panel, js_string, link_params, sent_link, take_sent_link
 
 
@@ -298,6 +299,7 @@ def roster_panel(code: str) -> None:
     st.toggle("Lock the class", key="class_locked", on_change=_lock, args=(code,),
               help="No new student can join (they are told the class is locked); those in it go on.")
     admission_panel(code)  # seats, approve joins, the join window, who waits (ui/class_admission.py)
+    remove_many_panel(code, students)  # a batch at once: joined lately, or not answered (ui/class_bulk.py)
     removed = st.session_state.get("class_removed")
     if removed and time.time() - removed[1] > UNDO_S:
         st.session_state.pop("class_removed")

@@ -1,0 +1,150 @@
+"""``--prank``: one unfriendly student on the school's network, beside the class (bench/classroom.py).
+
+From the class's own address (this machine, as a school behind one NAT), three things at once,
+until the lesson ends:
+
+- **unnamed listeners**: ``PRANK_UNNAMED`` requests on ``/_attn/follow`` for the class, none naming a
+  student (no cookie), each asked again a second after it is answered, ``REFUSED_AGAIN_S`` after
+  a refusal;
+- **guessed codes**: ``PRANK_GUESSES_PER_S`` requests a second, each naming a random class code;
+- **wrong teacher keys**: one a second, typed into the class panel's *I am the teacher* box over
+  Streamlit's websocket, a new session whenever the page says to wait;
+
+and the teacher's own right key, typed every ``TEACHER_EVERY_S`` seconds in a new tab from the
+same address, which must sign in at its first try (``prank_teacher_signed_in``).
+
+The raw HTTP client (:func:`http_get`) is also what ``tests/test_school_limits.py`` sends.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+
+from classroom_tab import Tab
+
+PRANK_UNNAMED = 1000     # unnamed follow requests kept open
+PRANK_GUESSES_PER_S = 80.0  # random class codes asked a second
+TEACHER_EVERY_S = 5.0    # the teacher's right key, tried this often
+REFUSED_AGAIN_S = 10.0   # an unnamed listener refused asks again this much later
+TEACHER_VIEW = "the answers, live"  # what only the class's teacher sees on Exercises
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # server/class_store/schema.py's
+
+
+async def http_get(base: str, path: str, cookie: str = "", timeout: float = 60.0) -> tuple[int, dict]:
+    """One GET over a connection of its own, as a script sends it: (status, JSON answer or {});
+    status 0 when it failed or ran past ``timeout``."""
+    host = base.split("://", 1)[1].rstrip("/")
+    name, _, port = host.partition(":")
+    request = (f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n"
+               + (f"Cookie: {cookie}\r\n" if cookie else "") + "Connection: close\r\n\r\n")
+    writer = None
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(name, int(port or 80)), timeout)
+        writer.write(request.encode())
+        answer = await asyncio.wait_for(reader.read(), timeout)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        try:
+            return status, json.loads(body) if body else {}
+        except ValueError:
+            return status, {}
+    except (OSError, TimeoutError, ValueError, IndexError):
+        return 0, {}
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def random_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
+
+
+async def unnamed_listeners(base: str, code: str, n: int, stop: asyncio.Event, counts: dict) -> None:
+    """``n`` follow requests for ``code`` naming no student, each asked again a second after its
+    answer (REFUSED_AGAIN_S after a refusal)."""
+    async def one() -> None:
+        seen = 0
+        while not stop.is_set():
+            status, said = await http_get(base, f"/_attn/follow?class={code}&v={seen}", timeout=60.0)
+            seen = said.get("version", seen)  # as the page's listener asks: past the version it was told
+            counts[f"prank_unnamed_{status}"] = counts.get(f"prank_unnamed_{status}", 0) + 1
+            await asyncio.sleep(1.0 if status == 200 else REFUSED_AGAIN_S)
+    tasks = [asyncio.create_task(one()) for _ in range(n)]
+    await stop.wait()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def guess_codes(base: str, per_s: float, stop: asyncio.Event, counts: dict) -> None:
+    """Random class codes at ``per_s`` a second (each its own request, not waiting for the last)."""
+    async def one() -> None:
+        status, _ = await http_get(base, f"/_attn/follow?class={random_code()}&v=0", timeout=30.0)
+        counts[f"prank_guess_{status}"] = counts.get(f"prank_guess_{status}", 0) + 1
+    pending: set[asyncio.Task] = set()
+    while not stop.is_set():
+        task = asyncio.create_task(one())
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        await asyncio.sleep(1.0 / per_s)
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def sign_in(tab: Tab, code: str, key: str) -> str:
+    """Type ``key`` into the class panel of the class link's Exercises page (opened once per tab)
+    and press *Sign in*; the page's text afterwards ("" when a step failed)."""
+    opening = [("open", "exercises", f"ex=step&seed=0&class={code}")] if tab.ws is None else []
+    for action in (*opening, ("set", "class_panel", True), ("set", "class_key_box", key),
+                   ("click", "class_sign_in", True)):
+        _, _, error = await tab.do(action)
+        if error:
+            return ""
+    return tab.drawn.decode("utf-8", "replace")
+
+
+async def wrong_keys(base: str, code: str, per_s: float, stop: asyncio.Event, counts: dict) -> None:
+    """A wrong key every 1/``per_s`` seconds; a new session whenever the page says to wait."""
+    tab = Tab(base, 120.0, load_page=True)
+    try:
+        while not stop.is_set():
+            started = time.monotonic()
+            said = await sign_in(tab, code, "wrong-" + secrets.token_urlsafe(9))
+            counts["prank_keys"] = counts.get("prank_keys", 0) + 1
+            if "not the teacher key" in said:
+                counts["prank_keys_checked"] = counts.get("prank_keys_checked", 0) + 1
+            if "Too many wrong keys" in said or not said:
+                await tab.close()
+                tab = Tab(base, 120.0, load_page=True)  # a new session: what the script pays for its next key
+            await asyncio.sleep(max(0.0, 1.0 / per_s - (time.monotonic() - started)))
+    finally:
+        await tab.close()
+
+
+async def teacher_signs_in(base: str, code: str, key: str, every: float, stop: asyncio.Event, counts: dict) -> None:
+    """The teacher's right key in a new tab every ``every`` seconds: signed in at the first try, or not."""
+    while not stop.is_set():
+        started = time.monotonic()
+        tab = Tab(base, 120.0, load_page=True)
+        try:
+            said = await sign_in(tab, code, key)
+        finally:
+            await tab.close()
+        counts["prank_teacher_tries"] = counts.get("prank_teacher_tries", 0) + 1
+        counts["prank_teacher_signed_in"] = counts.get("prank_teacher_signed_in", 0) + (TEACHER_VIEW in said)
+        try:
+            await asyncio.wait_for(stop.wait(), max(0.0, every - (time.monotonic() - started)))
+        except TimeoutError:
+            pass
+
+
+async def prank(target, code: str, key: str, stop: asyncio.Event, unnamed: int = PRANK_UNNAMED,
+                guesses_per_s: float = PRANK_GUESSES_PER_S) -> dict:
+    """The three beside the class, and the teacher's key, until ``stop`` is set: what each got."""
+    counts: dict = {}
+    await asyncio.gather(unnamed_listeners(target.base, code, unnamed, stop, counts),
+                         guess_codes(target.base, guesses_per_s, stop, counts),
+                         wrong_keys(target.base, code, 1.0, stop, counts),
+                         teacher_signs_in(target.base, code, key, TEACHER_EVERY_S, stop, counts))
+    return dict(sorted(counts.items()))
