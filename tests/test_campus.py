@@ -124,9 +124,10 @@ def test_a_websocket_from_another_origin_is_refused(shipped_server, origin, refu
     assert asyncio.run(open_socket()) == (403 if refused else 101)
 
 
-def follow_request(base: str, code: str, cookie: str = "") -> tuple[int, dict]:
-    """GET /_attn/follow as the page's listener asks: (status, JSON answer)."""
-    request = urllib.request.Request(f"{base}/_attn/follow?class={code}&v=0", headers={"Cookie": cookie} if cookie else {})
+def follow_request(base: str, code: str, cookie: str = "", version: int = 0) -> tuple[int, dict]:
+    """GET /_attn/follow as the page's listener asks, past ``version``: (status, JSON answer)."""
+    request = urllib.request.Request(f"{base}/_attn/follow?class={code}&v={version}",
+                                     headers={"Cookie": cookie} if cookie else {})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(request, timeout=120) as response:
@@ -265,7 +266,7 @@ def test_unknown_class_codes_are_throttled_per_address(shipped_server, class_of_
     assert follow_request(shipped_server, code)[0] == 429  # unnamed: not looked up, even for a real class
     student = joined_cookie(store, code)  # a student of the class, behind the same address: never refused for it
     with ThreadPoolExecutor(1) as pool:
-        waiting = pool.submit(follow_request, shipped_server, code, student)
+        waiting = pool.submit(follow_request, shipped_server, code, student, store.follow(code).version)
         until(lambda: load(shipped_server)["follow_listeners"] >= 1, PAGE_BUDGET_S, "the student's listener open")
         store.send(key, code, "step-through", {"text": "I will eat.", "model": "rnnsearch", "step": "2"})
         status, said = waiting.result(timeout=PAGE_BUDGET_S)
