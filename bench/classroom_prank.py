@@ -13,16 +13,25 @@ until the lesson ends:
 and the teacher's own right key, typed every ``TEACHER_EVERY_S`` seconds in a new tab from the
 same address, which must sign in at its first try (``prank_teacher_signed_in``).
 
-The raw HTTP client (:func:`http_get`) is also what ``tests/test_school_limits.py`` sends.
+It runs as a process of its own (``python bench/classroom_prank.py --base URL --code CODE``, the
+teacher's key on its standard input, never on a command line that ``ps`` shows), started by
+``bench/classroom.py --prank`` and stopped with SIGINT, when it prints what each prank got as one
+JSON line: a prankster is another machine, and the students' clients must not wait for its event
+loop. The raw HTTP client (:func:`http_get`) is also what ``tests/test_school_limits.py`` sends.
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import secrets
+import signal
+import sys
 import time
+from pathlib import Path
 
-from classroom_tab import Tab
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from classroom_tab import Tab  # noqa: E402
 
 PRANK_UNNAMED = 1000     # unnamed follow requests kept open
 PRANK_GUESSES_PER_S = 80.0  # random class codes asked a second
@@ -92,15 +101,25 @@ async def guess_codes(base: str, per_s: float, stop: asyncio.Event, counts: dict
     await asyncio.gather(*pending, return_exceptions=True)
 
 
+def told(page: str) -> str:
+    """What a sign-in's page said of the key, or that the page failed."""
+    for said in ("Too many wrong keys", "not the teacher key", "Cannot check the key"):
+        if said in page:
+            return said
+    return page if page.startswith("page error") else "no teacher view"
+
+
 async def sign_in(tab: Tab, code: str, key: str) -> str:
-    """Type ``key`` into the class panel of the class link's Exercises page (opened once per tab)
-    and press *Sign in*; the page's text afterwards ("" when a step failed)."""
-    opening = [("open", "exercises", f"ex=step&seed=0&class={code}")] if tab.ws is None else []
+    """Type ``key`` into the class panel of the class link's Exercises page (opened once per tab,
+    as the teacher's page already, ``sent=1``: a tab that opens a class link follows the class, and
+    would otherwise be taken to the page the teacher sent last) and press *Sign in*; the page's
+    text afterwards (or "page error: …" when a step failed)."""
+    opening = [("open", "exercises", f"ex=step&seed=0&class={code}&sent=1")] if tab.ws is None else []
     for action in (*opening, ("set", "class_panel", True), ("set", "class_key_box", key),
                    ("click", "class_sign_in", True)):
         _, _, error = await tab.do(action)
         if error:
-            return ""
+            return f"page error: {error}"[:200]
     return tab.drawn.decode("utf-8", "replace")
 
 
@@ -114,7 +133,7 @@ async def wrong_keys(base: str, code: str, per_s: float, stop: asyncio.Event, co
             counts["prank_keys"] = counts.get("prank_keys", 0) + 1
             if "not the teacher key" in said:
                 counts["prank_keys_checked"] = counts.get("prank_keys_checked", 0) + 1
-            if "Too many wrong keys" in said or not said:
+            if "Too many wrong keys" in said or said.startswith("page error"):
                 await tab.close()
                 tab = Tab(base, 120.0, load_page=True)  # a new session: what the script pays for its next key
             await asyncio.sleep(max(0.0, 1.0 / per_s - (time.monotonic() - started)))
@@ -133,6 +152,8 @@ async def teacher_signs_in(base: str, code: str, key: str, every: float, stop: a
             await tab.close()
         counts["prank_teacher_tries"] = counts.get("prank_teacher_tries", 0) + 1
         counts["prank_teacher_signed_in"] = counts.get("prank_teacher_signed_in", 0) + (TEACHER_VIEW in said)
+        if TEACHER_VIEW not in said:  # what the teacher read instead (a page's error: "" )
+            counts.setdefault("prank_teacher_refused", []).append(told(said))
         try:
             await asyncio.wait_for(stop.wait(), max(0.0, every - (time.monotonic() - started)))
         except TimeoutError:
@@ -148,3 +169,41 @@ async def prank(target, code: str, key: str, stop: asyncio.Event, unnamed: int =
                          wrong_keys(target.base, code, 1.0, stop, counts),
                          teacher_signs_in(target.base, code, key, TEACHER_EVERY_S, stop, counts))
     return dict(sorted(counts.items()))
+
+
+async def prank_process(target, code: str, key: str, stop: asyncio.Event) -> dict:
+    """This module as a process of its own beside the class until ``stop``: what each prank got."""
+    proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--base", target.base, "--code", code,
+                                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    proc.stdin.write(key.encode() + b"\n")
+    await proc.stdin.drain()
+    proc.stdin.close()
+    try:
+        await stop.wait()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = await proc.communicate()
+    lines = out.decode().strip().splitlines()
+    return json.loads(lines[-1]) if lines else {"prank_error": f"exit {proc.returncode}"}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="one unfriendly student beside a class, until SIGINT")
+    p.add_argument("--base", required=True, help="the server's address, e.g. http://127.0.0.1:8501")
+    p.add_argument("--code", required=True, help="the class's code")
+    p.add_argument("--unnamed", type=int, default=PRANK_UNNAMED)
+    p.add_argument("--guesses-per-s", type=float, default=PRANK_GUESSES_PER_S)
+    args = p.parse_args(argv)
+    key = sys.stdin.readline().strip()  # the teacher's key, for the teacher's own tries
+
+    async def run() -> dict:
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
+        target = argparse.Namespace(base=args.base.rstrip("/"))
+        return await prank(target, args.code, key, stop, args.unnamed, args.guesses_per_s)
+    print(json.dumps(asyncio.run(run())), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

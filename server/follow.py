@@ -371,11 +371,20 @@ def _unknown_codes() -> UnknownCodes:
     return UnknownCodes()
 
 
+def _student_cookie() -> str:
+    from server.identity import STUDENT_COOKIE
+    return STUDENT_COOKIE
+
+
+def _address(request) -> str:
+    from server.proxies import client_address
+    return client_address(request.client.host if request.client else None, request.headers.get("x-forwarded-for"))
+
+
 def _who(request) -> tuple[str, str]:
     """(the request's student id or "", its address), as the class panel knows them."""
     from server import identity
-    from server.proxies import client_address
-    address = client_address(request.client.host if request.client else None, request.headers.get("x-forwarded-for"))
+    address = _address(request)
     value = request.cookies.get(identity.STUDENT_COOKIE)
     try:
         student = identity.student_id(class_store().cookie_secret(), value) if value else None
@@ -406,7 +415,9 @@ async def follow_changes(request):
     except ValueError:
         seen = -1
     headers = {"Cache-Control": "no-store"}
-    student, address = await asyncio.to_thread(_who, request)
+    # a request without the student cookie (a script's) is placed without a thread: no store to ask
+    has_cookie = request.cookies.get(_student_cookie())
+    student, address = await asyncio.to_thread(_who, request) if has_cookie else ("", _address(request))
     student = await asyncio.to_thread(_named, code, student) if student else ""
     if not student:  # unnamed: guesses of unknown codes are counted against its address
         wait = _unknown_codes().take(address, time.monotonic())
