@@ -141,6 +141,18 @@ async def wrong_keys(base: str, code: str, per_s: float, stop: asyncio.Event, co
         await tab.close()
 
 
+async def key_rate(base: str, code: str, tabs: int, seconds: float) -> dict:
+    """How fast one address can have wrong keys checked: ``tabs`` scripts at once, each typing as
+    fast as the server answers and opening a new session whenever told to wait."""
+    stop, counts = asyncio.Event(), {}
+    tasks = [asyncio.create_task(wrong_keys(base, code, 1000.0, stop, counts)) for _ in range(tabs)]
+    await asyncio.sleep(seconds)
+    stop.set()
+    await asyncio.gather(*tasks)
+    return {**counts, "seconds": seconds, "tabs": tabs,
+            "keys_checked_per_s": round(counts.get("prank_keys_checked", 0) / seconds, 1)}
+
+
 async def teacher_signs_in(base: str, code: str, key: str, every: float, stop: asyncio.Event, counts: dict) -> None:
     """The teacher's right key in a new tab every ``every`` seconds: signed in at the first try, or not."""
     while not stop.is_set():
@@ -193,7 +205,14 @@ def main(argv=None) -> int:
     p.add_argument("--code", required=True, help="the class's code")
     p.add_argument("--unnamed", type=int, default=PRANK_UNNAMED)
     p.add_argument("--guesses-per-s", type=float, default=PRANK_GUESSES_PER_S)
+    p.add_argument("--key-rate", type=int, default=0, metavar="TABS",
+                   help="only this: TABS tabs typing wrong keys as fast as the server answers, a new session "
+                        "whenever told to wait, for --seconds; prints the keys checked a second")
+    p.add_argument("--seconds", type=float, default=30.0)
     args = p.parse_args(argv)
+    if args.key_rate:
+        print(json.dumps(asyncio.run(key_rate(args.base.rstrip("/"), args.code, args.key_rate, args.seconds))))
+        return 0
     key = sys.stdin.readline().strip()  # the teacher's key, for the teacher's own tries
 
     async def run() -> dict:
