@@ -241,7 +241,7 @@ if st.session_state.get(lesson_check.OPEN):  # the check before or after the les
     lesson_check.take(st.session_state[lesson_check.OPEN])
     keep_in_url(k, text)
     st.stop()
-if k == 1 and "before" not in lesson_check.taken() and not teacher_key():
+if k == 1 and lesson_check.to_take("before") and not teacher_key():
     lesson_check.offer("before")
 if k == END:
     closing_card()
