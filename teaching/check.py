@@ -160,7 +160,7 @@ def alignment_item(record, rng: np.random.Generator, strict: bool = True) -> Ite
     if strict:  # in a seeded order: "the middle of the list" is no better than chance either
         shown = [shown[n] for n in rng.permutation(len(shown))]
     choices = tuple(f"{n + 1}. {words[n] or english[n]}" for n in shown)
-    q = Question(f"RNNsearch translates *{' '.join(english)}* as *{' '.join(french)}* Which English word does it "
+    q = Question(f"RNNsearch translates “{' '.join(english)}” as “{' '.join(french)}” Which English word does it "
                  f"read most while writing “{french[k].strip(PUNCTUATION)}”?",
                  tuple(choices[shown.index(n)] for n in right), ("", ""),
                  f"{choices[shown.index(right[0])]}, α = {weights[k, right[0]]:.2f}.", choices,
@@ -479,10 +479,13 @@ def student_changes(cc: ClassCheck, by: str = "concept") -> dict[str, list[float
 
 
 def most_missed(cc: ClassCheck, half: str = "after", top: int = 3) -> list[tuple[str, int, int]]:
-    """The items most missed in ``half``: (slug, students wrong, students who answered), most wrong first."""
+    """The items most missed in ``half``: (slug, students wrong, students who answered), most wrong
+    first; the ``top`` most missed and every item tied with the last of them (a cut never drops one)."""
     wrong: dict[str, list[int]] = {}
     for answers in cc.halves[half].values():
         for slug, ok in answers.items():
             wrong.setdefault(slug, []).append(int(not ok))
-    ranked = sorted(wrong.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
-    return [(slug, sum(v), len(v)) for slug, v in ranked[:top] if sum(v)]
+    ranked = [(slug, sum(v), len(v)) for slug, v in sorted(wrong.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
+              if sum(v)]
+    last = ranked[min(top, len(ranked)) - 1][1] if ranked else 0
+    return [r for n, r in enumerate(ranked) if n < top or r[1] == last]

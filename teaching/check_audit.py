@@ -77,7 +77,7 @@ def elimination(item: Item, keys: set[str]):
 def _alignment(item: Item):
     """(the English sentence's length, the French sentence's, the asked French word's place, option
     -> its English place), read off the prompt and the options' numbers."""
-    m = re.search(r"translates \*(.*)\* as \*(.*)\* Which English word does it read most while writing “(.*)”",
+    m = re.search(r"translates “(.*)” as “(.*)” Which English word does it read most while writing “(.*)”",
                   item.question.prompt)
     if item.concept != "alignment" or item.kind != "transfer" or not m:
         return None
