@@ -102,8 +102,8 @@ BANK = {c: tuple(p for p in POOLS.values() if p.concept == c) for c in ("alignme
 
 # Sentences the lesson never shows (none is in ui.examples): the transfer items' unseen sentences.
 # The alignment item reads REORDERED first: each has a French word RNNsearch writes from an English
-# word neither spelt alike nor on the diagonal (an adjective after its noun, a verb after its
-# subject's article), so its first try nearly always has a word to ask.
+# word neither spelt alike nor on the diagonal (an adjective after its noun, a possessor or a noun
+# after its head), so its first try nearly always has a word to ask.
 REORDERED = (
     "The children are playing in the garden.", "The old house has a beautiful blue door.",
     "A woman is walking her dog in the park.", "The city built a new bridge over the river.",
@@ -111,6 +111,11 @@ REORDERED = (
     "They live in a yellow house near the sea.", "The empty glass is on the wooden table.",
     "The white car stopped in front of the church.", "He drinks hot coffee every day.",
     "The young doctor speaks three foreign languages.",
+    # a noun or a possessor after its head in French (voiture, cuisine, mère, ville, père, frère):
+    # the English word sits two places or more off the diagonal
+    "The car door is open.", "The kitchen table is very old.", "My mother's house is small.",
+    "The city's mayor opened the bridge.", "Her father's garden is beautiful.", "My brother's wife works here.",
+    "The hotel room was clean.", "The company's new director spoke.",
 )
 OTHERS = (
     "My brother works in a large hospital.", "We must reduce the cost of energy.",
