@@ -6,8 +6,9 @@ drawn from the shipped RNNsearch and ``results/bleu_by_length.csv``, against cha
 
 Prints the table (strategy, slot, items, score, chance, over chance) and the items' features (how
 often a recall key is the longest option, stems echoing their key, cross-item cues); exits 1 when
-a strategy beats chance by more than ALLOWED on a slot, a stem echoes its key, or a recall slot's
-key is the longest option more often than 1/k + ALLOWED.
+a held strategy beats chance by more than ALLOWED on a slot, a stem echoes its key, a recall key
+could answer another item of its check, or a recall slot's key is the longest option more often
+than 1/k + ALLOWED.
 """
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def failures(result) -> list[str]:
            for r in result.table() if r["held"] and r["over_chance"] > ALLOWED + 1e-9]
     out += [f"{slug}: the key is the longest option in {f['key longest']:.0%} of items"
             for slug, f in result.features.items() if "key longest" in f and f["key longest"] > 1 / OPTIONS + ALLOWED]
-    if result.features["check"]["stems echoing their key"]:
-        out.append(f"{result.features['check']['stems echoing their key']:.0f} stems echo their key")
+    for feature in ("stems echoing their key", "cross-item cues"):
+        if result.features["check"][feature]:
+            out.append(f"{feature}: {result.features['check'][feature]:.0f}")
     return out
 
 
