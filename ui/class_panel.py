@@ -249,6 +249,10 @@ def counts_line(code: str) -> str | None:
             + (" · locked" if n.locked else ""))
 
 
+# more lines of the live counts, drawn (and read again) with them: ui.class_check adds the check's hand-ins
+LIVE_LINES: list = []
+
+
 @st.fragment(run_every=2.0)
 def live_counts(code: str) -> None:
     """:func:`counts_line`, read again every 2 s: the sidebar and the pages' live summaries (which
@@ -256,6 +260,8 @@ def live_counts(code: str) -> None:
     line = counts_line(code)
     if line:
         st.markdown(line)
+    for more in LIVE_LINES:
+        more(code)
 
 
 def _lock(code: str) -> None:

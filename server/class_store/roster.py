@@ -187,6 +187,17 @@ class ClassesAndRoster:
         except IntegrityError:
             pass  # sent from two tabs at once: it is there
 
+    def counts(self, code: str | None, exercise: str) -> bool:
+        """Does class ``code`` count ``exercise`` now (the practice catalogue, or one its teacher sent
+        or revealed)? What a student is told before answering: counted, or practice of their own."""
+        if not code or not EXERCISE_ID.fullmatch(exercise or ""):
+            return False
+        if in_practice(exercise):
+            return True
+        code = normalise_code(code)
+        return self._run(lambda conn: conn.execute(sa.select(class_exercises.c.exercise).where(
+            (class_exercises.c.class_code == code) & (class_exercises.c.exercise == exercise))).first()) is not None
+
     def lock(self, key: str | None, code: str, locked: bool = True) -> None:
         """Lock the class (no new students; those on the roster go on) or unlock it."""
         self._check_teacher(key, code)
