@@ -200,6 +200,18 @@ class FollowBoard:
                     self._codes = (codes, time.monotonic())
         return code in codes
 
+    def codes_wait(self, code: str) -> float:
+        """Seconds until the set of codes may be read again, when it lacks ``code`` and was read less
+        than CODES_READ_S ago (0: ``code`` is known, or :meth:`known` may read now). A student's
+        request for a class opened since the last read waits that long, on the event loop, rather
+        than be taken for a guess."""
+        with self._lock:
+            held = self._states.get(code)
+            codes, when = self._codes
+        if (held is not None and held[0] is not None) or code in codes:
+            return 0.0
+        return max(0.0, CODES_READ_S - (time.monotonic() - when))
+
     def member(self, code: str, student: str) -> bool:
         """Is ``student`` on the roster of class ``code`` (a known code; removed or not)? A student
         found is remembered MEMBER_S (at most 20,000 kept), so a class's followers cost a read each
@@ -418,6 +430,8 @@ async def follow_changes(request):
     # a request without the student cookie (a script's) is placed without a thread: no store to ask
     has_cookie = request.cookies.get(_student_cookie())
     student, address = await asyncio.to_thread(_who, request) if has_cookie else ("", _address(request))
+    if student and code and (wait := follow_board().codes_wait(code)):
+        await asyncio.sleep(wait)  # a class opened since the codes were read: the next read finds it
     student = await asyncio.to_thread(_named, code, student) if student else ""
     if not student:  # unnamed: guesses of unknown codes are counted against its address
         wait = _unknown_codes().take(address, time.monotonic())
