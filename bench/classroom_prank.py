@@ -38,6 +38,7 @@ PRANK_GUESSES_PER_S = 80.0  # random class codes asked a second
 TEACHER_EVERY_S = 5.0    # the teacher's right key, tried this often
 REFUSED_AGAIN_S = 10.0   # an unnamed listener refused asks again this much later
 TEACHER_VIEW = "the answers, live"  # what only the class's teacher sees on Exercises
+TEACHER_SEND = "class_send"  # the teacher's *Send this page to the class*, on every page of theirs
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # server/class_store/schema.py's
 
 
@@ -162,9 +163,12 @@ async def teacher_signs_in(base: str, code: str, key: str, every: float, stop: a
             said = await sign_in(tab, code, key)
         finally:
             await tab.close()
+        # signed in: the teacher's view, or the teacher's *Send* (a send of the bench's teacher may
+        # have taken this tab, which opened the class link, to the page sent)
+        signed_in = TEACHER_VIEW in said or TEACHER_SEND in tab.keys
         counts["prank_teacher_tries"] = counts.get("prank_teacher_tries", 0) + 1
-        counts["prank_teacher_signed_in"] = counts.get("prank_teacher_signed_in", 0) + (TEACHER_VIEW in said)
-        if TEACHER_VIEW not in said:  # what the teacher read instead (a page's error: "" )
+        counts["prank_teacher_signed_in"] = counts.get("prank_teacher_signed_in", 0) + signed_in
+        if not signed_in:  # what the teacher read instead
             counts.setdefault("prank_teacher_refused", []).append(told(said))
         try:
             await asyncio.wait_for(stop.wait(), max(0.0, every - (time.monotonic() - started)))
