@@ -110,12 +110,13 @@ def told(page: str) -> str:
     return page if page.startswith("page error") else "no teacher view"
 
 
-async def sign_in(tab: Tab, code: str, key: str) -> str:
+async def sign_in(tab: Tab, code: str | None, key: str) -> str:
     """Type ``key`` into the class panel of the class link's Exercises page (opened once per tab,
     as the teacher's page already, ``sent=1``: a tab that opens a class link follows the class, and
     would otherwise be taken to the page the teacher sent last) and press *Sign in*; the page's
     text afterwards (or "page error: …" when a step failed)."""
-    opening = [("open", "exercises", f"ex=step&seed=0&class={code}&sent=1")] if tab.ws is None else []
+    link = "ex=step&seed=0" + (f"&class={code}&sent=1" if code else "")  # no code: the page alone, no class joined
+    opening = [("open", "exercises", link)] if tab.ws is None else []
     for action in (*opening, ("set", "class_panel", True), ("set", "class_key_box", key),
                    ("click", "class_sign_in", True)):
         _, _, error = await tab.do(action)
@@ -124,13 +125,15 @@ async def sign_in(tab: Tab, code: str, key: str) -> str:
     return tab.drawn.decode("utf-8", "replace")
 
 
-async def wrong_keys(base: str, code: str, per_s: float, stop: asyncio.Event, counts: dict) -> None:
-    """A wrong key every 1/``per_s`` seconds; a new session whenever the page says to wait."""
+async def wrong_keys(base: str, per_s: float, stop: asyncio.Event, counts: dict) -> None:
+    """A wrong key every 1/``per_s`` seconds, typed on the Exercises page without the class's link
+    (a script need not join the class to try keys: it would only fill a seat); a new session
+    whenever the page says to wait."""
     tab = Tab(base, 120.0, load_page=True)
     try:
         while not stop.is_set():
             started = time.monotonic()
-            said = await sign_in(tab, code, "wrong-" + secrets.token_urlsafe(9))
+            said = await sign_in(tab, None, "wrong-" + secrets.token_urlsafe(9))
             counts["prank_keys"] = counts.get("prank_keys", 0) + 1
             if "not the teacher key" in said:
                 counts["prank_keys_checked"] = counts.get("prank_keys_checked", 0) + 1
@@ -142,11 +145,11 @@ async def wrong_keys(base: str, code: str, per_s: float, stop: asyncio.Event, co
         await tab.close()
 
 
-async def key_rate(base: str, code: str, tabs: int, seconds: float) -> dict:
+async def key_rate(base: str, tabs: int, seconds: float) -> dict:
     """How fast one address can have wrong keys checked: ``tabs`` scripts at once, each typing as
     fast as the server answers and opening a new session whenever told to wait."""
     stop, counts = asyncio.Event(), {}
-    tasks = [asyncio.create_task(wrong_keys(base, code, 1000.0, stop, counts)) for _ in range(tabs)]
+    tasks = [asyncio.create_task(wrong_keys(base, 1000.0, stop, counts)) for _ in range(tabs)]
     await asyncio.sleep(seconds)
     stop.set()
     await asyncio.gather(*tasks)
@@ -182,7 +185,7 @@ async def prank(target, code: str, key: str, stop: asyncio.Event, unnamed: int =
     counts: dict = {}
     await asyncio.gather(unnamed_listeners(target.base, code, unnamed, stop, counts),
                          guess_codes(target.base, guesses_per_s, stop, counts),
-                         wrong_keys(target.base, code, 1.0, stop, counts),
+                         wrong_keys(target.base, 1.0, stop, counts),
                          teacher_signs_in(target.base, code, key, TEACHER_EVERY_S, stop, counts))
     return dict(sorted(counts.items()))
 
@@ -215,7 +218,7 @@ def main(argv=None) -> int:
     p.add_argument("--seconds", type=float, default=30.0)
     args = p.parse_args(argv)
     if args.key_rate:
-        print(json.dumps(asyncio.run(key_rate(args.base.rstrip("/"), args.code, args.key_rate, args.seconds))))
+        print(json.dumps(asyncio.run(key_rate(args.base.rstrip("/"), args.key_rate, args.seconds))))
         return 0
     key = sys.stdin.readline().strip()  # the teacher's key, for the teacher's own tries
 

@@ -147,7 +147,7 @@ def test_a_wrong_key_a_second_never_refuses_the_teachers_right_key(school):
 
     async def scenario():
         stop, counts = asyncio.Event(), {}
-        script = asyncio.create_task(bench_wrong_keys(base, code, stop, counts))
+        script = asyncio.create_task(bench_wrong_keys(base, stop, counts))
         from server.sign_in import SignInAttempts
         busy = SignInAttempts().per_address  # the address is busy with wrong keys before the teacher comes
         await until(lambda: counts.get("prank_keys_checked", 0) >= busy, PAGE_BUDGET_S, "the address busy")
@@ -169,6 +169,6 @@ def test_a_wrong_key_a_second_never_refuses_the_teachers_right_key(school):
     assert counts["prank_keys"] > counts["prank_keys_checked"]  # the busy address's tabs were told to wait
 
 
-async def bench_wrong_keys(base: str, code: str, stop: asyncio.Event, counts: dict) -> None:
+async def bench_wrong_keys(base: str, stop: asyncio.Event, counts: dict) -> None:
     from classroom_prank import wrong_keys
-    await wrong_keys(base, code, 1.0, stop, counts)
+    await wrong_keys(base, 1.0, stop, counts)
