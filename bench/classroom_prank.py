@@ -11,7 +11,8 @@ until the lesson ends:
   Streamlit's websocket, a new session whenever the page says to wait;
 
 and the teacher's own right key, typed every ``TEACHER_EVERY_S`` seconds in a new tab from the
-same address, which must sign in at its first try (``prank_teacher_signed_in``).
+same address (on the Exercises page, not the class link, which follows the class's sends), which
+must sign in at its first try (``prank_teacher_signed_in``).
 
 It runs as a process of its own (``python bench/classroom_prank.py --base URL --code CODE``, the
 teacher's key on its standard input, never on a command line that ``ps`` shows), started by
@@ -38,7 +39,7 @@ PRANK_GUESSES_PER_S = 80.0  # random class codes asked a second
 TEACHER_EVERY_S = 5.0    # the teacher's right key, tried this often
 REFUSED_AGAIN_S = 10.0   # an unnamed listener refused asks again this much later
 TEACHER_VIEW = "the answers, live"  # what only the class's teacher sees on Exercises
-TEACHER_SEND = "class_send"  # the teacher's *Send this page to the class*, on every page of theirs
+TEACHER_OPEN = "class_open"  # *Open a class*: the Class panel offers it to a signed-in teacher only
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # server/class_store/schema.py's
 
 
@@ -157,18 +158,16 @@ async def key_rate(base: str, tabs: int, seconds: float) -> dict:
             "keys_checked_per_s": round(counts.get("prank_keys_checked", 0) / seconds, 1)}
 
 
-async def teacher_signs_in(base: str, code: str, key: str, every: float, stop: asyncio.Event, counts: dict) -> None:
+async def teacher_signs_in(base: str, key: str, every: float, stop: asyncio.Event, counts: dict) -> None:
     """The teacher's right key in a new tab every ``every`` seconds: signed in at the first try, or not."""
     while not stop.is_set():
         started = time.monotonic()
         tab = Tab(base, 120.0, load_page=True)
         try:
-            said = await sign_in(tab, code, key)
+            said = await sign_in(tab, None, key)  # not on the class link: a tab there follows the sends
         finally:
             await tab.close()
-        # signed in: the teacher's view, or the teacher's *Send* (a send of the bench's teacher may
-        # have taken this tab, which opened the class link, to the page sent)
-        signed_in = TEACHER_VIEW in said or TEACHER_SEND in tab.keys
+        signed_in = TEACHER_OPEN in tab.keys  # the panel offers the signed-in teacher *Open a class*
         counts["prank_teacher_tries"] = counts.get("prank_teacher_tries", 0) + 1
         counts["prank_teacher_signed_in"] = counts.get("prank_teacher_signed_in", 0) + signed_in
         if not signed_in:  # what the teacher read instead
@@ -186,7 +185,7 @@ async def prank(target, code: str, key: str, stop: asyncio.Event, unnamed: int =
     await asyncio.gather(unnamed_listeners(target.base, code, unnamed, stop, counts),
                          guess_codes(target.base, guesses_per_s, stop, counts),
                          wrong_keys(target.base, 1.0, stop, counts),
-                         teacher_signs_in(target.base, code, key, TEACHER_EVERY_S, stop, counts))
+                         teacher_signs_in(target.base, key, TEACHER_EVERY_S, stop, counts))
     return dict(sorted(counts.items()))
 
 
