@@ -238,12 +238,14 @@ with st.expander("Your sentence", expanded=k == 1, icon=":material/edit:"):
 st.session_state[TAG] = hashlib.sha1(text.encode()).hexdigest()[:10]
 source_or_stop(available_models()[LESSON_MODEL], text)
 navigation(k)
+if teacher_key() and joined_class():  # the check's Open buttons, the halves open and the hand-ins, at the top
+    class_check.controls(joined_class())
 lesson_check.send_handed_in()
 if st.session_state.get(lesson_check.OPEN):  # the check before or after the lesson, instead of the stop
     lesson_check.take(st.session_state[lesson_check.OPEN])
     keep_in_url(k, text)
     st.stop()
-if k == 1 and "before" not in lesson_check.taken() and not teacher_key():
+if k == 1 and lesson_check.to_take("before") and not teacher_key():
     lesson_check.offer("before")
 if k == END:
     closing_card()

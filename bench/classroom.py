@@ -5,6 +5,7 @@
     python bench/classroom.py --sessions 200 --replicas 2 --follow-only --idle 30   # following only
     python bench/classroom.py --sessions 30 --patches none    # as Streamlit runs, none of server/streamlit_patches.py
     python bench/classroom.py --sessions 200 --replicas 2 --check   # the check before and after the lesson
+    python bench/classroom.py --sessions 30 --prank           # the class beside a prankster on its address, and without
 
 Starts the real server (``streamlit run app.py``, shipped checkpoints) and drives it the way
 browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
@@ -63,6 +64,11 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   beside one tab that sends 20 reruns a second over a raw websocket, each with a new
   1,000-character sentence; the students' figures then, ``flood_p95_ratio`` (their p95 against
   the run without it) and the flooding tab's reruns asked, run and told to slow down.
+- ``prank`` (``--prank``): the class played again on a fresh server, in a class of its own,
+  beside one unfriendly student on the same address (``classroom_prank``: 1,000 unnamed follow
+  requests, 80 random class codes a second, a wrong teacher key a second) while the teacher's
+  right key is typed every 5 s in a new tab; the students' figures, ``prank_p95_ratio`` and what
+  each prank got (``prank_teacher_signed_in`` of ``prank_teacher_tries``: first tries that signed in).
 - ``streamlit_patches``: which of Streamlit's patches the servers applied (``--patches``).
 - ``load_average_start``, ``load_average``: the host's load when the run started and ended.
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every
@@ -157,6 +163,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "expensive work of --starve-page at the input limit, a new session per run: the p95 both times")
     p.add_argument("--starve-page", default="translate", choices=sorted(STARVE_WORK),
                    help="the page whose most expensive work the --starve tabs ask for")
+    p.add_argument("--prank", action="store_true",
+                   help="play the class again beside one unfriendly student on its address: 1,000 unnamed follow "
+                        "requests, random class codes, a wrong teacher key a second (bench/classroom_prank.py)")
     p.add_argument("--one-address", action="store_true",
                    help="every student from one address, as behind a school's NAT, with the servers' own join "
                         "limits (by default the bench raises them for its one address)")
@@ -251,6 +260,8 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
         result.update(class_beside(args, lessons, store, key, say, result, "flood"))
     if args.starve:
         result.update(class_beside(args, lessons, store, key, say, result, "starve"))
+    if args.prank and store:
+        result.update(class_beside(args, lessons, store, key, say, result, "prank"))
     return result
 
 
@@ -286,11 +297,15 @@ def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, 
     would make these retries), with the teacher's sends, beside the flooding tab (``what`` =
     "flood") or the starving tabs ("starve"): their figures, and the students' p95 against the run
     without them (no reference: its pages name another class)."""
-    say("the same class beside a flooding tab (20 reruns/s, new 1,000-character sentences)" if what == "flood" else
-        f"the same class beside {args.starve} tab(s) asking for {args.starve_page}'s most expensive work")
+    say({"flood": "the same class beside a flooding tab (20 reruns/s, new 1,000-character sentences)",
+         "starve": f"the same class beside {args.starve} tab(s) asking for {args.starve_page}'s most expensive work",
+         "prank": "the same class beside a prankster on its address (unnamed listeners, guessed codes, wrong keys)"}[what])
     code = store.open_class(key).code if store else ""
     lessons = [replace(lesson, class_code=code) if lesson.class_code else lesson for lesson in lessons]
-    setattr(args, "flooding" if what == "flood" else "starving", True)
+    if what == "prank":
+        args.pranking = (code, key)
+    else:
+        setattr(args, "flooding" if what == "flood" else "starving", True)
     args.not_counted, args.told = [], []
     first_id = last_row(store) if store else 0
     try:
@@ -299,6 +314,7 @@ def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, 
             out, measures = asyncio.run(classroom(lessons, target, args, teacher))
     finally:
         args.flooding = args.starving = False
+        args.pranking = None
     beside = summary(out, lessons, None, say)
     answered = answers_counted(out, args, say)
     stored = len(rows_after(store, code, first_id)) if store else 0

@@ -22,6 +22,7 @@ from classroom_report import pct, summary
 from classroom_rounds import timed_rounds
 from classroom_servers import Meter, Target, cpu_seconds
 from server.class_store import StoreUnavailable
+from classroom_prank import prank_process
 from classroom_tab import LOOK, Tab
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -277,6 +278,8 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
         flooded = asyncio.create_task(flood(target, args, flooding))
     elif getattr(args, "starving", False):
         flooded = asyncio.create_task(starve(target, args, flooding))
+    elif getattr(args, "pranking", None):  # (class code, teacher key): bench/classroom_prank.py, a process of its own
+        flooded = asyncio.create_task(prank_process(target, *args.pranking, flooding))
     if args.kill_replica_after:
         tasks.append(asyncio.create_task(kill()))
     try:

@@ -23,16 +23,24 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
 
 The board holds class codes, versions and what the teacher sent (a page name and its link's
 parameters), never a visitor's data; ``MAX_WAITERS`` open requests per process at most. The
-requests are bounded by who holds them, not only by their number, so that one script holding
-thousands cannot keep a real follower out:
+requests are bounded by who holds them, never by the address a whole school shares, so that
+one script there cannot keep a real follower out (docs/campus.md, "Limits and what they are
+keyed on"):
 
-- **one per student**: a student id (the signed ``attn_student`` cookie) holds one open request
-  per class; a newer one answers the older with 409 (:class:`Replaced`; that tab asks again later);
-- **per address, at most the class's seats** (:func:`class_seats`): a school behind one
-  address follows whole; one script there holds no more than the room has places (429);
-- **unknown class codes throttled per address**: ``UNKNOWN_CODES`` wrong codes a minute after a
-  burst of as many (429 with Retry-After, the store not even asked), so that guessing an open
-  class's code takes years, not days; a student's typo is one.
+- **a place per student**: a request *named* by the signed ``attn_student`` cookie of a student
+  on the class's roster (removed or not: a removed tab still hears of an *Undo*) holds one open
+  request per class; a newer one answers the older with 409 (:class:`Replaced`; that tab asks
+  again later). The roster bounds them: a class's students are its seats;
+- **unnamed requests** (no cookie, or one of a student not on that roster: a projector, a
+  visitor, a script) share ``UNNAMED_PER_CLASS`` places per class and process, apart from the
+  students' (429 past them): 4,000 of them held from a school's address take no student's place;
+- **guessing costs the guesser**: an unnamed request spends one of its address's
+  ``UNKNOWN_CODES`` guesses a minute when its code names no class, and once they are spent every
+  unnamed request from that address is refused (429, the code not even looked up: the answer
+  says nothing of the code). A named request is never refused for it: its student joined with
+  the code, so it can learn nothing from the answer. Whether a code exists is looked up in a set
+  of every class's code held in memory (:meth:`FollowBoard.known`), read at most once a
+  ``CODES_READ_S``: a flood of unknown codes costs no store read.
 """
 from __future__ import annotations
 
@@ -42,7 +50,7 @@ import threading
 import time
 from urllib.parse import urlencode
 
-from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, MAX_STUDENTS, StoreUnavailable, class_store,
+from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, StoreUnavailable, class_store,
                                 normalise_code)
 from server.shared import per_process
 
@@ -53,12 +61,15 @@ PG_POLL_S = 5.0     # PostgreSQL: a read besides the notifications
 WATCH_S = 60.0      # a class no tab asked about for this long is no longer read
 WAIT_S = 25.0       # an open /_attn/follow request is answered after this long at the latest
 MAX_WAITERS = 4000  # open requests per process: beyond, "busy" (the page asks again later)
-UNKNOWN_CODES = 10  # unknown class codes an address may ask about a minute, after a burst of as many
+UNNAMED_PER_CLASS = 10  # open requests per class and process that name no student of it (a projector, a visitor)
+UNKNOWN_CODES = 10  # unknown class codes an address's unnamed requests may ask about a minute, after a burst of as many
+CODES_READ_S = 1.0  # the set of every class's code is read again at most this often (on a code it does not hold)
+MEMBER_S = 300.0    # a student found on a class's roster is taken as on it for this long without a read
 _LOG = logging.getLogger(__name__)
 
 
 class Busy(RuntimeError):
-    """Too many open follow requests on this process, or from this address for this class."""
+    """Too many open follow requests on this process, or unnamed ones for this class."""
 
 
 class Replaced(RuntimeError):
@@ -78,7 +89,9 @@ class FollowBoard:
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
         self._students: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}  # (code, id) ->
         self._replaced: set[asyncio.Event] = set()  # waiters a newer request of their student replaced
-        self._from: dict[tuple[str, str], int] = {}  # (code, address) -> its open requests
+        self._unnamed: dict[str, int] = {}  # code -> its open requests that name no student of it
+        self._codes: tuple[frozenset[str], float] = (frozenset(), -CODES_READ_S)  # every class's code, when read
+        self._members: dict[tuple[str, str], float] = {}  # (code, student) -> when found on the class's roster
         self._nudge = threading.Event()
         self._thread: threading.Thread | None = None
         self._pg = None  # the LISTENing connection (PostgreSQL)
@@ -111,58 +124,113 @@ class FollowBoard:
             self._states.pop(normalise_code(code), None)
         self._nudge.set()
 
-    async def wait(self, code: str, seen: int, timeout: float = WAIT_S, student: str = "", address: str = "",
-                   seats: int | None = None) -> FollowState | None:
+    async def wait(self, code: str, seen: int, timeout: float = WAIT_S, student: str = "") -> FollowState | None:
         """The class's state once its version differs from ``seen`` (or it closed), or after
-        ``timeout``. Waits on the event loop, holding no thread. ``student``'s older request for the
-        class is answered with Replaced; ``address`` holds at most ``seats`` open requests (Busy)."""
+        ``timeout``. Waits on the event loop, holding no thread. ``student`` (a student on the
+        class's roster, :meth:`member`; "" for an unnamed request): their older request for the class
+        is answered with Replaced; unnamed requests hold at most UNNAMED_PER_CLASS places (Busy)."""
         code = normalise_code(code)
         cached = self._fresh(code)
         state = cached[0] if cached else await asyncio.to_thread(self.state, code)
         if state is None or state.version != seen or not state.open:
             return state
         event, loop = asyncio.Event(), asyncio.get_running_loop()
-        self._enter(code, (loop, event), student, address, seats)
+        self._enter(code, (loop, event), student)
         try:
             await asyncio.wait_for(event.wait(), timeout)
         except TimeoutError:
             pass
         finally:
-            self._leave(code, (loop, event), student, address)
+            self._leave(code, (loop, event), student)
         if event in self._replaced:
             self._replaced.discard(event)
             raise Replaced("another tab of this student follows the class")
         cached = self._fresh(code, any_age=True)
         return cached[0] if cached else state
 
-    def _enter(self, code: str, waiter, student: str, address: str, seats: int | None) -> None:
+    def _enter(self, code: str, waiter, student: str) -> None:
         with self._lock:
             if sum(len(w) for w in self._waiters.values()) >= MAX_WAITERS:
                 raise Busy("too many tabs are waiting on this server")
-            if seats is not None and address and self._from.get((code, address), 0) >= seats:
-                raise Busy(f"{seats} tabs from your network follow class {code} already, as many as it has seats")
             if student:
                 older = self._students.get((code, student))
                 if older is not None:
                     self._replaced.add(older[1])
                     older[0].call_soon_threadsafe(older[1].set)
                 self._students[(code, student)] = waiter
-            if address:
-                self._from[(code, address)] = self._from.get((code, address), 0) + 1
+            else:
+                if self._unnamed.get(code, 0) >= UNNAMED_PER_CLASS:
+                    raise Busy(f"{UNNAMED_PER_CLASS} tabs that are not in class {code} follow it already; "
+                               "join the class to follow it")
+                self._unnamed[code] = self._unnamed.get(code, 0) + 1
             self._waiters.setdefault(code, set()).add(waiter)
             self._asked[code] = time.monotonic()
 
-    def _leave(self, code: str, waiter, student: str, address: str) -> None:
+    def _leave(self, code: str, waiter, student: str) -> None:
         with self._lock:
             self._waiters.get(code, set()).discard(waiter)
-            if student and self._students.get((code, student)) is waiter:
-                del self._students[(code, student)]
-            if address:
-                left = self._from.get((code, address), 1) - 1
+            if student:
+                if self._students.get((code, student)) is waiter:
+                    del self._students[(code, student)]
+            else:
+                left = self._unnamed.get(code, 1) - 1
                 if left > 0:
-                    self._from[(code, address)] = left
+                    self._unnamed[code] = left
                 else:
-                    self._from.pop((code, address), None)
+                    self._unnamed.pop(code, None)
+
+    # -- who asks ------------------------------------------------------------------------------
+    def known(self, code: str) -> bool:
+        """Does ``code`` name a class of the store? From memory: a state this board holds, else the
+        set of every class's code, read again (one read for every request asking meanwhile) only
+        when it lacks ``code`` and is older than CODES_READ_S. So a flood of made-up codes costs at
+        most one store read a CODES_READ_S, whoever sends it."""
+        with self._lock:
+            held = self._states.get(code)
+            codes, when = self._codes
+        if (held is not None and held[0] is not None) or code in codes:
+            return True
+        if time.monotonic() - when < CODES_READ_S:
+            return False
+        with self._reading:
+            codes, when = self._codes
+            if code not in codes and time.monotonic() - when >= CODES_READ_S:
+                codes = frozenset(self.store.class_codes())
+                with self._lock:
+                    self._codes = (codes, time.monotonic())
+        return code in codes
+
+    def codes_wait(self, code: str) -> float:
+        """Seconds until the set of codes may be read again, when it lacks ``code`` and was read less
+        than CODES_READ_S ago (0: ``code`` is known, or :meth:`known` may read now). A student's
+        request for a class opened since the last read waits that long, on the event loop, rather
+        than be taken for a guess."""
+        with self._lock:
+            held = self._states.get(code)
+            codes, when = self._codes
+        if (held is not None and held[0] is not None) or code in codes:
+            return 0.0
+        return max(0.0, CODES_READ_S - (time.monotonic() - when))
+
+    def member(self, code: str, student: str) -> bool:
+        """Is ``student`` on the roster of class ``code`` (a known code; removed or not)? A student
+        found is remembered MEMBER_S (at most 20,000 kept), so a class's followers cost a read each
+        per MEMBER_S; one not found costs a read (by key) each time, and only for a code that exists."""
+        if not student or not self.known(code):
+            return False
+        now = time.monotonic()
+        with self._lock:
+            seen = self._members.get((code, student))
+        if seen is not None and now - seen < MEMBER_S:
+            return True
+        if not self.store.on_roster(code, student):
+            return False
+        with self._lock:
+            self._members.pop((code, student), None)
+            self._members[(code, student)] = now  # last in the dict: the most recent
+            while len(self._members) > 20_000:
+                del self._members[next(iter(self._members))]
+        return True
 
     def listeners(self, code: str | None = None) -> int:
         """Open requests in this process, on the class ``code`` or on every class."""
@@ -276,8 +344,8 @@ def follow_board() -> FollowBoard:
 
 
 class UnknownCodes:
-    """Unknown class codes asked per address: a bucket of UNKNOWN_CODES guesses refilled at as many
-    a minute; an address with no whole guess left is refused until it has one. At most 10,000
+    """Unknown class codes asked per address by unnamed requests: a bucket of UNKNOWN_CODES guesses
+    refilled at as many a minute; an address with no whole guess left is refused until it has one. At most 10,000
     addresses are kept, the longest quiet forgotten first."""
 
     def __init__(self, burst: int = UNKNOWN_CODES, per_minute: float = UNKNOWN_CODES):
@@ -289,20 +357,25 @@ class UnknownCodes:
         left, then = self._buckets.get(address, (self.burst, now))
         return min(self.burst, left + (now - then) * self.rate)
 
-    def wait(self, address: str, now: float) -> float:
-        """Seconds until ``address`` may ask about a code again (0: now)."""
+    def take(self, address: str, now: float) -> float:
+        """Spend one of ``address``'s guesses before its code is looked up (taken at once, so that
+        requests in flight together cannot spend more than there is): 0, or the seconds until it has
+        a whole one (nothing spent). :meth:`give_back` returns it when the code named a class."""
         with self._lock:
             left = self._left(address, now)
-        return 0.0 if left >= 1.0 else (1.0 - left) / self.rate
-
-    def unknown(self, address: str, now: float) -> None:
-        """``address`` asked about a code that names no class: one guess spent."""
-        with self._lock:
-            left = self._left(address, now)
+            if left < 1.0:
+                return (1.0 - left) / self.rate
             self._buckets.pop(address, None)
-            self._buckets[address] = (max(0.0, left - 1.0), now)  # last in the dict: the most recent
+            self._buckets[address] = (left - 1.0, now)  # last in the dict: the most recent
             while len(self._buckets) > 10_000:
                 del self._buckets[next(iter(self._buckets))]
+            return 0.0
+
+    def give_back(self, address: str, now: float) -> None:
+        """The code ``address`` asked about names a class: the guess taken for it is not spent."""
+        with self._lock:
+            if address in self._buckets:
+                self._buckets[address] = (min(self.burst, self._left(address, now) + 1.0), now)
 
 
 @per_process
@@ -310,31 +383,20 @@ def _unknown_codes() -> UnknownCodes:
     return UnknownCodes()
 
 
-SEATS_READ_S = 30.0  # a class's seats, as the follow requests bound an address by them, are read this often
-_seats: dict[str, tuple[int, float]] = {}  # class code -> (its seats, when read); the followed classes only
+def _student_cookie() -> str:
+    from server.identity import STUDENT_COOKIE
+    return STUDENT_COOKIE
 
 
-def class_seats(code: str) -> int:
-    """The class's seats (``server/class_store/admission.py``), read at most every SEATS_READ_S."""
-    now = time.monotonic()
-    known = _seats.get(code)
-    if known is None or now - known[1] > SEATS_READ_S:
-        try:
-            known = (class_store().admission(code).seats, now)
-        except StoreUnavailable:
-            return known[0] if known else MAX_STUDENTS
-        _seats.pop(code, None)
-        _seats[code] = known
-        while len(_seats) > 10_000:
-            del _seats[next(iter(_seats))]
-    return known[0]
+def _address(request) -> str:
+    from server.proxies import client_address
+    return client_address(request.client.host if request.client else None, request.headers.get("x-forwarded-for"))
 
 
 def _who(request) -> tuple[str, str]:
     """(the request's student id or "", its address), as the class panel knows them."""
     from server import identity
-    from server.proxies import client_address
-    address = client_address(request.client.host if request.client else None, request.headers.get("x-forwarded-for"))
+    address = _address(request)
     value = request.cookies.get(identity.STUDENT_COOKIE)
     try:
         student = identity.student_id(class_store().cookie_secret(), value) if value else None
@@ -343,12 +405,21 @@ def _who(request) -> tuple[str, str]:
     return student or "", address
 
 
+def _named(code: str, student: str) -> str:
+    """``student`` when they are on class ``code``'s roster, else "" (the request is unnamed)."""
+    try:
+        return student if code and follow_board().member(code, student) else ""
+    except StoreUnavailable:
+        return ""
+
+
 async def follow_changes(request):
     """``GET /_attn/follow?class=CODE&v=VERSION``: ``{"version": N, "open": bool, "link": "page?query"}``
     as soon as the class's version is not VERSION, or after WAIT_S (``link``: :func:`sent_link`,
     null before any send); 404 for no such class, 409 when a newer request of the same student
-    took this one's place, 429 past the address's share (unknown codes, or the class's seats),
-    503 when busy."""
+    took this one's place, 429 for an unnamed request past its share (its address's unknown codes,
+    or the class's unnamed places), 503 when busy. A student of the class is never refused for
+    what others behind their address did (the module's doc)."""
     from starlette.responses import JSONResponse
     code = normalise_code(request.query_params.get("class"))
     try:
@@ -356,25 +427,35 @@ async def follow_changes(request):
     except ValueError:
         seen = -1
     headers = {"Cache-Control": "no-store"}
-    student, address = await asyncio.to_thread(_who, request)
-    seats = await asyncio.to_thread(class_seats, code) if code else MAX_STUDENTS
-    wait = _unknown_codes().wait(address, time.monotonic())
-    if wait:  # the address asked about too many unknown codes: it is not even looked up
-        return JSONResponse({"error": "too many unknown class codes from your network; try again later"},
-                            status_code=429, headers={**headers, "Retry-After": str(max(1, round(wait)))})
-    if not code:
-        _unknown_codes().unknown(address, time.monotonic())
-        return JSONResponse({"error": "not a class code"}, status_code=404, headers=headers)
+    # a request without the student cookie (a script's) is placed without a thread: no store to ask
+    has_cookie = request.cookies.get(_student_cookie())
+    student, address = await asyncio.to_thread(_who, request) if has_cookie else ("", _address(request))
+    if student and code and (wait := follow_board().codes_wait(code)):
+        await asyncio.sleep(wait)  # a class opened since the codes were read: the next read finds it
+    student = await asyncio.to_thread(_named, code, student) if student else ""
+    if not student:  # unnamed: guesses of unknown codes are counted against its address
+        wait = _unknown_codes().take(address, time.monotonic())
+        if wait:  # the address asked about too many unknown codes: it is not even looked up
+            return JSONResponse({"error": "too many unknown class codes from your network; try again later"},
+                                status_code=429, headers={**headers, "Retry-After": str(max(1, round(wait)))})
+        try:
+            known = bool(code) and await asyncio.to_thread(follow_board().known, code)
+        except StoreUnavailable as e:
+            _unknown_codes().give_back(address, time.monotonic())
+            return JSONResponse({"error": str(e)}, status_code=503, headers=headers)
+        if not known:  # the guess stays spent
+            return JSONResponse({"error": "no such class" if code else "not a class code"}, status_code=404,
+                                headers=headers)
+        _unknown_codes().give_back(address, time.monotonic())
     try:
-        state = await follow_board().wait(code, seen, student=student, address=address, seats=seats)
+        state = await follow_board().wait(code, seen, student=student)
     except Replaced as e:
         return JSONResponse({"error": str(e)}, status_code=409, headers=headers)
     except Busy as e:
-        return JSONResponse({"error": str(e)}, status_code=429 if "seats" in str(e) else 503, headers=headers)
+        return JSONResponse({"error": str(e)}, status_code=429 if "join the class" in str(e) else 503, headers=headers)
     except StoreUnavailable as e:
         return JSONResponse({"error": str(e)}, status_code=503, headers=headers)
-    if state is None:
-        _unknown_codes().unknown(address, time.monotonic())  # one guess of the address's share
+    if state is None:  # known a moment ago, purged since
         return JSONResponse({"error": "no such class"}, status_code=404, headers=headers)
     return JSONResponse({"version": state.version, "open": state.open, "link": sent_link(code, state)},
                         headers=headers)
@@ -386,4 +467,4 @@ def routes() -> list:
 
 
 __all__ = ["FollowBoard", "follow_board", "routes", "sent_link", "sent_params", "FOLLOW_PATH", "SENT", "Busy", "Replaced",
-           "UNKNOWN_CODES"]
+           "UNKNOWN_CODES", "UNNAMED_PER_CLASS"]

@@ -22,10 +22,15 @@ the page says "at the top before" and whether the after check stayed there.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+from difflib import SequenceMatcher
+from itertools import combinations
 
 import numpy as np
 
+from teaching.check_bank import BANK, members, OPTIONS, OTHERS, recall_parts, REORDERED, STOPWORDS
+from teaching.check_bank import SENTENCES  # noqa: F401  (the unseen sentences, read as check.SENTENCES)
 from teaching.lesson_questions import num, Question, ties, words_of
 
 HALVES = ("before", "after")
@@ -53,21 +58,6 @@ CONCEPT = {c.slug: c for c in CONCEPTS}
 SLOTS = (("alignment", "recall"), ("alignment", "transfer"), ("weights", "recall"), ("weights", "transfer"),
          ("context", "transfer"), ("scoring", "recall"), ("length", "transfer"), ("transformer", "recall"))
 
-# Sentences the lesson never shows (none is in ui.examples): the transfer items' unseen sentences.
-SENTENCES = (
-    "The children are playing in the garden.", "My brother works in a large hospital.",
-    "We must reduce the cost of energy.", "The old house has a beautiful blue door.",
-    "He reads the newspaper every morning.", "The government has presented a new budget.",
-    "Our teacher explained the problem very clearly.", "The river flows through the small town.",
-    "The bank raised its interest rates.", "A woman is walking her dog in the park.",
-    "This report describes the situation in Europe.", "The students asked many difficult questions.",
-    "The new law protects the rights of workers.", "Two men are sitting on a wooden bench.",
-    "The price of bread increased last month.", "She writes a letter to her mother.",
-    "The members voted against the proposal.", "A little girl is eating an apple.",
-    "The city built a new bridge over the river.", "The police arrested three young men.",
-    "The farmers need more water this summer.", "They visited the museum on Sunday.",
-)
-
 
 @dataclass(frozen=True)
 class Item:
@@ -76,6 +66,7 @@ class Item:
     concept: str
     kind: str
     question: Question
+    guesses: tuple[float, ...] = ()  # a number item: what a reader without the lesson would compute instead
 
     @property
     def slug(self) -> str:
@@ -96,95 +87,84 @@ def parse_exercise(exercise: str) -> tuple[str, str, str] | None:
     return (parts[1], concept, kind) if concept in CONCEPT and kind in KINDS else None
 
 
-# -- recall: each concept's questions, one per half (two or more, so the halves differ) -------------
-RECALL = {
-    "alignment": (
-        ("A row of RNNsearch's attention heatmap is …",
-         "the weights α_i over the source pieces while one target piece is written; it sums to 1",
-         ("the translation probabilities of one source word; it sums to 1",
-          "the energies of one source piece against every target piece",
-          "the encoder's annotation of one source piece")),
-        ("In a heatmap, a French row whose brightest cell lies left of the row above's brightest cell shows …",
-         "reordering: that word reads an earlier English word",
-         ("a translation error the decoder corrects later", "the end of the sentence",
-          "an English word skipped by the encoder")),
-    ),
-    "weights": (
-        ("What does softmax guarantee of one step's attention weights α_ij?",
-         "each is positive and together they sum to 1",
-         ("each lies between −1 and 1", "the largest is always 1", "they sum to the number of source pieces")),
-        ("Add the same number to every energy e_ij of one step. The weights α_ij …",
-         "stay the same: softmax sees only differences of energies",
-         ("all grow by that number", "all grow by the same factor", "become uniform")),
-    ),
-    "scoring": (
-        ("Which mechanism scores e_ij = v_aᵀ tanh(W_a s_{i−1} + U_a h_j)?", "additive (Bahdanau, RNNsearch)",
-         ("Luong's dot", "Luong's general", "Luong's local-p")),
-        ("Which mechanism scores e_ij = s_iᵀ W_a h̄_j?", "Luong's general",
-         ("additive (Bahdanau, RNNsearch)", "Luong's dot", "Luong's concat")),
-        ("Which mechanism scores e_ij = s_iᵀ h̄_j?", "Luong's dot",
-         ("additive (Bahdanau, RNNsearch)", "Luong's general", "Luong's concat")),
-    ),
-    "transformer": (
-        ("Why does the Transformer divide QKᵀ by √d_k?",
-         "large dot products would push softmax towards one-hot weights with tiny gradients",
-         ("to make the weights sum to 1", "to make the scores positive", "to average over the heads")),
-        ("In softmax(QKᵀ/√d_k)V, which of Luong's quantities does Q play?",
-         "the decoder's state s_i, the query",
-         ("the annotations h_j, the keys", "the context vector c_i", "the energies e_ij")),
-    ),
-    "context": (
-        ("The context vector c_i is …", "the α_i-weighted sum of the annotations, Σ_j α_ij h_j",
-         ("the annotation with the largest weight", "the decoder's previous state s_{i−1}",
-          "the mean of the annotations, unweighted")),
-        ("What does the decoder do with the context c_i?",
-         "uses it with its state and the previous word to predict the next word",
-         ("adds it to the energies", "stores it as the next annotation", "divides the weights by it")),
-    ),
-    "length": (
-        ("Why does RNNenc fall behind on long sentences?",
-         "it squeezes the whole sentence into one fixed-length vector",
-         ("its vocabulary is smaller", "it reads the sentence only backwards", "it scores every word twice")),
-        ("What lets RNNsearch keep its BLEU on long sentences?",
-         "it attends: every target word reads the annotations it needs",
-         ("a larger beam", "a longer fixed-length vector", "training only on long sentences")),
-    ),
-}
+# -- recall: drawn from the banks of teaching/check_bank.py -----------------------------------------
+RECALL = BANK  # concept -> its pools of parallel facts
+
+
+def recall_draw(concept: str, rng: np.random.Generator, pick: int) -> Item:
+    """The recall item of member ``pick`` (modulo the concept's members) of ``concept``'s bank, in
+    a seeded phrasing, with three distractors drawn from the other members of its pool."""
+    choices = members(concept)
+    pool, member = choices[pick % len(choices)]
+    others = [int(m) for m in rng.permutation(len(BANK[concept][pool].cues)) if m != member][:OPTIONS - 1]
+    order = [member, *others]
+    rng.shuffle(order)
+    prompt, right, options = recall_parts(concept, pool, member, int(rng.integers(0, 2)), order)
+    q = Question(prompt, (right,), ("", ""), right, options, facts=((concept, member),))
+    return Item(concept, "recall", q)
 
 
 def recall_item(concept: str, rng: np.random.Generator, pick: int) -> Item:
-    prompt, right, wrong = RECALL[concept][pick % len(RECALL[concept])]
-    choices = [right, *wrong]
-    rng.shuffle(choices)
-    return Item(concept, "recall", Question(prompt, (right,), ("", ""), right, tuple(choices)))
+    return recall_draw(concept, rng, pick)
 
 
 # -- transfer ------------------------------------------------------------------------------------
 CLEAR = 0.6  # the least α an asked French word puts on its English word: a prediction a reader can make
+COGNATE = 0.5  # spelling similarity (difflib's ratio, accents dropped) from which two words look alike
+PUNCTUATION = ".,!?;:'\"«»"
+
+
+def bare(word: str) -> str:
+    """A word as compared for spelling: lower case, accents and punctuation dropped."""
+    decomposed = unicodedata.normalize("NFKD", word.lower().strip(PUNCTUATION))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def cognate(french: str, english: str) -> bool:
+    """Do the two words look alike (banque, bank; rapport, report)? A reader who knows no attention
+    would pick the English word spelt like the French one."""
+    a, b = bare(french), bare(english)
+    return a[:3] == b[:3] or SequenceMatcher(None, a, b).ratio() >= COGNATE
+
+
+def diagonal(k: int, n_french: int, n_english: int) -> set[int]:
+    """The English positions a reader guesses for French word k without reading α: the same
+    position, and the same share of the way through the sentence."""
+    return {min(k, n_english - 1), round(k * (n_english - 1) / max(1, n_french - 1))}
 
 
 def alignment_item(record, rng: np.random.Generator, strict: bool = True) -> Item | None:
     """Predict the alignment of an unseen sentence: which English word RNNsearch reads most while
-    writing a French word (α merged to words); None when no French word is asked clearly (a
-    content word, not spelt as an English word, its largest α ≥ CLEAR and alone at two decimals).
-    ``strict=False`` (a model that writes no such word, as the tests' digit-reversal models) asks
-    any French word, a tie at two decimals accepting each tied word."""
+    writing a French word (α merged to words). Asked only where the prediction needs attention: a
+    French content word whose English word is neither spelt alike (:func:`cognate`) nor on the
+    diagonal (:func:`diagonal`: reordered, as an adjective after its noun), its largest α ≥ CLEAR
+    and alone at two decimals; None when the sentence has no such word. The options are the
+    English words, punctuation dropped. ``strict=False`` (a model that writes no such word, as the
+    tests' digit-reversal models) asks any French word, a tie at two decimals accepting each."""
     weights, english, french = words_of(record)
-    same = {w.lower().strip(".,!?") for w in english}
-    asked = [k for k in range(len(french)) if len(french[k].strip(".,!?")) >= 4 and french[k].strip(".,!?").isalpha()
-             and french[k].lower().strip(".,!?") not in same and weights[k].max() >= CLEAR
-             and len(ties(weights[k], 2)) == 1]
+    words = [w.strip(PUNCTUATION) for w in english]
+    asked = [k for k in range(len(french)) if len(bare(french[k])) >= 4 and bare(french[k]).isalpha()
+             and weights[k].max() >= CLEAR and len(ties(weights[k], 2)) == 1
+             and not cognate(french[k], words[int(weights[k].argmax())])
+             and int(weights[k].argmax()) not in diagonal(k, len(french), len(english))]
     if not strict and not asked:
         asked = list(range(len(french)))
     if not asked or len(english) < 2:
         return None
     k = int(rng.choice(asked))
-    choices = tuple(f"{n + 1}. {w}" for n, w in enumerate(english))
     right = ties(weights[k], 2)
-    q = Question(f"RNNsearch translates *{' '.join(english)}* as *{' '.join(french)}* Which English word does it "
-                 f"read most while writing “{french[k]}”?", tuple(choices[n] for n in right), ("", ""),
-                 f"{choices[right[0]]}, α = {weights[k, right[0]]:.2f}.", choices,
-                 values=tuple(map(float, weights[k])), digits=2)
+    # the options: the English content words (and the word read most), each with its place in the
+    # sentence, so that "the longest word" is no better than chance among words that carry meaning
+    shown = [n for n, w in enumerate(words) if n in right or (len(w) >= 3 and w.lower() not in STOPWORDS)]
+    shown = shown if strict and len(shown) >= 3 else list(range(len(words)))
+    if strict:  # in a seeded order: "the middle of the list" is no better than chance either
+        shown = [shown[n] for n in rng.permutation(len(shown))]
+    choices = tuple(f"{n + 1}. {words[n] or english[n]}" for n in shown)
+    q = Question(f"RNNsearch translates “{' '.join(english)}” as “{' '.join(french)}” Which English word does it "
+                 f"read most while writing “{french[k].strip(PUNCTUATION)}”?",
+                 tuple(choices[shown.index(n)] for n in right), ("", ""),
+                 f"{choices[shown.index(right[0])]}, α = {weights[k, right[0]]:.2f}.", choices,
+                 values=tuple(float(weights[k, n]) for n in shown), digits=2, facts=(("reads-most", k),))
     return Item("alignment", "transfer", q)
 
 
@@ -193,75 +173,135 @@ def shows(text: str, number: str) -> bool:
     return any(m.group() == number for m in re.finditer(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d.])", text))
 
 
+def guessable(item: Item) -> bool:
+    """Would one of the item's guesses (what a reader computes without the lesson) be accepted,
+    or come within a hundredth of being accepted?"""
+    q = item.question
+    return any(abs(q.right[0] - g) <= q.tolerance + 0.01 for g in item.guesses)
+
+
 def steps(record, rng: np.random.Generator) -> list[int]:
     """The target steps (</s> left out) in a seeded order: an item takes the first that gives no answer away."""
     return [int(i) for i in rng.permutation(max(1, len(record.target_tokens) - 1))]
 
 
+def word_pieces(record) -> list[int]:
+    """The source pieces that are words (letters), never punctuation or </s>: what an item names."""
+    return [j for j, t in enumerate(record.source_tokens) if any(ch.isalpha() for ch in t) and t != "</s>"]
+
+
 def weights_item(record, rng: np.random.Generator) -> Item:
-    """α from given energies (eq. 6), over four pieces of one step of an unseen sentence, the
-    energies shown to one decimal and the answer computed from those."""
+    """α from given energies (eq. 6), over four word pieces of one step of an unseen sentence, the
+    energies shown to one decimal and the answer computed from those; a step and piece whose α is
+    printed nowhere in the prompt and is none of the untaught reader's guesses (1/4, the energy's
+    share of their sum, 0 or 1 by rank)."""
+    first = None
     for i in steps(record, rng):
-        item = _weights_item(record, rng, i)
-        if not shows(item.question.prompt, num(item.question.right[0])):
-            break
-    return item
+        for n in rng.permutation(4):
+            item = _weights_item(record, i, int(n))
+            first = first or item
+            if item is not None and not shows(item.question.prompt, num(item.question.right[0])) \
+                    and not guessable(item):
+                return item
+    return first
 
 
-def _weights_item(record, rng: np.random.Generator, i: int) -> Item:
+def _weights_item(record, i: int, n: int) -> Item | None:
     e = record.energies[i]
-    shown = sorted(int(j) for j in np.argsort(-e)[:4])
+    pieces = word_pieces(record) or list(range(len(e)))
+    shown = sorted(pieces[j] for j in np.argsort(-e[pieces])[:4])
+    if n >= len(shown):
+        return None
     energies = np.round(e[shown], 1)
     a = np.exp(energies - energies.max())
     a /= a.sum()
-    n = int(rng.integers(0, len(shown)))
     names = [f"{m + 1}. {record.source_tokens[j].replace('▁', '') or record.source_tokens[j]}"
              for m, j in enumerate(shown)]
     listed = ", ".join(f"{name}: e = {num(v, 1)}" for name, v in zip(names, energies))
+    total = float(np.sum(energies))
+    naive = (1 / len(shown), float(energies[n]) / total if total else 0.0, float(n == int(np.argmax(energies))))
     q = Question(f"Four energies of one decoder step: {listed}. Take the softmax over these four only. What is α of "
                  f"“{names[n]}” (two decimals; accepted within ±0.01)?", (round(float(a[n]), 2),), ("", ""),
                  f"exp({num(energies[n], 1)}) / Σ exp(e) = {a[n]:.2f}.", tolerance=0.01, digits=2)
-    return Item("weights", "transfer", q)
+    return Item("weights", "transfer", q, naive)
+
+
+DIMENSIONS = 8  # the numbers of h_j a context item may ask (one of the first eight): many steps then pass
 
 
 def context_item(record, values: np.ndarray, rng: np.random.Generator) -> Item:
-    """A context from given weights and annotations (eq. 5): three pieces' α (renormalised over the
-    three, two decimals, summing to 1) and the first number of each h_j (two decimals)."""
+    """A context from given weights and annotations (eq. 5): three word pieces' α (renormalised
+    over the three, two decimals, summing to 1) and one number of each h_j (two decimals); a step
+    and number whose c_i is none of the untaught reader's guesses (an h_j, the largest α's h_j,
+    their mean or sum), nor printed in the prompt."""
+    first = None
     for i in steps(record, rng):
-        item = _context_item(record, values, i)
-        if not shows(item.question.prompt, num(item.question.right[0])):
-            break
-    return item
+        for d in rng.permutation(min(DIMENSIONS, values.shape[1])):
+            item = _context_item(record, values, i, int(d))
+            first = first or item
+            if not shows(item.question.prompt, num(item.question.right[0])) and not guessable(item):
+                return item
+    return first
 
 
-def _context_item(record, values: np.ndarray, i: int) -> Item:
-    top = sorted(int(j) for j in np.argsort(-record.weights[i])[:3])
+def _context_item(record, values: np.ndarray, i: int, d: int = 0) -> Item:
+    pieces = word_pieces(record) or list(range(record.weights.shape[1]))
+    top = sorted(pieces[j] for j in np.argsort(-record.weights[i, pieces])[:3])
     a = record.weights[i, top] / record.weights[i, top].sum()
     a = np.round(a, 2)
     a[-1] = round(1.0 - a[:-1].sum(), 2)
-    h = np.round(values[top, 0], 2)
+    h = np.round(values[top, d], 2)
     c = float(np.dot(a, h))
     listed = "; ".join(f"α = {num(w)}, h = {num(v)}" for w, v in zip(a, h))
     q = Question(f"A decoder step attends to three annotations, with these weights (RNNsearch's, over the three) and "
-                 f"first numbers of h_j: {listed}. What is the first number of the context c_i = Σ_j α_ij h_j "
+                 f"number {d + 1} of each h_j: {listed}. What is number {d + 1} of the context c_i = Σ_j α_ij h_j "
                  "(two decimals; accepted within ±0.02)?",
                  (round(c, 2),), ("", ""), " + ".join(f"{num(w)} × {num(v)}" for w, v in zip(a, h)) + f" = {c:.2f}.",
                  tolerance=0.02, digits=2)
-    return Item("context", "transfer", q)
+    return Item("context", "transfer", q, (*map(float, h), float(np.mean(h)), float(np.sum(h))))
 
 
 SETS = {"test": "the natural test split", "stress": "the long-sentence stress set",
         "newstest2014": "WMT newstest2014"}
 MIN_SEGMENTS = 10  # a bucket with fewer sentences is noise, not a curve
+MARGIN = 0.5  # the least lead, in BLEU points, by which the asked bucket beats the other three
 
 
-def length_item(bleu, chosen: str, rng: np.random.Generator) -> Item:
-    """Read a BLEU-by-length table (Figure 2's curves as numbers): in which of four buckets does
-    RNNsearch lead RNNenc most? Leads compared at one decimal, as the table shows them."""
+def bucket_table(bleu, chosen: str):
+    """RNNsearch's and RNNenc's BLEU per length bucket of one set, buckets of MIN_SEGMENTS or more."""
     rows = bleu[(bleu["set"] == chosen) & bleu["model"].isin(["rnnsearch", "rnnenc"])
                 & (bleu["segments"] >= MIN_SEGMENTS)]
-    table = rows.pivot_table(index=["min_words", "bucket"], columns="model", values="bleu").dropna().reset_index()
-    picked = sorted(rng.choice(len(table), size=min(4, len(table)), replace=False))
+    return rows.pivot_table(index=["min_words", "bucket"], columns="model", values="bleu").dropna().reset_index()
+
+
+def quartets(table, place: int) -> list[tuple[int, ...]]:
+    """The four buckets (rows, shortest first) whose largest lead, alone by MARGIN, is the
+    ``place``-th shortest: asking each place equally often, "the longest bucket" is right a
+    quarter of the time."""
+    leads = [round(round(s, 1) - round(e, 1), 1) for s, e in zip(table["rnnsearch"], table["rnnenc"])]
+    out = []
+    for four in combinations(range(len(table)), 4):
+        ranked = sorted(four, key=lambda r: -leads[r])
+        if ranked[0] == four[place] and leads[ranked[0]] - leads[ranked[1]] >= MARGIN:
+            out.append(four)
+    return out
+
+
+def length_sets(bleu) -> list[str]:
+    """The sets whose table can put the largest lead at every place: the item's sets."""
+    return [s for s in SETS if all(quartets(bucket_table(bleu, s), p) for p in range(4))]
+
+
+def length_item(bleu, chosen: str, rng: np.random.Generator, avoid: tuple = ()) -> Item:
+    """Read a BLEU-by-length table (Figure 2's curves as numbers): in which of four buckets does
+    RNNsearch lead RNNenc most? Leads compared at one decimal, as the table shows them; the four
+    buckets drawn so that the asked one is at a seeded place, not always the longest, and not the
+    four buckets ``avoid`` names (the other half's)."""
+    table = bucket_table(bleu, chosen)
+    fours = [f for p in rng.permutation(4) for f in [[q for q in quartets(table, int(p))
+                                                        if list(table["bucket"].iloc[list(q)]) != list(avoid)]] if f]
+    picked = list(fours[0][int(rng.integers(0, len(fours[0])))]) if fours else \
+        sorted(rng.choice(len(table), size=min(4, len(table)), replace=False))
     table = table.iloc[picked]
     leads = [round(round(s, 1) - round(e, 1), 1) for s, e in zip(table["rnnsearch"], table["rnnenc"])]
     choices = tuple(f"{b} words" for b in table["bucket"])
@@ -281,31 +321,43 @@ class Check:
     items: tuple[Item, ...]
 
 
-ALIGNMENT_TRIES = 4  # unseen sentences tried for the alignment item (each half uses at most 6 of the 22)
+ALIGNMENT_TRIES = 3  # REORDERED sentences tried for the alignment item before it asks any word (each a decoding)
 
 
 def check_pair(seed: int, record_of, values_of, bleu) -> tuple[Check, Check]:
     """The before and after checks of one seed: the same slots (:data:`SLOTS`), different instances.
-    The unseen sentences are taken in a seeded order, each used once across the two halves;
-    ``bleu`` None (no BLEU-by-length table here) leaves the length slot out of both halves."""
+    The unseen sentences are taken in a seeded order, each used once across the two halves (the
+    alignment item takes the first of REORDERED that has a reordered word to ask); each recall slot asks two
+    different members of its bank (for scoring, two different mechanisms); ``bleu`` None (no
+    BLEU-by-length table here) leaves the length slot out of both halves."""
     rng = np.random.default_rng([int(seed), 60])
-    order = iter([SENTENCES[n] for n in rng.permutation(len(SENTENCES))])
-    recall_order = {c: rng.permutation(len(q)) for c, q in RECALL.items()}
+    order = iter([OTHERS[n] for n in rng.permutation(len(OTHERS))])
+    reordered = iter([REORDERED[n] for n in rng.permutation(len(REORDERED))])
+    recall_order = {c: [int(m) for m in rng.permutation(len(members(c)))] for c in RECALL}
     sets = [str(s) for s in rng.permutation(sorted(SETS))]
+    usable = length_sets(bleu) if bleu is not None else []
+    sets = [s for s in sets if s in usable] or sets  # the sets that can put the asked bucket anywhere
+    asked: dict[str, int] = {}
 
     def alignment():
         for tries in range(ALIGNMENT_TRIES):  # the last try asks whatever word its sentence has
-            made = alignment_item(record_of(next(order)), rng, strict=tries < ALIGNMENT_TRIES - 1)
+            made = alignment_item(record_of(next(reordered)), rng, strict=tries < ALIGNMENT_TRIES - 1)
             if made is not None:
                 return made
         raise ValueError("no unseen sentence has a word to ask")
+
+    def recall(concept: str) -> Item:
+        picks = [p for p in recall_order[concept] if members(concept)[p][1] != asked.get(concept)]
+        item = recall_draw(concept, rng, picks[0])
+        asked[concept] = members(concept)[picks[0]][1]
+        return item
 
     halves = []
     for n, half in enumerate(HALVES):
         items = []
         for concept, kind in slots(bleu):
             if kind == "recall":
-                items.append(recall_item(concept, rng, int(recall_order[concept][n])))
+                items.append(recall(concept))
             elif concept == "alignment":
                 items.append(alignment())
             elif concept == "weights":
@@ -314,7 +366,10 @@ def check_pair(seed: int, record_of, values_of, bleu) -> tuple[Check, Check]:
                 text = next(order)
                 items.append(context_item(record_of(text), values_of(text), rng))
             else:
-                items.append(length_item(bleu, sets[n], rng))
+                before = [i for i in (halves[0].items if halves else ()) if i.concept == "length"]
+                items.append(length_item(bleu, sets[n % len(sets)], rng,
+                                         tuple(c.removesuffix(" words") for c in before[0].question.choices)
+                                         if before else ()))
         halves.append(Check(half, int(seed), tuple(items)))
     return halves[0], halves[1]
 
@@ -424,10 +479,13 @@ def student_changes(cc: ClassCheck, by: str = "concept") -> dict[str, list[float
 
 
 def most_missed(cc: ClassCheck, half: str = "after", top: int = 3) -> list[tuple[str, int, int]]:
-    """The items most missed in ``half``: (slug, students wrong, students who answered), most wrong first."""
+    """The items most missed in ``half``: (slug, students wrong, students who answered), most wrong
+    first; the ``top`` most missed and every item tied with the last of them (a cut never drops one)."""
     wrong: dict[str, list[int]] = {}
     for answers in cc.halves[half].values():
         for slug, ok in answers.items():
             wrong.setdefault(slug, []).append(int(not ok))
-    ranked = sorted(wrong.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
-    return [(slug, sum(v), len(v)) for slug, v in ranked[:top] if sum(v)]
+    ranked = [(slug, sum(v), len(v)) for slug, v in sorted(wrong.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
+              if sum(v)]
+    last = ranked[min(top, len(ranked)) - 1][1] if ranked else 0
+    return [r for n, r in enumerate(ranked) if n < top or r[1] == last]

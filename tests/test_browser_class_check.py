@@ -1,10 +1,12 @@
 """The teacher's gain view of the class's check (``ui/class_check.py``) in Chromium at 1400 px: the
-teacher signs in on the Lesson page, opens a class and the check before; three students (and a
-fourth who takes the check before only) answer through the class store, the same store and
-exercise ids the page's Hand in writes; the teacher opens the check after, they answer again,
-and the page shows, in the browser, per concept and kind the class's mean before and after and
-⟨g⟩ computed here from the set answers, the students apart, the spread with its text
-alternative and the most missed item. Screenshot: docs/class-check-gain-1400.png."""
+teacher signs in on the Lesson page, opens a class and, at the top of the page, the check before;
+three students (and a fourth who takes the check before only) answer through the class store, the
+same store and exercise ids the page's Hand in writes; the teacher opens the check after, they
+answer again, and the page shows, without a click (the gain view and the hand-ins refresh by
+themselves), the halves open (their buttons disabled), the hand-ins, per concept and kind the
+class's mean before and after and ⟨g⟩ computed here from the set answers, the students apart, the
+spread with its text alternative, the most missed item and the item analysis.
+Screenshot: docs/class-check-gain-1400.png."""
 from __future__ import annotations
 
 import re
@@ -40,9 +42,13 @@ def answer(store, code: str, half: str) -> None:
 
 
 def open_half(page, half: str) -> None:
-    page.get_by_role("button", name=f"Open the check {half}").click()
-    wait_for(page, "document.body.innerText.includes('Opened: the following screens') && " + APP_IDLE,
+    """*Open the check …* pressed, then waited for until the page says that half is open (its button disabled)."""
+    button = page.locator(".st-key-class_check_controls").get_by_role("button", name=f"Open the check {half}")
+    button.click()
+    wait_for(page, f"(t => / the check {half}[ ;]/.test(t) && t.includes('Open now:'))"
+                   "(document.querySelector('.st-key-class_check_controls')?.innerText || '') && " + APP_IDLE,
              f"the check {half} opened", PAGE_BUDGET)
+    assert button.is_disabled()
 
 
 def test_the_teachers_gain_view_at_1400_px(class_server, axe):  # noqa: F811
@@ -55,16 +61,21 @@ def test_the_teachers_gain_view_at_1400_px(class_server, axe):  # noqa: F811
              "the teacher's check panel", PAGE_BUDGET)
     open_half(page, "before")
     answer(store, code, "before")
-    open_half(page, "after")  # its rerun also reads the answers so far
-    answer(store, code, "after")
-    page.get_by_role("button", name="Open the check after").click()  # a rerun: the page reads the answers again
+    open_half(page, "after")
+    answer(store, code, "after")  # no click after this: the page reads the answers again by itself
+    controls = page.locator(".st-key-class_check_controls")
+    wait_for(page, "(t => t.includes('Open now: the check before and the check after') && "
+                   "t.includes('The check: 4 handed in before · 3 after'))"
+                   "(document.querySelector('.st-key-class_check_controls')?.innerText || '')",
+             "the halves open and the hand-ins, live", PAGE_BUDGET)
+    assert all(controls.get_by_role("button", name=f"Open the check {h}").is_disabled() for h in ch.HALVES)
     view = page.locator(".st-key-class_check_view")
     wait_for(page, "(t => t.includes('Students who took both halves') && t.includes('Most missed'))"
                    "(document.querySelector('.st-key-class_check_view')?.innerText || '') && " + APP_IDLE,
              "the gain view with every answer", PAGE_BUDGET)
-    wait_for(page, "document.querySelectorAll('.st-key-class_check_view [data-testid=\"stTable\"]').length === 2 && "
+    wait_for(page, "document.querySelectorAll('.st-key-class_check_view [data-testid=\"stTable\"]').length === 3 && "
              + APP_IDLE,
-             "both gain tables drawn", PAGE_BUDGET)
+             "both gain tables and the item analysis drawn", PAGE_BUDGET)
     text = view.inner_text()
     assert re.search(r"Students who took both halves\s+3", text), text
     both = [p for p in PLANS.values() if p[1] is not None]
@@ -81,6 +92,7 @@ def test_the_teachers_gain_view_at_1400_px(class_server, axe):  # noqa: F811
     nicknames = store.nicknames(KEY, code)
     assert f"Took only the check before (1), not in the gain: {nicknames['a1b2c3d4e5f60004']}." in text
     assert "2 of 3 wrong" in text and "Why RNNenc falls behind on long sentences" in text  # most missed after
+    assert "Item by item" in text and "too few to say" in text  # 4 and 3 students: fewer than MIN_STUDENTS
     assert all(nicknames[s] in text for s in list(PLANS)[:3])  # the spread in words names each student
     alt = page.locator(".st-key-class_check_spread [data-testid='stPlotlyChart']")
     assert alt.count() == 1 and view.get_by_role("button", name=re.compile("Download the check's answers")).count()

@@ -124,9 +124,10 @@ def test_a_websocket_from_another_origin_is_refused(shipped_server, origin, refu
     assert asyncio.run(open_socket()) == (403 if refused else 101)
 
 
-def follow_request(base: str, code: str, cookie: str = "") -> tuple[int, dict]:
-    """GET /_attn/follow as the page's listener asks: (status, JSON answer)."""
-    request = urllib.request.Request(f"{base}/_attn/follow?class={code}&v=0", headers={"Cookie": cookie} if cookie else {})
+def follow_request(base: str, code: str, cookie: str = "", version: int = 0) -> tuple[int, dict]:
+    """GET /_attn/follow as the page's listener asks, past ``version``: (status, JSON answer)."""
+    request = urllib.request.Request(f"{base}/_attn/follow?class={code}&v={version}",
+                                     headers={"Cookie": cookie} if cookie else {})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(request, timeout=120) as response:
@@ -149,11 +150,17 @@ def shipped_server_store(base: str):
     return SERVER_STORES[base] / "classes.sqlite3"
 
 
-def test_one_follow_listener_per_student(shipped_server, class_of_server):
+def joined_cookie(store, code: str) -> str:
+    """A new student's ``attn_student`` cookie, the student on the class's roster (as their page's join puts them)."""
     from server import identity
+    value = identity.new_student_cookie(store.cookie_secret())
+    store.join(code, identity.student_id(store.cookie_secret(), value), "127.0.0.1")
+    return f"{identity.STUDENT_COOKIE}={value}"
+
+
+def test_one_follow_listener_per_student(shipped_server, class_of_server):
     store, key, code = class_of_server
-    cookie = f"{identity.STUDENT_COOKIE}={identity.new_student_cookie(store.cookie_secret())}"
-    other = f"{identity.STUDENT_COOKIE}={identity.new_student_cookie(store.cookie_secret())}"
+    cookie, other = (joined_cookie(store, code) for _ in range(2))
     with ThreadPoolExecutor(3) as pool:
         first = pool.submit(follow_request, shipped_server, code, cookie)
         until(lambda: load(shipped_server)["follow_listeners"] == 1, PAGE_BUDGET_S, "the first listener open")
@@ -251,9 +258,16 @@ def test_with_approve_joins_a_student_waits_by_name_and_joins_once_let_in(room):
 def test_unknown_class_codes_are_throttled_per_address(shipped_server, class_of_server):
     """Last of the module: it leaves this machine's address throttled for a while."""
     from server.follow import UNKNOWN_CODES
-    _, _, code = class_of_server
+    store, key, code = class_of_server
     answers = [follow_request(shipped_server, f"ZZZZ{n:02d}")[0] for n in range(UNKNOWN_CODES)]
     assert answers == [404] * UNKNOWN_CODES
     status, said = follow_request(shipped_server, "ZZZZ99")
     assert status == 429 and int(said["retry_after"]) >= 1
-    assert follow_request(shipped_server, code)[0] == 429  # the address is not looked up, even for a real class
+    assert follow_request(shipped_server, code)[0] == 429  # unnamed: not looked up, even for a real class
+    student = joined_cookie(store, code)  # a student of the class, behind the same address: never refused for it
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(follow_request, shipped_server, code, student, store.follow(code).version)
+        until(lambda: load(shipped_server)["follow_listeners"] >= 1, PAGE_BUDGET_S, "the student's listener open")
+        store.send(key, code, "step-through", {"text": "I will eat.", "model": "rnnsearch", "step": "2"})
+        status, said = waiting.result(timeout=PAGE_BUDGET_S)
+    assert status == 200 and "step=2" in said["link"]

@@ -6,8 +6,13 @@ over 24 seeds and every unseen sentence, as ``tests/test_lesson_questions.py`` w
 - every item is answerable from what it shows: a choice's right answers are among its options
   and are exactly the options tied at the shown precision; a number is recomputed here from the
   numbers its prompt prints and matches within the tolerance the prompt states;
-- no item gives its answer away: a number's answer is not printed in its prompt; a recall item's
-  definition is not in its question; an alignment item does not name the English word it asks;
+- no item gives its answer away: a number's answer is not printed in its prompt, nor is it what a
+  reader without the lesson computes instead; a recall item's key shares no content word with its
+  stem (every member and phrasing of the bank); an alignment item does not name the English word
+  it asks, and asks a word that is neither spelt like its English word nor on the diagonal;
+- no rule of a reader who never saw the lesson beats chance (``teaching/check_audit.py``, the
+  command ``scripts/check_audit.py``): on a few seeds here within a binomial margin, on 100 seeds
+  (slow) within ALLOWED;
 - the unseen sentences are none of the lesson's examples;
 - the gain is (post − pre) / (max − pre), undefined at pre = max.
 """
@@ -21,7 +26,8 @@ import pytest
 
 from conftest import ROOT
 from teaching import check as ch
-from teaching.lesson_questions import num, ties
+from teaching.check_bank import content_words
+from teaching.lesson_questions import num, ties, words_of
 
 CHECKPOINTS = ROOT / "checkpoints"
 NUMBER = r"-?\d+\.\d+"
@@ -75,7 +81,7 @@ def check_item(item: ch.Item) -> None:
         for right in q.right:
             name = re.sub(r"^\d+\. ", "", right)
             if item.kind == "recall":
-                assert name not in q.prompt, where
+                assert name not in q.prompt and not content_words(name) & content_words(q.prompt), where
             else:  # the sentence is shown, but the asked word is never marked
                 assert f"“{name}”" not in q.prompt and f"**{name}**" not in q.prompt, where
         if q.values:
@@ -83,6 +89,7 @@ def check_item(item: ch.Item) -> None:
     else:
         assert f"±{q.tolerance:g}" in q.prompt, where
         assert not ch.shows(q.prompt, num(q.right[0], q.digits)), where
+        assert not ch.guessable(item), (where, item.guesses)
         again = recomputed(item)
         assert again is not None and abs(again - q.right[0]) <= 0.005 + 1e-9, (where, again)
         assert q.check(q.right[0]) and q.check(q.right[0] + q.tolerance)
@@ -94,7 +101,13 @@ def test_the_unseen_sentences_are_not_the_lessons():
     assert len(ch.SENTENCES) >= 20 and not set(ch.SENTENCES) & set(EXAMPLES)
     assert len(ch.SLOTS) == len(set(ch.SLOTS)) and 5 <= len(ch.SLOTS) <= 8
     assert {k for _, k in ch.SLOTS} == set(ch.KINDS) and {c for c, _ in ch.SLOTS} == set(ch.CONCEPT)
-    assert all(len(ch.RECALL[c]) >= 2 for c, k in ch.SLOTS if k == "recall")
+    for concept in (c for c, k in ch.SLOTS if k == "recall"):  # a bank, not a few fixed questions
+        assert len(ch.members(concept)) >= 6 and all(len(p.stems) >= 2 for p in ch.RECALL[concept])
+        for pool in ch.RECALL[concept]:
+            assert len(pool.cues) == len(pool.answers) == len(set(pool.answers)) >= ch.OPTIONS + 1
+            for cue, answer in zip(pool.cues, pool.answers):
+                for stem in pool.stems:
+                    assert not content_words(answer) & content_words(stem.format(cue=cue)), (stem, cue, answer)
 
 
 def test_every_item_on_many_seeds(sources):
@@ -128,8 +141,13 @@ def test_every_unseen_sentence(sources):
         if item is not None:
             check_item(item)
             assert max(item.question.values) >= ch.CLEAR
+            weights, english, french = words_of(r)
+            k = dict(item.question.facts)["reads-most"]  # the French word asked
+            assert f"“{french[k].strip(ch.PUNCTUATION)}”" in item.question.prompt
+            j = int(weights[k].argmax())
+            assert not ch.cognate(french[k], english[j]) and j not in ch.diagonal(k, len(french), len(english))
             asked += 1
-    assert asked >= 20
+    assert asked >= 8  # the sentences with a reordered, unlike-spelt word to ask
 
 
 def test_the_bleu_item_on_every_set():
@@ -153,3 +171,35 @@ def test_normalised_gain():
     assert [c.slug for c, _ in ch.to_revisit(after)] == ["length"]
     assert ch.parse_exercise(ch.exercise_id("after", "length-transfer")) == ("after", "length", "transfer")
     assert ch.parse_exercise("lesson:01-heatmap") is None and ch.parse_exercise("check:during:length-recall") is None
+
+
+def test_no_rule_without_the_lesson_beats_chance_on_a_few_seeds(sources):
+    """The check on the check on 6 seeds (12 items a slot): every held rule within ALLOWED of chance
+    plus twice the binomial standard error of 12 items at that bound (the slow test below holds
+    100 seeds to ALLOWED alone); no stem echoes its key, no key answers another item; a rule that
+    games an item (the longest option when the key is always the longest) would fail here."""
+    from teaching.check_audit import ALLOWED, audit
+    result = audit(range(6), *sources)
+    rows = result.table()
+    assert {r["slot"] for r in rows} == {f"{c}-{k}" for c, k in ch.SLOTS}
+    for r in rows:
+        bound = r["chance"] + ALLOWED
+        margin = 2 * np.sqrt(bound * (1 - bound) / r["items"])
+        assert not r["held"] or r["score"] <= bound + margin, r
+    for slug, f in result.features.items():
+        if "key longest" in f:
+            bound = 1 / ch.OPTIONS + ALLOWED
+            assert f["key longest"] <= bound + 2 * np.sqrt(bound * (1 - bound) / 12), (slug, f)
+    assert result.features["check"]["stems echoing their key"] == 0
+    assert result.features["check"]["cross-item cues"] == 0
+
+
+@pytest.mark.slow
+def test_the_check_on_the_check_command_over_100_seeds(sources):
+    """``scripts/check_audit.py`` as docs/lesson.md runs it: 100 seeds, every held rule within
+    ALLOWED of chance on every slot, the recall keys the longest option at most 1/k + ALLOWED."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from check_audit import failures
+    from teaching.check_audit import audit
+    assert failures(audit(range(100), *sources)) == []

@@ -116,3 +116,31 @@ def test_the_csv_names_nicknames_only(store):
     assert text.splitlines()[0] == "nickname,half,concept,kind,right"
     assert len(text.splitlines()) == 3 and not any(s in text for s in sessions)
     assert set(store.nicknames(KEY, code).values()) == {line.split(",")[0] for line in text.splitlines()[1:]}
+
+
+def test_a_check_practised_before_the_teacher_opened_it_is_offered_again_and_then_counted(store, sources):  # noqa: F811
+    """A student in the class takes the check before at stop 1 before the teacher opened it: the
+    offer says it is practice, the hand-in says it was not counted (nothing stored); once the
+    teacher opens it, the sent link opens the form again, saying why, and that hand-in counts."""
+    code = store.open_class(KEY).code
+    before = items_of(sources, zlib.crc32(code.encode()), "before")
+    s = open_lesson(text=DIGITS, **{"class": code})
+    captions = " ".join(c.value for c in s.caption)
+    assert "Practice, not counted yet: your teacher has not opened this check" in captions
+    s.button(key="lesson_prepost_start_before").click().run()
+    fill(s, "before", before, {"weights-recall"})
+    assert any("Handed in as practice, not counted" in i.value for i in s.info)
+    assert not [a for a in store.summary(KEY, code) if a.exercise.startswith("check:")]
+    assert not any((b.key or "") == "lesson_prepost_start_before" for b in s.button)  # not offered until opened
+    teacher = open_lesson(text=DIGITS, **{"class": code})
+    sign_in(teacher)
+    teacher.button(key="class_check_open_before").click().run()
+    sent = store.follow(code)
+    s.query_params.update(sent.params)  # the follower's screen opens the sent link
+    s.run()
+    assert any(b.label == "Hand in" for b in s.button)
+    assert any("You took this check as practice before your teacher opened it" in i.value for i in s.info)
+    fill(s, "before", before, ALL)
+    stored = [a for a in store.summary(KEY, code) if a.exercise.startswith("check:before:")]
+    assert len(stored) == len(ALL) and all(a.counted and a.correct for a in stored)
+    assert not any("Handed in as practice" in i.value for i in s.info)

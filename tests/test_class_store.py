@@ -185,6 +185,17 @@ def test_following_the_teacher(store):
     assert store.follow("ZZZZZZ") is None and store.follow("bad") is None
 
 
+def test_the_class_says_whether_it_counts_an_exercise(store):
+    """ClassStore.counts: what a student is told before answering (the lesson's check): counted once
+    the teacher sent it, practice before; the practice catalogue always; any other id never."""
+    code = store.open_class(KEY).code
+    assert not store.counts(code, "check:before:weights-recall")
+    store.add_exercise(KEY, code, "check:before:weights-recall")
+    assert store.counts(code.lower(), "check:before:weights-recall")
+    assert not store.counts(code, "check:after:weights-recall") and not store.counts(None, "check:before:weights-recall")
+    assert not store.counts(code, "not an id at all!") and not store.counts("ZZZZZZ", "check:before:weights-recall")
+
+
 def test_a_generated_key_is_shared_by_every_process_on_the_store(store_url):
     first, second = ClassStore(store_url), ClassStore(store_url)
     key = first.teacher_key()

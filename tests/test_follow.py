@@ -176,3 +176,26 @@ def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(stor
     at.number_input(key="ex_seed").set_value(7).run()
     open_link({"ex": "which", "seed": "5"})  # the same link again: taken already, the student's 7 stays
     assert at.number_input(key="ex_seed").value == 7
+
+
+def test_made_up_codes_cost_one_read_a_second_and_a_new_class_is_found_at_the_next(tmp_path, monkeypatch):
+    """``known``: a flood of made-up codes reads the store's codes at most once a CODES_READ_S; a
+    class opened in another process since the last read is not known yet, ``codes_wait`` says how
+    long until it is, and ``member`` then finds its student (removed or not) and no one else."""
+    from server.class_store import new_session_id
+    monkeypatch.setattr(follow, "CODES_READ_S", 600.0)  # no read again within the test, however slow the host
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    board = FollowBoard(here)
+    reads = []
+    real = here.class_codes
+    here.class_codes = lambda: reads.append(1) or real()
+    assert not any(board.known(f"ZZZZ{n:02d}") for n in range(200)) and len(reads) == 1
+    code = teacher.open_class(KEY).code
+    student, stranger = new_session_id(), new_session_id()
+    teacher.join(code, student, "10.0.0.1")
+    assert 590 < board.codes_wait(code) <= 600 and not board.known(code) and not board.member(code, student)
+    monkeypatch.setattr(follow, "CODES_READ_S", 0.0)  # the time has come: the next look reads again
+    assert board.codes_wait(code) == 0 and board.member(code, student) and not board.member(code, stranger)
+    assert len(reads) == 2
+    teacher.remove(KEY, code, teacher.member(code, student).nickname)
+    assert board.member(code, student)  # a removed student's tab still hears of an Undo

@@ -46,3 +46,35 @@ def test_a_removal_hides_the_answers_and_an_undo_brings_them_back(store):
     assert store.member(code, first).nickname == names[0]
     assert [m.nickname for m in store.roster_of(KEY, code)] == names
     assert store.follow_many([code])[code].removals == 0
+
+
+def test_a_batch_removal_takes_those_who_joined_lately_or_never_answered_and_its_undo_puts_them_back(store):
+    """``remove_many``: by join time, by no answer, or both; one follow version for the batch; the
+    teacher's key only; ``readmit_many`` undoes exactly that batch."""
+    import time
+    from server.class_store import NotTeacher
+    code = store.open_class(KEY).code
+    early = [new_session_id() for _ in range(3)]
+    names = {s: store.join(code, s, "10.0.0.1").nickname for s in early}
+    store.submit(code, "which:0", early[0], {"label": "x"}, True)
+    cut = time.time()
+    late = [new_session_id() for _ in range(4)]
+    names |= {s: store.join(code, s, "10.0.0.1").nickname for s in late}
+    store.submit(code, "which:0", late[0], {"label": "x"}, True)
+    with pytest.raises(NotTeacher):
+        store.remove_many("not-the-key", code, joined_since=cut)
+    assert store.remove_many(KEY, code) == []  # no filter: nobody
+    version = store.follow(code).version
+    both = store.remove_many(KEY, code, joined_since=cut, unanswered=True)
+    assert sorted(both) == sorted(names[s] for s in late[1:])
+    assert store.follow(code).version == version + 1 and store.follow(code).removals == 3
+    assert {m.nickname for m in store.roster_of(KEY, code)} == {names[s] for s in early + late[:1]}
+    assert store.readmit_many(KEY, code, both) == 3 and store.follow(code).version == version + 2
+    silent = store.remove_many(KEY, code, unanswered=True)
+    assert sorted(silent) == sorted(names[s] for s in early[1:] + late[1:])
+    assert store.readmit_many(KEY, code, silent) == 5
+    recent = store.remove_many(KEY, code, joined_since=cut)
+    assert sorted(recent) == sorted(names[s] for s in late)
+    assert store.class_counts(KEY, code).joined == 3 and {a.session for a in store.summary(KEY, code)} == {early[0]}
+    assert store.readmit_many(KEY, code, recent + ["Nobody Here"]) == 4
+    assert store.class_counts(KEY, code).joined == 7

@@ -20,6 +20,7 @@ from ui.class_session import (APPLIED, CLASS, connection, COOKIE_FOR, enter, FOL
                               PANEL, signed_in_teacher, SIGNED_OUT, store_notice, teacher_key, TEACHER_OF,
                               TEACHER_SESSION, visitor_address)
 from ui.class_admission import admission_panel, refused_notice
+from ui.class_bulk import remove_many_panel
 from ui.class_follow import _base_path, follow_panel, js_string, link_params, sent_link, take_sent_link
 from ui.class_live import live_controls, live_look
 from ui.class_notice import student_notice
@@ -257,12 +258,18 @@ def counts_line(code: str) -> str | None:
             + (" · locked" if n.locked else ""))
 
 
+# more lines of the live counts, drawn (and read again) with them: ui.class_check adds the check's hand-ins
+LIVE_LINES: list = []
+
+
 def live_counts(code: str) -> None:
     """:func:`counts_line`, read again with the roster (:func:`roster_panel`, a live view): the
     sidebar and the pages' live summaries show the same store counts, as fresh as each other."""
     line = counts_line(code)
     if line:
         st.markdown(line)
+    for more in LIVE_LINES:
+        more(code)
 
 
 def _lock(code: str) -> None:
@@ -309,6 +316,7 @@ def roster_panel(code: str) -> None:
     st.toggle("Lock the class", key="class_locked", on_change=_lock, args=(code,),
               help="No new student can join (they are told the class is locked); those in it go on.")
     admission_panel(code)  # seats, approve joins, the join window, who waits (ui/class_admission.py)
+    remove_many_panel(code, students)  # a batch at once: joined lately, or not answered (ui/class_bulk.py)
     removed = st.session_state.get("class_removed")
     if removed and time.time() - removed[1] > UNDO_S:
         st.session_state.pop("class_removed")

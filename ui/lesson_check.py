@@ -3,9 +3,13 @@ offer (optional), the items in one form, handed in at once, and on the closing c
 student's own gain per concept and the stops to look at again.
 
 One seed per check: a class's code (everyone in the class gets the same items), else a seed of
-the browser session's own. In a class each item's answer is stored under its own exercise id
-(``check:before:weights-transfer``) through ``class_session.record_answer``, like every answer:
-the first counts, and only once the teacher opened that half (docs/lesson.md).
+the student's own, kept in the browser's cookie with their answers (a reload, or a page the
+teacher sends, which opens as a new session, keeps the check taken). In a class each item's answer
+is stored under its own exercise id (``check:before:weights-transfer``) through
+``class_session.record_answer``, like every answer: the first counts, and only once the teacher
+opened that half. A half taken before the teacher opened it is practice: the student is told so
+when it is offered and when it is handed in, and it is offered again once the teacher opens it,
+that time counted (docs/lesson.md).
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from server.answers import answer_record
 from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALVES, Item, KINDS, slots,
                             to_revisit)
 from teaching.lesson_questions import Question
+from server.class_store import class_store, StoreUnavailable
 from ui.class_session import joined_class, KEPT, record_answer, teacher_key
 from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
 from ui.teaching_pages import cached_greedy, cached_values
@@ -33,16 +38,23 @@ TAKEN = KEPT + "lesson_check_taken"
 SEED = "lesson_prepost_seed"      # the browser tab's own seed (no class joined)
 TO_SEND = "lesson_prepost_to_send"  # a half handed in, its answers not yet stored in the class
 LINKED = "lesson_check_linked"  # the half a link last opened: Not now closes it for good
+# the halves taken in a class before its teacher opened them (not counted): a class_ key, kept as TAKEN is
+PRACTISED = KEPT + "lesson_check_practised"
 CHECKS_KEPT = 64                # seeds whose checks a process keeps: its classes' and its students' alone
 MINUTES = 3                     # what the offer says a check takes: 8 items, ~20 s each
 
 
 def check_seed() -> int:
-    """The class's seed (its code: the same items for everyone in it), else the browser tab's own."""
+    """The class's seed (its code: the same items for everyone in it), else the student's own: the
+    one their cookie keeps with the answers of a check taken (a reload asks the same items and
+    finds them taken), or a new one."""
     code = joined_class()
     if code:
         return zlib.crc32(code.encode())
-    return st.session_state.setdefault(SEED, secrets.randbelow(10 ** 6))
+    if SEED not in st.session_state:
+        kept = str(st.context.cookies.get(COOKIE) or "").split(".")[0]
+        st.session_state[SEED] = int(kept) if kept.isdigit() and len(kept) <= 10 else secrets.randbelow(10 ** 6)
+    return st.session_state[SEED]
 
 
 def bleu() -> pd.DataFrame | None:
@@ -66,27 +78,57 @@ def _check_pair(seed: int, root: str, bleu_path: str, modified: float) -> tuple[
                       bleu())
 
 
-COOKIE = "attn_lesson_check"  # "SEED.BEFORE.AFTER", each half its items' right (1) and wrong (0) in slot order
+# "SEED.BEFORE.AFTER", each half its items' right (1) and wrong (0) in slot order, after a "p" when
+# it was practice (taken in a class before the teacher opened it)
+COOKIE = "attn_lesson_check"
 
 
 def taken() -> dict:
-    """half -> {item slug: right}; at a session's first look, what the browser's cookie kept (a page
-    the teacher sends opens as a new session: the check before stays taken)."""
+    """half -> {item slug: right}; at a session's first look, what the browser's cookie kept (a
+    reload, or a page the teacher sends, opens as a new session: the check before stays taken)."""
     if TAKEN not in st.session_state:
         st.session_state[TAKEN] = {}
+        st.session_state[PRACTISED] = set()
         seed, *halves = str(st.context.cookies.get(COOKIE) or "").split(".") + ["", ""]
         names = [f"{c}-{k}" for c, k in slots(bleu())]
         if seed == str(check_seed()):
             for half, bits in zip(HALVES, halves):
+                if bits.startswith("p"):
+                    bits = bits[1:]
+                    st.session_state[PRACTISED].add(half)
                 if len(bits) == len(names) and set(bits) <= {"0", "1"}:
                     st.session_state[TAKEN][half] = {n: b == "1" for n, b in zip(names, bits)}
     return st.session_state[TAKEN]
 
 
+def practised() -> set:
+    """The halves taken as practice in a class: before its teacher opened them, so not counted."""
+    taken()
+    return st.session_state.setdefault(PRACTISED, set())
+
+
+def counts(half: str) -> bool | None:
+    """Does the joined class count ``half`` now (its teacher opened it)? None outside a class, or
+    when the class store does not answer."""
+    code = joined_class()
+    if not code or teacher_key():
+        return None
+    try:
+        return class_store().counts(code, exercise_id(half, "-".join(slots(bleu())[0])))
+    except StoreUnavailable:
+        return None
+
+
+def to_take(half: str) -> bool:
+    """Is ``half`` still to take: never taken, or taken as practice and counted now?"""
+    return half not in taken() or (half in practised() and counts(half) is True)
+
+
 def keep_in_cookie() -> None:
-    """The checks taken, in the browser's own cookie: digits and dots only, for a day."""
+    """The checks taken, in the browser's own cookie: digits, dots and "p" only, for a day."""
     done = taken()
-    value = ".".join([str(check_seed())] + ["".join("1" if ok else "0" for ok in done.get(h, {}).values())
+    value = ".".join([str(check_seed())] + [("p" if h in practised() and h in done else "")
+                                             + "".join("1" if ok else "0" for ok in done.get(h, {}).values())
                                              for h in HALVES])
     st.html(f"<script>document.cookie = '{COOKIE}={value}; path=/; max-age=86400; SameSite=Lax';</script>",
             unsafe_allow_javascript=True)
@@ -98,9 +140,25 @@ def start(half: str) -> None:
 
 def from_link(half: str | None) -> None:
     """A link naming a half (the teacher's send, ``?check=before``) opens it, once: not after it was
-    taken, and not for the teacher."""
-    if half in HALVES and half not in taken() and not teacher_key() and st.session_state.get(LINKED) != half:
+    taken (unless as practice, before the teacher opened it), and not for the teacher."""
+    if half in HALVES and not teacher_key() and st.session_state.get(LINKED) != half and to_take(half):
         st.session_state[LINKED] = st.session_state[OPEN] = half
+
+
+def whether_counted(half: str) -> None:
+    """In a class, what becomes of this half's answers: counted, or practice (and what then)."""
+    counted = counts(half)
+    if counted is None:
+        return
+    if counted and half in practised():
+        st.info(f"You took this check as practice before your teacher opened it, so it was not counted. Your "
+                f"teacher has opened it now: take it again; this time your first answers count in class "
+                f"{joined_class()}.", icon=":material/replay:")
+    elif counted:
+        st.caption(f"Counted: your teacher opened this check, and class {joined_class()} counts your first answers.")
+    else:
+        st.caption("Practice, not counted yet: your teacher has not opened this check. When they open it, the "
+                   "lesson offers it again, and that time your answers count.")
 
 
 def offer(half: str) -> None:
@@ -114,6 +172,7 @@ def offer(half: str) -> None:
         else:
             st.info(f"**The check after the lesson** ({items} items, about {MINUTES} minutes): the same "
                     "concepts as before, on new sentences and numbers.", icon=":material/quiz:")
+        whether_counted(half)
         st.button("Take the check before the lesson" if half == "before" else "Take the check after the lesson",
                   key=f"lesson_prepost_start_{half}", icon=":material/quiz:", on_click=start, args=(half,))
 
@@ -147,6 +206,7 @@ def take(half: str) -> None:
     st.subheader("The check before the lesson" if half == "before" else "The check after the lesson")
     st.caption("Answer what you can; a blank counts as not known. Numbers: the precision each item states. "
                "The answers are not shown: the end of the lesson says which concepts to look at again.")
+    whether_counted(half)
     with st.form(f"lesson_prepost_form_{half}", border=True):
         for n, item in enumerate(check.items, 1):
             item_input(half, n, item)
@@ -157,16 +217,25 @@ def take(half: str) -> None:
 
 
 def send_handed_in() -> None:
-    """In a class, the answers of the half just handed in, one stored answer per item."""
+    """In a class, the answers of the half just handed in, one stored answer per item; a half the
+    teacher has not opened is kept as practice, the student told so, and offered again once opened."""
     pending = st.session_state.pop(TO_SEND, None)
     if pending is None:
         return
+    half, given = pending
+    counted = counts(half)
+    practised().discard(half)
+    if counted is False:
+        practised().add(half)
     keep_in_cookie()
     if not joined_class():
         return
-    half, given = pending
+    if counted is False:
+        st.info("Handed in as practice, not counted: your teacher has not opened this check yet. When they open "
+                "it, the lesson offers it again, and that time your answers count.", icon=":material/info:")
+        return
     right = taken().get(half, {})
-    with st.expander("In the class", expanded=False):
+    with st.expander("In the class: counted", expanded=False):
         for slug, value in given.items():
             label = "no answer" if value is None else str(value)
             record_answer(exercise_id(half, slug), answer_record(label, right[slug], [] if right[slug] else [label]),
@@ -190,7 +259,7 @@ def go_to(stop: int) -> None:
 def closing(stops: list) -> None:
     """On the closing card: the after check offered, then the gain per concept and the stops to revisit."""
     done = taken()
-    if "after" not in done:
+    if to_take("after"):  # not taken, or taken as practice and opened by the teacher since
         if teacher_key():  # the teacher's own tries are not the class's: their view is the class's gain
             return
         if "before" in done:
@@ -220,5 +289,5 @@ def closing(stops: list) -> None:
             row.button(f"Stop {k}", key=f"lesson_prepost_revisit_{concept.slug}_{k}", on_click=go_to, args=(k,))
 
 
-__all__ = ["check_seed", "the_check", "offer", "take", "send_handed_in", "closing", "gain_table", "OPEN", "TAKEN",
-           "KINDS"]
+__all__ = ["check_seed", "the_check", "offer", "take", "send_handed_in", "closing", "gain_table", "to_take", "OPEN",
+           "TAKEN", "KINDS"]

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, class_admission, class_exercises, class_locks,
                                        join_requests, ClassCounts, classes,
                                        ClassInfo, CODE_ALPHABET, CODE_LENGTH, EXERCISE_ID, LESSON_STOP, MAX_EXERCISES,
-                                       MAX_SENT_EXERCISES, Member, normalise_code, OutsideClass,
+                                       MAX_SENT_EXERCISES, MAX_STUDENTS, Member, normalise_code, OutsideClass,
                                        PRACTICE_KINDS, PRACTICE_SEEDS, roster, RosterEntry, SESSION_ID,
                                        StoreUnavailable, teacher_sessions)
 
@@ -125,6 +125,20 @@ class ClassesAndRoster:
             return joined
         raise AnswerRefused("joining collided with another join; try again")
 
+    def on_roster(self, code: str | None, session: str) -> bool:
+        """Is student ``session`` on the class's roster, removed or not? (What a follow request's
+        named place rests on, ``server/follow.py``: a removed student's tab still hears of an *Undo*.)"""
+        code = normalise_code(code)
+        if not code or not SESSION_ID.fullmatch(session or ""):
+            return False
+        return self._run(lambda conn: conn.execute(sa.select(roster.c.session).where(
+            (roster.c.class_code == code) & (roster.c.session == session))).first()) is not None
+
+    def class_codes(self) -> set[str]:
+        """The codes of every class the store holds (open, closed, not yet purged): one read, so that a
+        follow request naming a code that is none of them costs no read of its own."""
+        return set(self._run(lambda conn: conn.execute(sa.select(classes.c.code)).scalars().all()))
+
     def _address_tag(self, address: str) -> str:
         """A keyed tag of the address (never the address itself): equal for one address, within one store."""
         return hmac.new(self.cookie_secret(), b"address:" + str(address).encode(), "sha256").hexdigest()[:32]
@@ -173,6 +187,17 @@ class ClassesAndRoster:
         except IntegrityError:
             pass  # sent from two tabs at once: it is there
 
+    def counts(self, code: str | None, exercise: str) -> bool:
+        """Does class ``code`` count ``exercise`` now (the practice catalogue, or one its teacher sent
+        or revealed)? What a student is told before answering: counted, or practice of their own."""
+        if not code or not EXERCISE_ID.fullmatch(exercise or ""):
+            return False
+        if in_practice(exercise):
+            return True
+        code = normalise_code(code)
+        return self._run(lambda conn: conn.execute(sa.select(class_exercises.c.exercise).where(
+            (class_exercises.c.class_code == code) & (class_exercises.c.exercise == exercise))).first()) is not None
+
     def lock(self, key: str | None, code: str, locked: bool = True) -> None:
         """Lock the class (no new students; those on the roster go on) or unlock it."""
         self._check_teacher(key, code)
@@ -213,6 +238,48 @@ class ClassesAndRoster:
         if changed:
             self._bump(code)
         return changed
+
+    def remove_many(self, key: str | None, code: str, joined_since: float | None = None,
+                    unanswered: bool = False) -> list[str]:
+        """Take off the roster, in one move, every student who joined at ``joined_since`` or later
+        (a time, ``time.time()``'s), or who has given no answer (``unanswered``), or both at once
+        (either filter alone, or the two together: those who joined since then *and* never
+        answered): a batch of fakes that one script joined. Their nicknames (for :meth:`readmit_many`'s
+        *Undo*); the follow version moves once, so every removed tab hears of it."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+        if joined_since is None and not unanswered:
+            return []
+
+        def change(conn):
+            who = (roster.c.class_code == code) & ~roster.c.removed
+            if joined_since is not None:
+                who &= roster.c.joined_at >= float(joined_since)
+            if unanswered:
+                who &= roster.c.session.not_in(sa.select(answers.c.session).where(answers.c.class_code == code))
+            names = list(conn.execute(sa.select(roster.c.nickname).where(who).order_by(roster.c.joined_at)).scalars())
+            if names:
+                conn.execute(roster.update().where((roster.c.class_code == code)
+                                                   & roster.c.nickname.in_(names)).values(removed=True))
+            return names
+        names = self._run(change, write=True)
+        if names:
+            self._bump(code)
+        return names
+
+    def readmit_many(self, key: str | None, code: str, nicknames: list[str]) -> int:
+        """Undo :meth:`remove_many`: those students are on the roster again, with their answers. How many."""
+        self._check_teacher(key, code)
+        code = normalise_code(code)
+        names = [str(n)[:40] for n in nicknames][:MAX_STUDENTS]  # a batch is at most a roster
+
+        def change(conn):
+            return conn.execute(roster.update().where((roster.c.class_code == code) & roster.c.removed
+                                                      & roster.c.nickname.in_(names)).values(removed=False)).rowcount
+        back = self._run(change, write=True) if names else 0
+        if back:
+            self._bump(code)
+        return int(back)
 
     def _removed_sessions(self, code: str):
         """The ids the teacher removed from the class (a subquery: their answers are not the class's)."""
