@@ -1,7 +1,7 @@
 """The teacher's side of the class's check (``teaching/check.py``) on the Lesson page: at the top
 of the page, open the check *before* and *after* (every item of that half becomes an exercise the
 class counts, and the following screens open it), which halves are open, and the hand-ins live
-(a line of the class panel's live counts, ``ui.class_panel.live_counts``); and the gain view,
+(beside the class panel's live counts, ``ui.class_panel.live_counts``); and the gain view,
 refreshed as answers arrive: per concept and per kind the class's mean share right before and
 after, the normalised gain, each student's change as a dot plot (a student at the top before and
 after drawn apart), the items most missed after (ties listed), the students who took one half
@@ -75,7 +75,7 @@ def hand_ins(stored) -> dict[str, int]:
 
 
 def hand_ins_line(code: str) -> None:
-    """The check's hand-ins, a line of the class panel's live counts (read again with them)."""
+    """The check's hand-ins, under the class's live counts at the top of the Lesson page (read again with them)."""
     stored = class_answers()
     n = hand_ins(stored) if stored else {}
     if any(n.values()):
@@ -103,9 +103,10 @@ def controls(code: str) -> None:
 
 @st.fragment
 def live_hand_ins(code: str) -> None:
-    """The class panel's live counts, the hand-ins among them: a live view (``ui/class_live.py``)."""
+    """The class panel's live counts and the check's hand-ins: a live view (``ui/class_live.py``)."""
     live_look("check_counts")
     class_panel.live_counts(code)
+    hand_ins_line(code)
 
 
 def at_top(cc) -> dict[str, list[bool]]:
@@ -228,7 +229,3 @@ def _gain_view(code: str) -> None:
         items(cc, code)
         st.download_button("Download the check's answers (CSV, nicknames only)", answers_csv(cc, nicknames),
                            f"class-{code}-check.csv", "text/csv", key="class_check_csv", on_click="ignore")
-
-
-if all(getattr(line, "__qualname__", "") != hand_ins_line.__qualname__ for line in class_panel.LIVE_LINES):
-    class_panel.LIVE_LINES.append(hand_ins_line)  # the hand-ins, in the class panel's live counts (once a process)

@@ -258,18 +258,12 @@ def counts_line(code: str) -> str | None:
             + (" · locked" if n.locked else ""))
 
 
-# more lines of the live counts, drawn (and read again) with them: ui.class_check adds the check's hand-ins
-LIVE_LINES: list = []
-
-
 def live_counts(code: str) -> None:
     """:func:`counts_line`, read again with the roster (:func:`roster_panel`, a live view): the
     sidebar and the pages' live summaries show the same store counts, as fresh as each other."""
     line = counts_line(code)
     if line:
         st.markdown(line)
-    for more in LIVE_LINES:
-        more(code)
 
 
 def _lock(code: str) -> None:
