@@ -38,7 +38,7 @@ from server import settings
 from server.costs import costly
 from server.limits import ABANDON_CHECK_S, own_place, Superseded, superseded, without_page_slot
 from server.shared import per_process
-from server.streamlit_patches import session_requests, StopException
+from server.streamlit_patches.reads import session_requests, StopException
 from server.visitor import visitor
 
 PAUSE_S = 0.5      # the longest a costly decoding pauses at one step for the cheap runs under way

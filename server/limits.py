@@ -28,7 +28,7 @@ from contextlib import contextmanager
 
 from server import settings
 from server.shared import per_process
-from server.streamlit_patches import session_requests, StopException, superseded
+from server.streamlit_patches.reads import session_requests, StopException, superseded
 from server.visitor import turn as visitor_turn
 
 
@@ -146,7 +146,7 @@ def decode_rate() -> TokenBuckets:
 # (this rerun's session id, its Streamlit script requests); ("", None) outside a browser's session:
 # a server thread, or Streamlit's AppTest, whose every page shares one made-up id and no server (the
 # shares are for visitors of a running server). superseded(requests): has the tab asked for another
-# rerun (or a stop) since this one started? Both read Streamlit's internals (server/streamlit_patches.py).
+# rerun (or a stop) since this one started? Both read Streamlit's internals (server/streamlit_patches/reads.py).
 _session = session_requests
 
 

@@ -97,7 +97,7 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
     from server import limits
     monkeypatch.setenv("ATTN_EXPLORER_PAGE_RUNS", "1")
 
-    from server.streamlit_patches import script_requests
+    from server.streamlit_patches.reads import script_requests
     tabs = {f"tab{k}": script_requests() for k in range(4)}  # Streamlit's own, as each tab's run holds them
     slots = limits.FairSlots(1)
     monkeypatch.setattr(limits, "_run_slots", lambda n: slots)  # a slot of this test's own
