@@ -66,7 +66,7 @@ def forget_choices() -> None:
 
 def script_run_ctx():
     """This thread's script-run context, or None outside a page run (a server thread)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    from streamlit.runtime.scriptrunner import get_script_run_ctx  # the path Streamlit exports it from
     return get_script_run_ctx(suppress_warning=True)
 
 
