@@ -67,7 +67,7 @@ def warm_up() -> None:
     the page loads (and reports) the same things itself. The page waits for each stage
     (``server.loading.warm_up``) rather than doing the same work alongside."""
     from server.loading import warm_up as state
-    from server.streamlit_patches import quiet_missing_context
+    from server.streamlit_patches.reads import quiet_missing_context
     # the shared cache is filled from a thread with no browser session: Streamlit would log a
     # "missing ScriptRunContext" warning for that, which is expected here
     with quiet_missing_context():
@@ -138,7 +138,7 @@ async def lifespan(_app):
 async def ready(request):
     """``/_attn/ready``: 200 once the warm-up thread has loaded the models, 503 before. A proxy in
     front of several servers (``server/lecture.py``) sends no student to a server still loading.
-    The first line says so; a line per Streamlit patch follows (applied or why not);
+    The first line says so; a line per Streamlit patch and private read follows (applied or why not);
     ``?format=json`` gives the same as JSON."""
     from starlette.responses import JSONResponse, PlainTextResponse
     from server.loading import warm_up as state
@@ -150,7 +150,7 @@ async def ready(request):
     if request.query_params.get("format") == "json":
         return JSONResponse({"ready": ready, "models_loaded": loads, "patches": outcomes()}, status_code=status)
     first = f"ready; models loaded {loads} time(s)" if ready else "loading the models"
-    lines = [f"patch {o['name']}: {o['reason']}" for o in outcomes()]
+    lines = [f"{o['kind']} {o['name']}: {o['reason']}" for o in outcomes()]
     return PlainTextResponse("\n".join([first, *lines]), status_code=status)
 
 

@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT))
 from model.attribution import attribute  # noqa: E402
 from model.checkpoint import load_checkpoint  # noqa: E402
 from model.search import translate  # noqa: E402
+from model.zoo import zoo_names  # noqa: E402
 
 SENTENCE = "The young woman in the red coat walked across the old bridge while her two children played by the river."
-RNNS = "rnnsearch,luong-general,luong-dot,luong-concat,luong-local"
+RNNS = ",".join(zoo_names(attending=True, recurrent=True))  # the zoo's RNNs with attention
 
 
 def seconds(fn, repeats: int) -> tuple[float, float]:

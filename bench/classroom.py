@@ -3,7 +3,7 @@
     python bench/classroom.py [--sessions 10] [--think 2.5] [--followers N] [--json] [--append results/benchmarks.jsonl]
     python bench/classroom.py --sessions 30 --flood            # the class beside a flooding tab, and without
     python bench/classroom.py --sessions 200 --replicas 2 --follow-only --idle 30   # following only
-    python bench/classroom.py --sessions 30 --patches none    # as Streamlit runs, none of server/streamlit_patches.py
+    python bench/classroom.py --sessions 30 --patches none    # as Streamlit runs, none of server/streamlit_patches/
     python bench/classroom.py --sessions 200 --replicas 2 --check   # the check before and after the lesson
     python bench/classroom.py --sessions 30 --prank           # the class beside a prankster on its address, and without
 

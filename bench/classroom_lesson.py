@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
+from model.zoo import zoo_names  # the caller puts the repository on sys.path (bench/classroom.py, the tests)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # 8-20 words each; none is among the app's examples, so nothing is translated before it is asked
@@ -33,7 +35,7 @@ SENTENCES = [
     "He forgot his umbrella at the office and arrived home completely wet.",
     "The minister said that the agreement would protect workers and their families.",
 ]
-MODELS = ["rnnsearch", "luong-dot", "luong-general", "luong-concat", "luong-local", "rnnenc"]
+MODELS = zoo_names(recurrent=True)  # a lesson's models: the zoo's RNNs (Step through's sections are theirs)
 COMPARED = "rnnsearch,luong-dot,luong-general,luong-concat"
 SHOWN_SECTIONS = "weights,output"  # Step through's sections the lesson's link opens (each model has these two, or one)
 BAD_TEXT = {"empty": "", "long": ("The committee met again today to discuss the budget. " * 100)[:5000],

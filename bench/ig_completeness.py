@@ -21,10 +21,11 @@ from model.attribution import IG_STEP_SCHEDULE, gradient_attribution  # noqa: E4
 from model.checkpoint import load_checkpoint  # noqa: E402
 from attribution_speed import emit  # noqa: E402 - one way to print and append a row
 from model.search import translate  # noqa: E402
+from model.zoo import zoo_names  # noqa: E402
 
 SENTENCES = ["The European Parliament adopted the new policy on Tuesday.",
              "The young woman in the red coat walked across the old bridge while her two children played by the river."]
-MODELS = "rnnsearch,luong-general,luong-dot,luong-concat,luong-local,transformer"
+MODELS = ",".join(zoo_names(attending=True))  # the zoo's models with attention
 
 
 def main(argv=None) -> int:

@@ -14,8 +14,19 @@ from .packed import release_free_memory
 from .model import Seq2Seq
 from .vocabulary import Vocabulary
 
-# the shipped zoo, in the order the app lists it
-ZOO = ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc", "transformer")
+# The shipped zoo, in the order the app lists it: each model's (decoder, attention) as its
+# configs/NAME.yaml sets them (tests/test_config.py). The one list of the zoo's names: the app,
+# the tests' tiny zoo (model/toy.py), the benches and the scripts (`python -m model.zoo --names`).
+KINDS = {
+    "rnnsearch": ("rnnsearch", "additive"),
+    "luong-general": ("luong", "general"),
+    "luong-dot": ("luong", "dot"),
+    "luong-concat": ("luong", "concat"),
+    "luong-local": ("luong", "local-general"),
+    "rnnenc": ("rnnenc", "none"),
+    "transformer": ("transformer", "scaled-dot"),
+}
+ZOO = tuple(KINDS)
 DISPLAY_NAMES = {
     "rnnsearch": "RNNsearch (Bahdanau, additive)",
     "luong-dot": "Luong global, dot",
@@ -25,6 +36,13 @@ DISPLAY_NAMES = {
     "rnnenc": "RNNenc (no attention)",
     "transformer": "Transformer (scaled dot-product, 4 heads)",
 }
+
+
+def zoo_names(attending: bool = False, recurrent: bool = False) -> list[str]:
+    """The zoo's names in order; ``attending``: only the models with attention (not RNNenc);
+    ``recurrent``: only the RNN encoder-decoders (not the Transformer)."""
+    return [name for name, (decoder, attention) in KINDS.items()
+            if (not attending or attention != "none") and (not recurrent or decoder != "transformer")]
 
 
 @dataclass
@@ -145,3 +163,20 @@ def load_for_cli(folder: str | Path, results: str | Path | None = None) -> tuple
     except CheckpointError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def main(argv=None) -> int:
+    """``python -m model.zoo --names [--attending] [--recurrent]``: the names, one line, space-separated,
+    for the shell scripts (scripts/train_zoo.sh, evaluate_zoo.sh, run_benchmarks.sh, attribution_results.sh)."""
+    import argparse
+    p = argparse.ArgumentParser(description="The shipped zoo's model names, in the app's order.")
+    p.add_argument("--names", action="store_true", required=True, help="print the names, space-separated")
+    p.add_argument("--attending", action="store_true", help="only the models with attention (not rnnenc)")
+    p.add_argument("--recurrent", action="store_true", help="only the RNN encoder-decoders (not the transformer)")
+    args = p.parse_args(argv)
+    print(" ".join(zoo_names(args.attending, args.recurrent)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

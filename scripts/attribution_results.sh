@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
-MODELS=(rnnsearch luong-general luong-dot luong-concat luong-local transformer)
+read -ra MODELS <<< "$(python -m model.zoo --names --attending)"  # the zoo's models with attention (model/zoo.py)
 OUT=results/attribution
 LOCK=${ATTRIBUTION_LOCK:-/tmp/attention-explorer-attribution.lock}
 GOLD=../shared/data/hansards-align
@@ -47,7 +47,7 @@ faithfulness)
             file=$OUT/faithfulness_hansards.json
             args=(--gold "$GOLD" --min-words 6 --limit 60)
         fi
-        for name in luong-dot transformer luong-concat rnnsearch luong-general luong-local; do
+        for name in "${MODELS[@]}"; do
             if [ -f "$file" ] && python -c "import json, sys; sys.exit(0 if any(r['model'] == '$name' for r in json.load(open('$file'))['models']) else 1)"; then
                 echo "skip: $name (in $file)"
                 continue

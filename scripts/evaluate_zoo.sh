@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data}
 BEAM=${2:-5}
 shift $(( $# > 2 ? 2 : $# ))
-MODELS=${*:-rnnsearch luong-general luong-dot luong-concat luong-local rnnenc transformer}
+MODELS=${*:-$(python -m model.zoo --names)}  # the zoo's names, from model/zoo.py
 mkdir -p results
 for name in $MODELS; do
   ck=checkpoints/$name

@@ -8,10 +8,11 @@ DATA=${1:-../shared/data/enfr}
 OUT=results/benchmarks.jsonl
 mkdir -p results
 stamp() { python -c "import json,sys,datetime,platform,os; d=json.loads(sys.stdin.read()); d['bench']='$1'; d['date']=datetime.date.today().isoformat(); d['machine']=f'{platform.machine()} {os.cpu_count()} cores'; print(json.dumps(d))"; }
-for cfg in rnnsearch luong-general luong-dot luong-concat luong-local rnnenc; do
+RNNS=$(python -m model.zoo --names --recurrent)  # the zoo's RNN encoder-decoders, from model/zoo.py
+for cfg in $RNNS; do
   python bench/train_speed.py --config configs/$cfg.yaml --data "$DATA" --steps 30 | stamp train_speed >> $OUT
 done
-for name in rnnsearch luong-general luong-dot luong-concat luong-local rnnenc; do
+for name in $RNNS; do
   python bench/translate_speed.py --checkpoint checkpoints/$name --data "$DATA" | stamp translate_speed >> $OUT
 done
 python bench/step_cost.py --checkpoint checkpoints/rnnsearch | stamp step_cost >> $OUT
@@ -20,10 +21,13 @@ python bench/lesson_decoding.py | stamp lesson_decoding >> $OUT
 python bench/page_cost.py | stamp page_cost >> $OUT
 # the whole test split (5,350 rows = 4,292 multi-reference segments), one core: greedy for
 # rnnsearch, beam 5 for every model (the bar is per model)
-for run in "rnnsearch 1" "rnnsearch 5" "luong-general 5" "luong-dot 5" "luong-concat 5" "luong-local 5" "rnnenc 5"; do
-  set -- $run
+evaluate_speed() {  # evaluate_speed NAME BEAM
   OMP_NUM_THREADS=1 python -m model.evaluate --checkpoint checkpoints/$1 --data "$DATA/test.tsv.gz" \
       --beam $2 --no-perplexity --json | python -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({'checkpoint': '$1', **{k: d[k] for k in ('bleu','beam','segments','decode_seconds','seconds')}}))" | stamp evaluate_speed >> $OUT
+}
+evaluate_speed rnnsearch 1
+for name in $RNNS; do
+  evaluate_speed "$name" 5
 done
 python bench/app_speed.py | stamp app_speed >> $OUT
 python bench/teaching_speed.py | stamp teaching_speed >> $OUT

@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/.."
 MINUTES=${1:-60}
 shift $(( $# > 0 ? 1 : 0 ))
-NAMES=${*:-rnnsearch luong-dot luong-general luong-concat luong-local rnnenc transformer}
+NAMES=${*:-$(python -m model.zoo --names)}  # the zoo's names, from model/zoo.py
 DATA=${DATA:-../shared/data/enfr-broad}
 VOCAB=checkpoints/_vocab/spm.model
 mkdir -p logs

@@ -11,8 +11,8 @@ sessions that translate at once each get a thirtieth of the CPU and all finish l
 - **a fair share per session**: a tab decodes at most ``DECODES_PER_S`` a second after a burst
   of ``DECODE_BURST`` (:class:`TokenBuckets`; past it the page says "slow down" and keeps what was
   typed), and reruns at most ``RERUNS_PER_S`` (:func:`rerun_rate`); waiting tabs get the slots in
-  turn (:class:`FairSlots`), and a decoding still waiting when its tab asks for a newer rerun is
-  dropped (:class:`Superseded`).
+  turn, and a decoding still waiting when its tab asks for a newer rerun is dropped
+  (``server.scheduler``: the one queue, its fairness policy and ``Superseded``).
 
 Live training's turns are :mod:`server.training_queue`, the teacher key's sign-in attempts
 :mod:`server.sign_in`, the visitor's address :mod:`server.proxies`. All are process-wide objects on
@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from contextlib import contextmanager
 
 from server import settings
+from server.scheduler import Superseded, this_run, TurnQueue
 from server.shared import per_process
-from server.streamlit_patches import session_requests, StopException, superseded
+from server.streamlit_patches.reads import session_requests, StopException, superseded
 from server.visitor import turn as visitor_turn
 
 
 DECODES_PER_S = 2.0    # a tab's decodings a second, sustained…
 DECODE_BURST = 24.0    # …after a burst of this many (Compare's six models on a 1,000-character sentence)
-ABANDON_CHECK_S = 0.25  # how often a waiting decoding looks for a newer rerun of its tab
 
 
 class SlowDown(StopException):
@@ -44,70 +43,6 @@ class SlowDown(StopException):
     def __init__(self, wait_s: float):
         super().__init__()
         self.wait_s = wait_s
-
-
-class Superseded(StopException):
-    """The tab asked for a newer rerun while this one waited for a decoding slot: the wait is
-    abandoned, the decoding never starts, and Streamlit runs the newer request."""
-
-
-class FairSlots:
-    """At most ``n`` holders at once (decodings, or page runs); the sessions waiting are served in
-    turn, one each (round robin), so a tab with twenty requests queued waits behind every other
-    tab's one instead of in front of them. A slot freed is handed to the next ticket directly, waking that
-    thread alone: thirty tabs waiting must not all wake at every release, since each wake takes
-    the GIL from the decodings under way."""
-
-    def __init__(self, n: int):
-        self.n = n
-        self._lock = threading.Lock()
-        self._held = 0
-        self._queued: dict[str, deque[threading.Event]] = {}  # session -> its waiting tickets, oldest first
-        self._turns: deque[str] = deque()  # sessions with a waiting ticket, whose turn is next first
-
-    def acquire(self, who: str, abandon=None) -> None:
-        """Wait for a slot; ``abandon()`` (looked at every ABANDON_CHECK_S while waiting) true
-        raises Superseded."""
-        with self._lock:
-            if self._held < self.n and not self._turns:
-                self._held += 1
-                return
-            ticket = threading.Event()
-            mine = self._queued.setdefault(who, deque())
-            if not mine:
-                self._turns.append(who)
-            mine.append(ticket)
-        while not ticket.wait(ABANDON_CHECK_S if abandon is not None else None):
-            if abandon():
-                with self._lock:
-                    if not ticket.is_set():  # still waiting: leave the queue
-                        mine.remove(ticket)
-                        if not mine:
-                            del self._queued[who]
-                            self._turns.remove(who)
-                        raise Superseded()
-                self.release()  # handed a slot meanwhile: pass it on
-                raise Superseded()
-
-    def release(self) -> None:
-        """Give the slot to the next tab's oldest ticket (then that tab goes to the back
-        of the turns), or free it."""
-        with self._lock:
-            if not self._turns:
-                self._held -= 1
-                return
-            who = self._turns.popleft()
-            mine = self._queued[who]
-            ticket = mine.popleft()
-            if mine:
-                self._turns.append(who)  # its next decoding waits for every other session's turn
-            else:
-                del self._queued[who]
-            ticket.set()  # the slot passes to that ticket: held stays the same
-
-    def waiting(self) -> int:
-        with self._lock:
-            return sum(len(q) for q in self._queued.values())
 
 
 class TokenBuckets:
@@ -134,8 +69,9 @@ class TokenBuckets:
 
 
 @per_process
-def _decoding_slots(n: int) -> FairSlots:
-    return FairSlots(n)
+def _decoding_slots(n: int) -> TurnQueue:
+    """At most ``n`` decodings at once, one turn a visitor (``server.visitor.turn``)."""
+    return TurnQueue(n)
 
 
 @per_process
@@ -146,7 +82,7 @@ def decode_rate() -> TokenBuckets:
 # (this rerun's session id, its Streamlit script requests); ("", None) outside a browser's session:
 # a server thread, or Streamlit's AppTest, whose every page shares one made-up id and no server (the
 # shares are for visitors of a running server). superseded(requests): has the tab asked for another
-# rerun (or a stop) since this one started? Both read Streamlit's internals (server/streamlit_patches.py).
+# rerun (or a stop) since this one started? Both read Streamlit's internals (server/streamlit_patches/reads.py).
 _session = session_requests
 
 
@@ -196,12 +132,13 @@ def decoding_slot(cost: float = 1.0):
     newer = (lambda: superseded(requests)) if requests is not None else None
     # work in the costly lane (server/lanes.py) holds a place of its own, which bounds it: it takes
     # none of the slots the cheap decodings share, even while it pauses for them
-    slots = _OWN_PLACE if getattr(_own_place, "held", False) else _decoding_slots(settings.decoders())
+    slots = None if this_run().own_place else _decoding_slots(settings.decoders())
     turn = visitor_turn(who) if who else who  # turns by address, then student: a new session is no new turn
     # The page-run slot is kept meanwhile: a decoding runs inside a shared cache's lock, and a run
     # that gave its slot up would wait for a turn with that lock held, while the slots' holders
     # wait on the lock for the same translation (a deadlock the 200-student bench found).
-    slots.acquire(turn, newer)
+    if slots is not None:
+        slots.acquire((turn,), newer)
 
     def check() -> None:
         if newer is not None and newer():
@@ -209,41 +146,26 @@ def decoding_slot(cost: float = 1.0):
     try:
         yield check
     finally:
-        slots.release()
-
-
-class _OwnPlace:
-    """The slots of work that holds a place of its own (:func:`own_place`): nothing to wait for."""
-
-    def acquire(self, who: str, abandon=None) -> None:
-        pass
-
-    def release(self) -> None:
-        pass
-
-
-_OWN_PLACE = _OwnPlace()
-_own_place = threading.local()  # .held: this thread's decodings are bounded by a place of their own
+        if slots is not None:
+            slots.release()
 
 
 @contextmanager
 def own_place():
     """The block's decodings take none of the shared decoding slots: the caller holds a place that
     bounds them (the costly lane, ``server/lanes.py``)."""
-    before = getattr(_own_place, "held", False)
-    _own_place.held = True
+    run = this_run()
+    before, run.own_place = run.own_place, True
     try:
         yield
     finally:
-        _own_place.held = before
-
-
-_held = threading.local()  # .slot: (slots, session, abandon) while this thread's rerun holds a page-run slot
+        run.own_place = before
 
 
 @per_process
-def _run_slots(n: int) -> FairSlots:
-    return FairSlots(n)
+def _run_slots(n: int) -> TurnQueue:
+    """At most ``n`` page runs at once, one turn a visitor (``server.visitor.turn``)."""
+    return TurnQueue(n)
 
 
 @contextmanager
@@ -252,24 +174,25 @@ def page_run_slot():
     takes it at the rerun's first line). Every rerun is a thread, and thirty followers opening the
     teacher's page at once are thirty threads taking turns at the GIL, each losing it at every
     system call, so all thirty would finish together, at the end. A few runs at once, the rest
-    served in turn (``FairSlots``: one run per visitor a round, ``server.visitor.turn``: a script's
+    served in turn (``TurnQueue``: one run per visitor a round, ``server.visitor.turn``: a script's
     new sessions without a student id share their address's one turn) and waiting off the GIL,
     finish one after the other instead, sooner on average and no later in total. A rerun
     superseded while it waits is abandoned. Long work that is not page code gives the slot up
     meanwhile (:func:`without_page_slot`)."""
     who, requests = _session()
-    if not who or getattr(_held, "slot", None) is not None:
+    run = this_run()
+    if not who or run.slot is not None:
         yield
         return
-    who = visitor_turn(who)
+    path = (visitor_turn(who),)
     slots = _run_slots(settings.page_runs())
     abandon = (lambda: superseded(requests)) if requests is not None else None
-    slots.acquire(who, abandon)
-    _held.slot = (slots, who, abandon)
+    slots.acquire(path, abandon)
+    run.slot = (slots, path, abandon)
     try:
         yield
     finally:
-        held, _held.slot = _held.slot, None
+        held, run.slot = run.slot, None
         if held is not None:  # None: given up for long work and not taken back (the run was superseded)
             slots.release()
 
@@ -282,15 +205,16 @@ def without_page_slot():
     process for the training's length. Never around work that holds a lock another run may wait
     on with its slot held (a shared cache's computation, ``decoding_slot``): taking the turn
     again with that lock held would deadlock."""
-    held = getattr(_held, "slot", None)
+    run = this_run()
+    held = run.slot
     if held is None:
         yield
         return
-    slots, who, abandon = held
-    _held.slot = None
+    slots, path, abandon = held
+    run.slot = None
     slots.release()
     try:
         yield
     finally:
-        slots.acquire(who, abandon)  # raises Superseded if the tab asked for a newer run meanwhile
-        _held.slot = held
+        slots.acquire(path, abandon)  # raises Superseded if the tab asked for a newer run meanwhile
+        run.slot = held

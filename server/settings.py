@@ -34,8 +34,9 @@ ATTN_EXPLORER_PROXIES         (none)  addresses of the proxies whose X-Forwarded
                                       this machine's, 127.0.0.1,::1, for its HAProxy)
 ATTN_EXPLORER_DB_CONNECTIONS  20      PostgreSQL connections one process may open (scripts/serve.py sizes it from the replicas)
 ATTN_EXPLORER_CHROMIUM        /usr/bin/chromium  the headless browser that draws SVG/PDF/PNG exports (viz/export.py)
-ATTN_EXPLORER_STREAMLIT_PATCHES  all  the changes to Streamlit's internals applied at start-up (server/serving.py): all,
-                                      none, or names separated by commas; -name leaves one out (docs/performance.md)
+ATTN_EXPLORER_STREAMLIT_PATCHES  all  the changes to, and private reads of, Streamlit's internals in effect from start-up
+                                      (server/serving.py): all, none (nothing private of Streamlit is changed or read),
+                                      or names separated by commas; -name leaves one out (docs/performance.md)
 """
 from __future__ import annotations
 

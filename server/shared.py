@@ -6,7 +6,7 @@ item does). For a cache of results that costs a recomputation; for the models it
 reloading them, and for the decoding slots, the live-training queue or the class store's
 connection pool it means the server's limits start again from zero while the old ones are
 still held. So those live here, in module-level objects built once per process
-(:func:`per_process`), and the ``guard_clear_cache`` patch (``server/streamlit_patches.py``)
+(:func:`per_process`), and the ``guard_clear_cache`` patch (``server/streamlit_patches/patches.py``)
 narrows the message to what it is for in a browser: it clears the sending session's own state.
 """
 from __future__ import annotations

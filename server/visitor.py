@@ -7,7 +7,7 @@ from __future__ import annotations
 
 def visitor() -> tuple[str, str] | None:
     """(address, student id or "") of this script run's visitor, or None outside a browser's session."""
-    from server.streamlit_patches import session_requests
+    from server.streamlit_patches.reads import session_requests
     if not session_requests()[0]:  # a server thread, or AppTest: no visitor
         return None
     import streamlit as st

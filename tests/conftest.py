@@ -275,9 +275,9 @@ def streamlit_as_shipped_after_each_test():
     this process): they are undone after it, so that no other test runs on a patched Streamlit
     it did not ask for (tests/test_streamlit_patches.py checks Streamlit untouched)."""
     yield
-    from server import streamlit_patches
-    if any(p.applied for p in streamlit_patches.PATCHES):
-        streamlit_patches.undo_all()
+    from server.streamlit_patches import patches, reads
+    if any(p.applied for p in patches.PATCHES) or any(r.chosen is not None for r in reads.READS):
+        patches.undo_all()
 
 
 @pytest.fixture(autouse=True)

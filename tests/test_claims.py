@@ -22,11 +22,12 @@ from model.config import ModelConfig
 from model.data import Batch
 from model.internals import annotation_values, local_p_steps, memory_bridge, recomputed_energies
 from model.search import beam_search, greedy, prepare_source
+from model.zoo import zoo_names
 from model.vocabulary import BOS_ID
 
 DIGITS = "1 2 3 4 5 6 7"
 LONG = "1 2 3 4 5 6 7 8 9"  # 10 positions with </s>: wider than the tiny local-p's window (D = 4)
-ATTENDING = ("rnnsearch", "luong-dot", "luong-general", "luong-concat", "luong-local", "transformer")
+ATTENDING = tuple(zoo_names(attending=True))
 
 
 def says(source: str, *texts: str) -> None:

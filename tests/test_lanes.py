@@ -1,22 +1,24 @@
-"""The costly lane (server/lanes.py) and the estimates and bounds it goes by (server/costs.py)."""
+"""The costly lane (server/lanes.py, a two-level server.scheduler.TurnQueue) and the estimates and
+bounds it goes by (server/costs.py)."""
 from __future__ import annotations
 
 import threading
 import time
 
 from server.costs import attribution_bound, attribution_cost, beam_bound, compare_bound, costly, decoding_cost
-from server.lanes import CheapRuns, CostlyLane
+from server.lanes import CheapRuns
+from server.scheduler import TurnQueue
 
 
 def test_the_lane_serves_addresses_in_turn_then_students_within_an_address():
     """One place; a script's address queues six runs (three ids), two other addresses one each: the
     others are served before the script's second run, and its ids take turns."""
-    lane = CostlyLane(1)
-    lane.acquire("holder", "")
+    lane = TurnQueue(1)
+    lane.acquire(("holder", ""))
     served, threads = [], []
 
     def run(address: str, student: str) -> None:
-        lane.acquire(address, student)
+        lane.acquire((address, student))
         served.append((address, student))
         lane.release()
 
@@ -42,15 +44,15 @@ def test_the_lane_serves_addresses_in_turn_then_students_within_an_address():
 def test_a_wait_for_the_lane_ends_at_the_runs_deadline_and_leaves_the_turns_as_they_were():
     """The wait counts in the run's seconds: a ticket not handed a place by ``until`` is given up
     (False), and the place then goes to the next waiting run, not to the one that left."""
-    lane = CostlyLane(1)
-    assert lane.acquire("holder", "")
+    lane = TurnQueue(1)
+    assert lane.acquire(("holder", ""))
     started = time.monotonic()
-    assert lane.acquire("10.6.6.6", "late", until=started + 0.3) is False
+    assert lane.acquire(("10.6.6.6", "late"), until=started + 0.3) is False
     assert time.monotonic() - started >= 0.3 and lane.waiting() == 0 and lane.held() == 1
     served = []
 
     def run():
-        served.append(lane.acquire("10.0.0.1", "next", until=time.monotonic() + 60))
+        served.append(lane.acquire(("10.0.0.1", "next"), until=time.monotonic() + 60))
     t = threading.Thread(target=run)
     t.start()
     while lane.waiting() == 0:

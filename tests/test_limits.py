@@ -1,5 +1,6 @@
-"""Each session's fair share of the server (server/limits.py): decodings served in turn, a
-per-session rate with a clear refusal, a superseded wait abandoned."""
+"""Each session's fair share of the server (server/limits.py, its slots server.scheduler's
+TurnQueue): decodings served in turn, a per-session rate with a clear refusal, a superseded wait
+abandoned."""
 from __future__ import annotations
 
 import threading
@@ -8,18 +9,19 @@ import time
 import pytest
 
 from helpers import until
-from server.limits import FairSlots, Superseded, TokenBuckets
+from server.limits import TokenBuckets
+from server.scheduler import Superseded, this_run, TurnQueue
 
 
 def test_waiting_sessions_are_served_in_turn():
     """One slot; session "flood" queues five decodings, then three others one each: the others
     get the slot before flood's second."""
-    slots = FairSlots(1)
-    slots.acquire("holder")
+    slots = TurnQueue(1)
+    slots.acquire(("holder",))
     served, threads = [], []
 
     def decode(who: str) -> None:
-        slots.acquire(who)
+        slots.acquire((who,))
         served.append(who)
         slots.release()
 
@@ -41,14 +43,14 @@ def test_waiting_sessions_are_served_in_turn():
 
 
 def test_a_superseded_wait_is_abandoned_and_gives_its_place_back():
-    slots = FairSlots(1)
-    slots.acquire("other")
+    slots = TurnQueue(1)
+    slots.acquire(("other",))
     newer = threading.Event()
     outcome = []
 
     def decode():
         try:
-            slots.acquire("tab", newer.is_set)
+            slots.acquire(("tab",), newer.is_set)
             outcome.append("decoded")
             slots.release()
         except Superseded:
@@ -62,7 +64,7 @@ def test_a_superseded_wait_is_abandoned_and_gives_its_place_back():
     t.join(10)
     assert outcome == ["abandoned"] and slots.waiting() == 0
     slots.release()
-    slots.acquire("next")  # the slot is free: nothing was left holding it
+    slots.acquire(("next",))  # the slot is free: nothing was left holding it
     slots.release()
 
 
@@ -97,9 +99,9 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
     from server import limits
     monkeypatch.setenv("ATTN_EXPLORER_PAGE_RUNS", "1")
 
-    from server.streamlit_patches import script_requests
+    from server.streamlit_patches.reads import script_requests
     tabs = {f"tab{k}": script_requests() for k in range(4)}  # Streamlit's own, as each tab's run holds them
-    slots = limits.FairSlots(1)
+    slots = TurnQueue(1)
     monkeypatch.setattr(limits, "_run_slots", lambda n: slots)  # a slot of this test's own
     local = threading.local()
     monkeypatch.setattr(limits, "_session", lambda: (local.who, tabs[local.who]))
@@ -177,7 +179,7 @@ def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(mo
     for thread in threads:
         thread.join(5)
     assert events == ["trainer page", "reader page", "trainer trained", "trainer page again"]
-    assert getattr(limits._held, "slot", None) is None
+    assert this_run().slot is None
     local.who = "reader"
     with limits.page_run_slot():  # every slot was given back
         pass
@@ -188,7 +190,7 @@ def test_a_decoding_keeps_its_page_slot_so_tabs_waiting_on_its_translation_canno
     wait on that lock for the same translation. A's decoding must not give its slot up: taking a turn
     again afterwards, with the lock held, would wait for B and C, who wait for A."""
     from server import limits
-    slots = limits.FairSlots(2)
+    slots = TurnQueue(2)
     monkeypatch.setattr(limits, "_run_slots", lambda n: slots)  # two slots of this test's own
 
     class Requests:

@@ -11,6 +11,7 @@ import pytest
 from model.checkpoint import load_checkpoint
 from model.search import (beam_batch, beam_search, forced, greedy, greedy_batch, InputError, MAX_SOURCE_TOKENS,
                           prepare_source, translate)
+from model.zoo import ZOO
 from helpers.models import ALL_KINDS, random_model
 
 
@@ -130,8 +131,7 @@ def test_decoding_is_pure_under_concurrent_callers(tiny_zoo):
     must give exactly the records of one thread (translation, weights, energies, positions,
     log-probs, states, top-k, tree)."""
     from concurrent.futures import ThreadPoolExecutor
-    models = {name: load_checkpoint(tiny_zoo / name)[:2] for name in
-              ("rnnsearch", "luong-general", "luong-dot", "luong-concat", "luong-local", "rnnenc", "transformer")}
+    models = {name: load_checkpoint(tiny_zoo / name)[:2] for name in ZOO}
     sentences = ["1 2 3 4 5 6 7 8 9", "9 9 1", "4 8 1 5 1 6 2 3 0 7 7 2", "5"]
     jobs = [(name, text, beam) for name in models for text in sentences for beam in (1, 3)]
 

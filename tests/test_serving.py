@@ -1,4 +1,4 @@
-"""What each of Streamlit's patches (server/streamlit_patches.py) does, on Streamlit's own objects:
+"""What each of Streamlit's patches (server/streamlit_patches/patches.py) does, on Streamlit's own objects:
 pages compiled once per process (and Streamlit's magic off because no page uses it), no config
 file polled, each page resolved once, the theme built once, script events handed to the loop in
 order, runs started by one thread. Each test applies the patch it checks and undoes it; the
@@ -17,7 +17,7 @@ import pytest
 from helpers.browser import wait_until
 from streamlit import config
 
-from server.streamlit_patches import _CONFIG_POLLING, BY_NAME
+from server.streamlit_patches.patches import _CONFIG_POLLING, BY_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def test_no_page_relies_on_magic_and_magic_is_off():
 @pytest.fixture
 def applied():
     """apply(name): the named patch applied for this test, undone after it."""
-    from server.streamlit_patches import BY_NAME
+    from server.streamlit_patches.patches import BY_NAME
     done = []
 
     def apply(name: str) -> bool:
@@ -241,7 +241,7 @@ def test_a_sessions_script_events_reach_the_loop_in_order_with_one_wake_up_for_a
         await asyncio.sleep(0.01)
         return burst, session.handled[len(burst[0]):]
 
-    with caplog.at_level("ERROR", logger="server.streamlit_patches"):
+    with caplog.at_level("ERROR", logger="server.streamlit_patches.patches"):
         (handled, wake_ups), from_thread = asyncio.run(main())
     assert handled == list(range(40)) + ["after"] and wake_ups == 1
     assert from_thread == [f"t{i}" for i in range(20)]

@@ -51,7 +51,7 @@ def test_clearing_streamlits_caches_leaves_the_shared_objects(tiny_zoo):
 def test_a_clear_cache_message_from_a_visitor_unloads_nothing(tiny_zoo):
     from streamlit.proto.BackMsg_pb2 import BackMsg
     bench = load_bench()
-    # the guard_clear_cache patch is what keeps the caches (server/streamlit_patches.py): on, whatever the suite's setting
+    # the guard_clear_cache patch is what keeps the caches (server/streamlit_patches/patches.py): on, whatever the suite's setting
     env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
 
     async def visit(base: str) -> list:

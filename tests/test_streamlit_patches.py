@@ -1,8 +1,9 @@
-"""The one door to Streamlit's private internals (server/streamlit_patches.py): each patch's
-targets are still the code its author read (a fingerprint of each source), start-up chooses the
-patches and refuses one written for another Streamlit, each is undone cleanly, and on a real
-``streamlit run`` server the patches that change threading and message flow are in effect and
-listed on ``/_attn/ready``."""
+"""The one door to Streamlit's private internals (server/streamlit_patches/): each patch's and
+private read's targets are still the code its author read (a fingerprint of each source), start-up
+chooses the patches and reads and refuses one written for another Streamlit, each is undone
+cleanly, with the switch at ``none`` nothing private of Streamlit is read during a class's page
+runs, and on a real ``streamlit run`` server the patches that change threading and message flow
+are in effect and listed on ``/_attn/ready``."""
 from __future__ import annotations
 
 import asyncio
@@ -17,12 +18,16 @@ import streamlit
 from helpers.browser import wait_until
 from helpers.lecture import load_bench
 
-from server import serving, streamlit_patches as patches
-from server.streamlit_patches import BY_NAME, fingerprint, PATCHES, READS, resolve, source_of
+from server import serving
+from server.streamlit_patches import patches, reads
+from server.streamlit_patches.fingerprints import fingerprint, resolve, source_of
+from server.streamlit_patches.patches import BY_NAME, PATCHES
+from server.streamlit_patches.reads import READS
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-TARGETS = [(p.name, p.targets) for p in PATCHES] + [(f"read {name}", targets) for name, targets in READS.items()]
+TARGETS = [(p.name, p.targets) for p in PATCHES] + [(f"read {r.name}", r.targets) for r in READS]
+EVERY = [p.name for p in PATCHES] + [r.name for r in READS]  # what the switch names, patches first
 
 
 def stale_targets(name: str, targets: dict[str, str], source=source_of) -> list[str]:
@@ -66,16 +71,17 @@ def test_every_patch_says_why_and_what_it_re_implements():
     for patch in PATCHES:
         assert patch.why == f"docs/performance.md#{patch.name}" and f"### `{patch.name}`" in sections, patch.name
         assert set(patch.replaces) <= set(patch.targets)
-    assert {p.streamlit for p in PATCHES} == {streamlit.__version__}, "a patch written for another Streamlit: re-read it"
+    assert {p.streamlit for p in (*PATCHES, *READS)} == {streamlit.__version__}, "written for another Streamlit: re-read it"
 
 
 def test_the_environment_chooses_the_patches():
-    every = [p.name for p in PATCHES]
+    every = EVERY
     assert serving.chosen("all") == (every, []) and serving.chosen("") == (every, [])
     assert serving.chosen("none") == ([], [])
     assert serving.chosen("send_promptly, theme_once") == (["theme_once", "send_promptly"], [])
-    assert serving.chosen("all,-send_promptly,-start_runs_off_the_loop") == (every[:-2], [])
-    assert serving.chosen("theme_once,no_such") == (["theme_once"], ["no_such"])
+    left_out = ("send_promptly", "superseded")
+    assert serving.chosen("all,-send_promptly,-superseded") == ([n for n in every if n not in left_out], [])
+    assert serving.chosen("theme_once,no_such,connection_id") == (["theme_once", "connection_id"], ["no_such"])
 
 
 def _untouched() -> bool:
@@ -89,10 +95,11 @@ def _untouched() -> bool:
 
 def test_a_patch_written_for_another_streamlit_is_refused_and_the_server_runs_as_streamlit_does(undone, capsys):
     outcomes = serving.apply_patches("all", installed="99.0.0")
-    assert [o.applied for o in outcomes] == [False] * len(PATCHES)
+    assert [(o.name, o.applied) for o in outcomes] == [(name, False) for name in EVERY]
     assert all(o.reason.startswith("refused: written for Streamlit 1.67.0, this is 99.0.0") for o in outcomes)
-    assert _untouched()
-    assert "Streamlit patch send_promptly: refused" in capsys.readouterr().out
+    assert _untouched() and not any(r.on() for r in READS)  # the version gate covers the reads too
+    printed = capsys.readouterr().out
+    assert "Streamlit patch send_promptly: refused" in printed and "Streamlit read superseded: refused" in printed
 
 
 def test_each_patch_applies_and_undoes_cleanly(undone):
@@ -101,26 +108,27 @@ def test_each_patch_applies_and_undoes_cleanly(undone):
     outcomes = serving.apply_patches("all")
     assert all(o.applied for o in outcomes), outcomes
     assert AppSession._on_scriptrunner_event is not streamlits and serving.apply_patches("all")  # again: a no-op
-    assert [o["name"] for o in serving.outcomes()] == [p.name for p in PATCHES]
+    assert [o["name"] for o in serving.outcomes()] == EVERY and all(r.on() for r in READS)
     patches.undo_all()
     assert _untouched() and AppSession._on_scriptrunner_event is streamlits
     assert "_on_scriptrunner_event" in vars(AppSession)  # Streamlit's own, where Streamlit put it
 
 
-def test_superseded_reads_streamlits_own_script_requests():
+def test_superseded_reads_streamlits_own_script_requests(monkeypatch):
     """A rerun or a stop the tab asked for since the run started supersedes it; a fragment's rerun
     while the page runs does not (Streamlit runs it after the page). Real ScriptRequests, no fake."""
     from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
-    requests = patches.script_requests()
-    assert not patches.superseded(requests)
+    monkeypatch.setenv(serving.ENV, "all")
+    requests = reads.script_requests()
+    assert not reads.superseded(requests)
     requests.request_rerun(RerunData(query_string="text=a"))
-    assert patches.superseded(requests)
-    stopped = patches.script_requests()
+    assert reads.superseded(requests)
+    stopped = reads.script_requests()
     stopped.request_stop()
-    assert patches.superseded(stopped)
-    fragment = patches.script_requests()  # a fragment's rerun asked while the page runs: after it
+    assert reads.superseded(stopped)
+    fragment = reads.script_requests()  # a fragment's rerun asked while the page runs: after it
     fragment.request_rerun(RerunData(fragment_id_queue=["f1"], is_fragment_scoped_rerun=False))
-    assert not patches.superseded(fragment)
+    assert not reads.superseded(fragment)
 
 
 # ---- a real server: `streamlit run app.py`, its runtime going through the patches
@@ -173,12 +181,13 @@ def test_a_real_server_goes_through_every_patch_and_lists_them_on_ready(tiny_zoo
         text = OPENER.open(f"{target.base}/_attn/ready", timeout=10).read().decode()
         assert text.splitlines()[0] == "ready; models loaded 1 time(s)"
         assert all(f"patch {p.name}: applied" in text for p in PATCHES), text
+        assert all(f"read {r.name}: reads Streamlit's private state" in text for r in READS), text
         gc.collect()  # the server's first visit (bench.server's) left its socket to the collector: close it
-        wait_until(lambda: all(p["used"] for p in _ready(target.base)["patches"]), 60,
+        wait_until(lambda: all(p["used"] for p in _ready(target.base)["patches"] if p["kind"] == "patch"), 60,
                    "every patch gone through (the script cache's clear once the last tab has left)")
         listed = _ready(target.base)
         assert listed["ready"] and listed["models_loaded"] == 1
-        assert [(p["name"], p["applied"]) for p in listed["patches"]] == [(p.name, True) for p in PATCHES]
+        assert [(p["name"], p["applied"]) for p in listed["patches"]] == [(name, True) for name in EVERY]
 
 
 @pytest.mark.server
@@ -194,5 +203,5 @@ def test_a_real_server_without_patches_serves_as_streamlit_does_and_says_so(tiny
                 await tab.close()
         assert asyncio.run(visit()) == [None, None]
         listed = _ready(target.base)["patches"]
-        assert [(p["name"], p["applied"], p["used"]) for p in listed] == [(p.name, False, False) for p in PATCHES]
+        assert [(p["name"], p["applied"], p["used"]) for p in listed] == [(name, False, False) for name in EVERY]
         assert all(p["reason"] == f"not chosen ({serving.ENV})" for p in listed)

@@ -17,7 +17,7 @@ from server.costs import decoding_cost
 from server.lanes import costly_work, pace
 from server.limits import decoding_slot
 from server.shared import per_process
-from server.streamlit_patches import script_run_ctx
+from server.streamlit_patches.reads import script_run_ctx
 from ui.url_state import query_param
 from ui.widgets import plain
 

@@ -1,5 +1,6 @@
 """The class store's database: one engine and pool per store (SQLite with WAL and BEGIN IMMEDIATE,
-or PostgreSQL through psycopg 3), one transaction per call, database errors as the store's own."""
+or PostgreSQL through psycopg 3), its schema upgraded to this code's on first use (migrations/),
+one transaction per call, database errors as the store's own."""
 from __future__ import annotations
 
 import os
@@ -10,8 +11,9 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 
 from server import settings
+from server.class_store import migrations
 
-from server.class_store.schema import (AnswerRefused, meta, metadata, NotTeacher, StoreBusy, StoreUnavailable)
+from server.class_store.schema import (AnswerRefused, meta, NotTeacher, StoreBusy, StoreUnavailable)
 
 # PostgreSQL's lock_not_available, query_canceled (statement_timeout) and
 # idle_in_transaction_session_timeout; SQLite's busy timeout
@@ -95,18 +97,15 @@ class StoreEngine:
         return self.engine.dialect.name if self.engine is not None else "none"  # "sqlite" or "postgresql"
 
     def _ensure_schema(self) -> None:
+        """The store brought to this code's schema once per process (server/class_store/migrations):
+        upgraded under a lock that other processes starting alongside wait for, refused
+        (NewerStore, a StoreUnavailable) when a newer version of the app has upgraded it."""
         if self._schema_ready:
             return
         with self._schema_lock:
-            if self._schema_ready:
-                return
-            try:
-                metadata.create_all(self.engine)
-            except SQLAlchemyError as e:
-                if "already exists" not in str(e) and not isinstance(e, IntegrityError):
-                    raise  # the database is unreachable: no second wait
-                metadata.create_all(self.engine)  # another process created them alongside: look again
-            self._schema_ready = True
+            if not self._schema_ready:
+                migrations.upgrade(self.engine)
+                self._schema_ready = True
 
     def _connect(self, write: bool = False):
         """A transaction (BEGIN IMMEDIATE on SQLite when ``write``); StoreUnavailable when the

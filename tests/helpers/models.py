@@ -5,9 +5,9 @@ import torch
 
 from model.model import build_model
 from model.toy import tiny_config
+from model.zoo import KINDS
 
-ALL_KINDS = [("rnnsearch", "additive"), ("luong", "dot"), ("luong", "general"), ("luong", "concat"),
-             ("luong", "local-general"), ("rnnenc", "none"), ("transformer", "scaled-dot")]
+ALL_KINDS = list(KINDS.values())  # (decoder, attention) of every model of the zoo
 
 
 def random_model(vocab, decoder, attention, seed=0):

@@ -1,69 +1,39 @@
-"""Everything this app changes or reads in Streamlit's private internals, in one place.
+"""Every change this app makes to Streamlit's private internals, each a record.
 
 Each change is a :class:`Patch`: its targets (each with a fingerprint of the source it was read
-against), why (its section of ``docs/performance.md``), the Streamlit version it was written for,
-``apply()`` and ``undo()``. ``server/serving.py`` applies them at start-up, refusing one written for
-another Streamlit; ``tests/test_streamlit_patches.py`` fails with "re-read patch X" when a target's
-source changed. A target in ``replaces`` is re-implemented, not wrapped: a last resort, since
-whatever Streamlit adds there is dropped until the patch is re-read. Most patches change
-something only where no file is watched (``server.fileWatcherType = "none"``): there neither a
-page nor a config file can change while the server runs. The private reads the rest of the code
-needs are the small public functions at the end.
+against, :mod:`~server.streamlit_patches.fingerprints`), why (its section of
+``docs/performance.md``), the Streamlit version it was written for, ``apply()`` and ``undo()``.
+``server/serving.py`` applies them at start-up, refusing one written for another Streamlit;
+``tests/test_streamlit_patches.py`` fails with "re-read patch X" when a target's source changed. A
+target in ``replaces`` is re-implemented, not wrapped: a last resort, since whatever Streamlit
+adds there is dropped until the patch is re-read. Most patches change something only where no
+file is watched (``server.fileWatcherType = "none"``): there neither a page nor a config file can
+change while the server runs.
 """
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import functools
 import gc
-import hashlib
-import importlib
 import inspect
 import logging
 import queue
 import threading
-import textwrap
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: F401 - a page run's stop (server.limits)
+from server.streamlit_patches.fingerprints import resolve, WRITTEN_FOR
+from server.streamlit_patches.reads import forget_choices, script_run_ctx
 
 _LOG = logging.getLogger(__name__)
-WRITTEN_FOR = "1.67.0"  # the Streamlit every patch below was read against
 WHY = "docs/performance.md#"
 
 
 def files_watched() -> bool:
     from streamlit import config
     return config.get_option("server.fileWatcherType") != "none"
-
-
-def resolve(target: str):
-    """``"module:Owner.attr"`` -> (the owner object, "attr")."""
-    module, _, path = target.partition(":")
-    owner = importlib.import_module(module)
-    *owners, attr = path.split(".")
-    for name in owners:
-        owner = getattr(owner, name)
-    return owner, attr
-
-
-def streamlits(target: str):
-    """The target as Streamlit wrote it, even while a patch has it replaced."""
-    owner, attr = resolve(target)
-    current = getattr(owner, attr)
-    return getattr(current, "attn_original", current)
-
-
-def fingerprint(source: str) -> str:
-    """A short hash of a target's source: what the patch's author read."""
-    return hashlib.sha256(textwrap.dedent(source).encode()).hexdigest()[:16]
-
-
-def source_of(target: str) -> str:
-    return inspect.getsource(streamlits(target))
 
 
 @dataclass(eq=False)
@@ -425,75 +395,10 @@ PATCHES: tuple[Patch, ...] = (
 )
 BY_NAME = {p.name: p for p in PATCHES}
 
-# The private state the reads below rely on, fingerprinted as the patches' targets are.
-_SR = "streamlit.runtime.scriptrunner_utils.script_requests:ScriptRequests"
-READS: dict[str, dict[str, str]] = {
-    "superseded": {f"{_SR}.__init__": "68b4b7e407dc6153", f"{_SR}.request_stop": "15546956f201c36f",
-                   f"{_SR}._request_rerun_locked": "80c778b029dacbf4"},
-    "connection_id": {"streamlit.runtime.state.safe_session_state:SafeSessionState.__init__": "59b081048b586bbb"},
-}
-
-
 def undo_all() -> None:
-    """Put every target back as Streamlit has it (tests; a process that started with patches)."""
+    """Put every target back as Streamlit has it, and the reads back to the environment's choice
+    (tests; a process that started with patches)."""
     for patch in reversed(PATCHES):
         patch.undo()
         patch.applied = False
-
-
-# ---- private reads, as small public functions
-
-def script_run_ctx():
-    """This thread's script-run context, or None outside a page run (a server thread)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-    return get_script_run_ctx(suppress_warning=True)
-
-
-def session_requests() -> tuple[str, object]:
-    """(this rerun's session id, its Streamlit script requests) — ("", None) outside a browser's
-    session: a server thread, or Streamlit's AppTest, whose every page shares one made-up id
-    and no server."""
-    from streamlit.runtime import Runtime
-    ctx = script_run_ctx()
-    if ctx is None or not Runtime.exists():
-        return "", None
-    return ctx.session_id, ctx.script_requests
-
-
-def superseded(requests) -> bool:
-    """Has the tab asked for another rerun (or a stop) since this run started? Reads
-    ``ScriptRequests``' private state (fingerprinted in ``READS``): a renamed attribute raises
-    rather than reading as "never superseded"."""
-    state = requests._state.name
-    if state == "RERUN":  # as Streamlit decides: a fragment's rerun waits for the page's run to end
-        data = requests._rerun_data
-        return not (data.fragment_id_queue and not data.is_fragment_scoped_rerun)
-    return state == "STOP"
-
-
-def connection_id() -> str | None:
-    """This browser tab's connection: Streamlit's session id and its SessionState (which lives as
-    long as the connection; SafeSessionState wraps it anew for every script runner), so AppTest's
-    sessions, which share one id, are told apart too. None outside a page run."""
-    ctx = script_run_ctx()
-    return None if ctx is None else f"{ctx.session_id}:{id(getattr(ctx.session_state, '_state', ctx.session_state))}"
-
-
-def script_requests():
-    """A tab's script requests as Streamlit makes them (what :func:`superseded` reads; tests
-    drive it with ``request_rerun``/``request_stop``)."""
-    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests
-    return ScriptRequests()
-
-
-@contextlib.contextmanager
-def quiet_missing_context():
-    """Silence Streamlit's "missing ScriptRunContext" warning: a server thread filling the shared
-    caches with no browser session expects it."""
-    log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
+    forget_choices()
