@@ -18,7 +18,7 @@ It runs as a process of its own (``python bench/classroom_prank.py --base URL --
 teacher's key on its standard input, never on a command line that ``ps`` shows), started by
 ``bench/classroom.py --prank`` and stopped with SIGINT, when it prints what each prank got as one
 JSON line: a prankster is another machine, and the students' clients must not wait for its event
-loop. The raw HTTP client (:func:`http_get`) is also what ``tests/test_school_limits.py`` sends.
+loop. Its raw HTTP client is ``classroom_tab.http_get``, which ``tests/test_school_limits.py`` sends too.
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from classroom_tab import Tab  # noqa: E402
+from classroom_tab import http_get, Tab  # noqa: E402,F401 - http_get: the tests send it from here
+from server.class_store import CODE_ALPHABET  # noqa: E402
 
 PRANK_UNNAMED = 1000     # unnamed follow requests kept open
 PRANK_GUESSES_PER_S = 80.0  # random class codes asked a second
@@ -40,32 +41,6 @@ TEACHER_EVERY_S = 5.0    # the teacher's right key, tried this often
 REFUSED_AGAIN_S = 10.0   # an unnamed listener refused asks again this much later
 TEACHER_VIEW = "the answers, live"  # what only the class's teacher sees on Exercises
 TEACHER_OPEN = "class_open"  # *Open a class*: the Class panel offers it to a signed-in teacher only
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # server/class_store/schema.py's
-
-
-async def http_get(base: str, path: str, cookie: str = "", timeout: float = 60.0) -> tuple[int, dict]:
-    """One GET over a connection of its own, as a script sends it: (status, JSON answer or {});
-    status 0 when it failed or ran past ``timeout``."""
-    host = base.split("://", 1)[1].rstrip("/")
-    name, _, port = host.partition(":")
-    request = (f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n"
-               + (f"Cookie: {cookie}\r\n" if cookie else "") + "Connection: close\r\n\r\n")
-    writer = None
-    try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(name, int(port or 80)), timeout)
-        writer.write(request.encode())
-        answer = await asyncio.wait_for(reader.read(), timeout)
-        head, _, body = answer.partition(b"\r\n\r\n")
-        status = int(head.split(b" ", 2)[1])
-        try:
-            return status, json.loads(body) if body else {}
-        except ValueError:
-            return status, {}
-    except (OSError, TimeoutError, ValueError, IndexError):
-        return 0, {}
-    finally:
-        if writer is not None:
-            writer.close()
 
 
 def random_code() -> str:

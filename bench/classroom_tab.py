@@ -224,27 +224,12 @@ class Tab:
     async def wait_for_change(self, timeout: float = 60.0) -> dict | None:
         """What the page's follow listener does: hold ``/_attn/follow`` open until the server answers
         (the class changed, or its wait ran out); the JSON answer, or None on a failure. Plain
-        HTTP/1.1 on the event loop, so hundreds of tabs wait without a thread each."""
+        HTTP/1.1 on the event loop (:func:`http_get`), so hundreds of tabs wait without a thread each."""
         if not self.listen:
             return None
-        host, _, port = self.host.partition(":")
         jar = "; ".join(c for c in (self.cookie, self.student) if c)
-        request = (f"GET {self.listen} HTTP/1.1\r\nHost: {self.host}\r\nAccept: application/json\r\n"
-                   + (f"Cookie: {jar}\r\n" if jar else "") + "Connection: close\r\n\r\n")
-        writer = None
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port or 80)), timeout)
-            writer.write(request.encode())
-            answer = await asyncio.wait_for(reader.read(), timeout)
-            head, _, body = answer.partition(b"\r\n\r\n")
-            if b" 200 " not in head.split(b"\r\n", 1)[0] + b" ":
-                return None
-            return json.loads(body)
-        except (OSError, TimeoutError, ValueError):
-            return None
-        finally:
-            if writer is not None:
-                writer.close()
+        status, answer = await http_get(self.base, self.listen, jar, timeout)
+        return answer if status == 200 else None
 
     @property
     def replica(self) -> str:
@@ -254,6 +239,31 @@ class Tab:
         if self.ws is not None:
             await self.ws.close()
             self.ws = None
+
+
+async def http_get(base: str, path: str, cookie: str = "", timeout: float = 60.0) -> tuple[int, dict]:
+    """One GET over a connection of its own, plain HTTP/1.1 on the event loop: (status, JSON answer
+    or {}); status 0 when it failed or ran past ``timeout``."""
+    host = base.split("://", 1)[1].rstrip("/")
+    name, _, port = host.partition(":")
+    request = (f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n"
+               + (f"Cookie: {cookie}\r\n" if cookie else "") + "Connection: close\r\n\r\n")
+    writer = None
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(name, int(port or 80)), timeout)
+        writer.write(request.encode())
+        answer = await asyncio.wait_for(reader.read(), timeout)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        try:
+            return status, json.loads(body) if body else {}
+        except ValueError:
+            return status, {}
+    except (OSError, TimeoutError, ValueError, IndexError):
+        return 0, {}
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def shown_value(part) -> tuple | None:
