@@ -11,16 +11,13 @@ import streamlit as st
 
 from ui.figures import show_figure
 from ui.widgets import plain, sentence_input, within_bound
-from ui.zoo_cache import (checkpoints_root, COSTLY_KEPT, paced, pick_model, shared_result, STEPS_KEPT, target_language,
-                          zoo)
+from ui.zoo_cache import checkpoints_root, COSTLY_KEPT, pick_model, shared_decoding, STEPS_KEPT, target_language, zoo
 from ui.teaching_pages import cached_greedy, keep_in_url, source_or_stop
 from model.attribution import (attribute_record, BASELINE, BUDGET, IG_STEP_SCHEDULE, IG_TARGET_GAP, IG_WORK,
                                INPUT_BASELINE, LABELS, rank_correlation)
 from model.intervention import Edit, redecode
 from model.search import prepare_source
 from server.costs import attribution_bound, attribution_cost
-from server.lanes import costly_work
-from server.limits import decoding_slot
 from viz.attribution import logprob_change, row_correlations, side_by_side
 from viz.heatmap import alignment_heatmap
 
@@ -41,24 +38,34 @@ def size_factor(entry) -> float:
     return max(1.0, entry.model.num_parameters() / 15e6)
 
 
-@shared_result(max_entries=COSTLY_KEPT)
-def _attribution(root: str, model_name: str, text: str, method: str):
-    entry = zoo(root)[model_name]
-    record = cached_greedy(model_name, text)
-    # integrated gradients: as many points as completeness needs, within the work budget; between
-    # passes, the tab's newer request and the costly lane's pause and seconds (ui.zoo_cache.paced)
-    with decoding_slot() as check:
-        return attribute_record(entry.model, entry.vocab, record, method, steps=None,
-                                work=int(IG_WORK / size_factor(entry)), check=paced(check))
+def _greedy_record(model_name: str, text: str, *_):
+    return cached_greedy(model_name, text)
 
 
-@shared_result(max_entries=STEPS_KEPT)
-def _redecoded(root: str, model_name: str, text: str, step: int, position: int, weight: float | None):
+def _attribution_lane(record, model_name: str, text: str, method: str):
+    """An attribution's estimate (``server/costs.py``, from the greedy record's lengths) and its key."""
+    cost = attribution_cost(len(record.source_tokens), len(record.target_tokens), method, IG_STEP_SCHEDULE[-1])
+    return cost, ("attribution", checkpoints_root(), model_name, text, method)
+
+
+@shared_decoding(COSTLY_KEPT, needs=_greedy_record, lane=_attribution_lane)
+def cached_attribution(root: str, model_name: str, text: str, method: str, *, needed, check):
+    """One attribution method on the greedy record (``model.attribution.attribute_record``), in the
+    costly lane when its estimate asks for it (server/lanes.py). Integrated gradients: as many
+    points as completeness needs, within the work budget; ``check`` between passes (the tab's
+    newer request, the costly lane's pause and seconds)."""
     entry = zoo(root)[model_name]
-    record = cached_greedy(model_name, text)
-    with decoding_slot():
-        return redecode(entry.model, entry.vocab, prepare_source(entry.vocab, text), record,
-                        Edit.of(record, step, position, weight))
+    return attribute_record(entry.model, entry.vocab, needed, method, steps=None,
+                            work=int(IG_WORK / size_factor(entry)), check=check)
+
+
+@shared_decoding(STEPS_KEPT, needs=_greedy_record)
+def cached_redecoded(root: str, model_name: str, text: str, step: int, position: int, weight: float | None, *,
+                     needed, check):
+    """The greedy record decoded again from ``step`` with its attention edited (``model/intervention.py``)."""
+    entry = zoo(root)[model_name]
+    return redecode(entry.model, entry.vocab, prepare_source(entry.vocab, text), needed,
+                    Edit.of(needed, step, position, weight))
 
 
 def pick_methods(record, entry) -> list[str]:
@@ -114,10 +121,8 @@ def compare_section(name: str, entry, text: str, record) -> None:
     st.subheader("Attention beside attribution")
     methods = pick_methods(record, entry)
     results = {}
-    for m in methods:  # each in the costly lane when its estimate asks for it (server/lanes.py)
-        cost = attribution_cost(len(record.source_tokens), len(record.target_tokens), m, IG_STEP_SCHEDULE[-1])
-        with costly_work(cost, ("attribution", checkpoints_root(), name, text, m)):
-            results[m] = _attribution(checkpoints_root(), name, text, m)
+    for m in methods:
+        results[m] = cached_attribution(name, text, m)
     matrices = {"attention α": record.weights, **{LABELS[m]: a.relevance for m, a in results.items()}}
     show_figure(side_by_side(matrices, record.source_tokens, record.target_tokens, target_language(entry)),
                 "attention-and-attribution", "attribution_heatmaps")
@@ -191,7 +196,7 @@ def edit_section(name: str, entry, text: str, record) -> None:
                "every layer and head; a set weight in the layer shown, every head moved by one affine map solved "
                "so that the head average shown becomes the value set).")
     step, position, weight = edit_controls(record)
-    result = _redecoded(checkpoints_root(), name, text, step, position, weight)
+    result = cached_redecoded(name, text, step, position, weight)
     said = result.edit.describe(record)
     if weight is not None:
         said += f"; reached {result.reached:.3f}"

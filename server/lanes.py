@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from server import settings
 from server.costs import costly
 from server.limits import own_place, superseded, without_page_slot
-from server.scheduler import this_run, TurnQueue
+from server.scheduler import holding, LANE, this_run, TurnQueue
 from server.shared import per_process
 from server.streamlit_patches.reads import session_requests, StopException
 from server.visitor import visitor
@@ -136,12 +136,18 @@ def _visitor() -> tuple[str, str, object] | None:
 def costly_work(cost: float, key=None):
     """Run the block (one piece of a page's work, estimated at ``cost`` units) in the costly lane
     when it is costly and not yet computed (see the module); else as it is. Around a shared
-    cache's call, never inside one: the lane is waited for holding no lock."""
+    cache's call, never inside one: the lane is waited for holding no lock
+    (``server.scheduler.ORDER``; asked for inside a cache or a slot, it raises ``OutOfOrder``)."""
     run = this_run()
     who = None if run.deadline is not None or not costly(cost) or computed(key) else _visitor()
     if who is None:
         yield
         return
+    with holding(LANE):
+        yield from _in_lane(run, who, key)
+
+
+def _in_lane(run, who, key):
     address, student, requests = who
     abandon = (lambda: superseded(requests)) if requests is not None else None
     was_cheap = run.cheap

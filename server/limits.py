@@ -26,7 +26,7 @@ import time
 from contextlib import contextmanager
 
 from server import settings
-from server.scheduler import Superseded, this_run, TurnQueue
+from server.scheduler import holding, SLOT, Superseded, this_run, TurnQueue
 from server.shared import per_process
 from server.streamlit_patches.reads import session_requests, StopException, superseded
 from server.visitor import turn as visitor_turn
@@ -137,17 +137,17 @@ def decoding_slot(cost: float = 1.0):
     # The page-run slot is kept meanwhile: a decoding runs inside a shared cache's lock, and a run
     # that gave its slot up would wait for a turn with that lock held, while the slots' holders
     # wait on the lock for the same translation (a deadlock the 200-student bench found).
-    if slots is not None:
-        slots.acquire((turn,), newer)
-
     def check() -> None:
         if newer is not None and newer():
             raise Superseded()
-    try:
-        yield check
-    finally:
+    with holding(SLOT):  # the last place of the order: nothing shared is asked for inside it
         if slots is not None:
-            slots.release()
+            slots.acquire((turn,), newer)
+        try:
+            yield check
+        finally:
+            if slots is not None:
+                slots.release()
 
 
 @contextmanager

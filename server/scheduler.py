@@ -24,7 +24,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from server.streamlit_patches.reads import StopException
 
@@ -148,12 +149,14 @@ class Run:
     costly work's seconds counted from it; ``cheap``: counted among the cheap runs under way;
     ``deadline``: in the costly lane until then; ``own_place``: its decodings are bounded by a
     place of their own (the lane's), not the shared decoding slots; ``slot``: (queue, path,
-    abandon) while it holds a page-run slot."""
+    abandon) while it holds a page-run slot; ``holds``: the places of :data:`ORDER` its work is
+    inside, innermost last (:func:`holding`)."""
     started: float | None = None
     cheap: bool = False
     deadline: float | None = None
     own_place: bool = False
     slot: tuple | None = None
+    holds: list = field(default_factory=list)
 
 
 _runs = threading.local()  # .run: this thread's Run
@@ -165,3 +168,36 @@ def this_run() -> Run:
     if run is None:
         run = _runs.run = Run()
     return run
+
+
+# The one safe order of a page's shared work. A run waiting for a place must hold nothing that a
+# holder of that place may wait for: a costly-lane holder computes inside shared caches, and a
+# cache's computation (under its key's lock) takes a decoding slot. So a run asks for the lane
+# holding no cache and no slot, for a shared cache holding no slot, and for a slot last; the
+# page-run slot, given up for the lane's wait (``server.limits.without_page_slot``), is taken back
+# before any cache's lock is held. ``ui.zoo_cache.shared_decoding`` builds every shared decoding in
+# this order; :func:`holding` refuses the rest (a deadlock found by the 200-student bench, once).
+LANE, CACHE, SLOT = "the costly lane", "a shared cache", "a decoding slot"
+ORDER = (LANE, CACHE, SLOT)
+
+
+class OutOfOrder(RuntimeError):
+    """A page's work asked for a place out of :data:`ORDER` (a programming error, never a
+    visitor's): raised before it waits, where it would otherwise deadlock under load."""
+
+
+@contextmanager
+def holding(place: str):
+    """The block is inside ``place`` (one of :data:`ORDER`): refused with :class:`OutOfOrder`
+    when this run already holds a place that comes later in the order. The same place again
+    (a cache read inside a cache's computation, the lane's work inside the lane) is in order."""
+    run = this_run()
+    rank = ORDER.index(place)
+    later = [held for held in run.holds if ORDER.index(held) > rank]
+    if later:
+        raise OutOfOrder(f"{place} asked for inside {later[-1]}: the order is {' → '.join(ORDER)}")
+    run.holds.append(place)
+    try:
+        yield
+    finally:
+        run.holds.pop()

@@ -27,7 +27,7 @@ def test_first_visit_waits_for_the_server_warm_up(product, monkeypatch):
     monkeypatch.setattr(zoo_cache, "translate", traced)
     monkeypatch.setattr(warm_up, "started", True)
     zoo_cache._load_zoo.clear()
-    zoo_cache._cached_translate.clear()
+    zoo_cache.cached_translate.clear()
     models_loaded.clear()
     warm_up.figures_ready.clear()
     warm_up.finished.clear()
@@ -40,7 +40,7 @@ def test_first_visit_waits_for_the_server_warm_up(product, monkeypatch):
         assert spans[DEFAULT_SENTENCE][1] <= spans["3 1 4"][0]
     finally:
         thread.join()
-        zoo_cache._cached_translate.clear()
+        zoo_cache.cached_translate.clear()
 
 
 def test_server_warm_up_fills_the_shared_model_cache(tiny_zoo, monkeypatch):

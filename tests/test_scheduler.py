@@ -7,6 +7,7 @@ import threading
 import time
 from collections import deque
 
+import numpy as np
 import pytest
 
 from server.scheduler import Superseded, this_run, TurnQueue
@@ -76,3 +77,48 @@ def test_each_thread_has_its_own_run_record():
     thread.join(10)
     assert seen == [None] and this_run() is mine
     mine.deadline = None
+
+
+def test_the_one_order_refuses_a_place_asked_for_inside_a_later_one():
+    """Lane → shared cache → decoding slot: asking for an earlier place inside a later one (the
+    lane inside a cache's computation, a cache inside a slot) raises before it waits; the same
+    place again, and the order itself, go through."""
+    from server.scheduler import CACHE, holding, LANE, OutOfOrder, SLOT, this_run
+    with holding(LANE), holding(LANE), holding(CACHE), holding(CACHE), holding(SLOT):
+        assert this_run().holds == [LANE, LANE, CACHE, CACHE, SLOT]
+    assert this_run().holds == []
+    for outer, inner in ((CACHE, LANE), (SLOT, CACHE), (SLOT, LANE)):
+        with holding(outer), pytest.raises(OutOfOrder, match=f"{inner} asked for inside {outer}"):
+            with holding(inner):
+                pass  # pragma: no cover - refused before the block
+        assert this_run().holds == []  # a refusal holds nothing afterwards
+
+
+def test_a_shared_decoding_reads_what_it_needs_before_its_cache_and_decodes_inside_a_slot(monkeypatch):
+    """ui.zoo_cache.shared_decoding: ``needs`` runs holding nothing, the lane's estimate sees what
+    it needed, the computation runs inside the cache and a decoding slot, and a second call is the
+    stored result, with the needed value kept out of the cache's key."""
+    from server.scheduler import CACHE, SLOT, this_run
+    from ui import zoo_cache
+    seen = []
+    monkeypatch.setattr(zoo_cache, "checkpoints_root", lambda: "/nowhere")
+
+    def needs(model_name, text):
+        seen.append(("needs", list(this_run().holds)))
+        return len(text)
+
+    def lane(needed, model_name, text):
+        seen.append(("lane", needed))
+        return 0, ("test", model_name, text)
+
+    @zoo_cache.shared_decoding(4, needs=needs, lane=lane)
+    def counted(root, model_name, text, *, needed, check):
+        seen.append(("computed", root, needed, list(this_run().holds)))
+        check()
+        return np.array([needed])
+
+    counted.clear()
+    first, again = counted("m", "abc"), counted("m", "abc")
+    assert first is again and first.tolist() == [3]
+    assert seen == [("needs", []), ("lane", 3), ("computed", "/nowhere", 3, [CACHE, SLOT]),
+                    ("needs", []), ("lane", 3)]

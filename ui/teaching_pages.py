@@ -8,11 +8,10 @@ from pathlib import Path
 import streamlit as st
 
 from server import settings
-from server.limits import decoding_slot
 from model.search import beam_search, DecodingRecord, forced, greedy, InputError, prepare_source, PreparedSource
 from ui.url_state import query_param, set_query_params
 from ui.widgets import sentence_input
-from ui.zoo_cache import cached_translate, checkpoints_root, COSTLY_KEPT, pick_model, shared_result, STEPS_KEPT, zoo
+from ui.zoo_cache import cached_translate, COSTLY_KEPT, pick_model, shared_decoding, shared_result, STEPS_KEPT, zoo
 from model.align import forced_alignment, ForcedAlignment, read_gold
 from model.internals import annotation_values, local_p_steps, LocalPSteps, recomputed_energies
 from model.zoo import ZooEntry
@@ -66,31 +65,49 @@ def step_in_range(key: str, T: int) -> None:
 
 
 # Each cache is keyed by the checkpoint folder as well, as ``ui.zoo_cache.cached_translate`` is, so
-# that a test pointing the app at other checkpoints never gets another folder's results.
+# that a test pointing the app at other checkpoints never gets another folder's results; each is a
+# ``shared_decoding``: what it reads of Translate's record first, then its cache, then a decoding slot.
+def _translated(model_name: str, text: str, *_) -> DecodingRecord:
+    return cached_translate(model_name, text, 1)
+
+
 def cached_greedy(model_name: str, text: str, prefix: tuple[int, ...] = ()) -> DecodingRecord:
     """Greedy decoding, with ``prefix`` forced first (the What-if page). Without a prefix it
     is Translate's own greedy record (one cache: a sentence already translated on Translate
     or Compare is not decoded again here)."""
     if not prefix:
         return cached_translate(model_name, text, 1)
-    return _greedy(checkpoints_root(), model_name, text, tuple(prefix))
+    return _greedy(model_name, text, tuple(prefix))
 
 
-def cached_values(model_name: str, text: str):
+@shared_decoding(STEPS_KEPT)
+def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...], *, needed=None, check) -> DecodingRecord:
+    entry = zoo(root)[model_name]
+    # a superseded rerun stops between two decoder steps
+    return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix), check=check)
+
+
+@shared_decoding(STEPS_KEPT)
+def cached_values(root: str, model_name: str, text: str, *, needed=None, check):
     """The vectors c_i averages (S x C numpy; None for RNNenc)."""
-    return _values(checkpoints_root(), model_name, text)
+    entry = zoo(root)[model_name]
+    return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
 
 
-def cached_energies(model_name: str, text: str):
+@shared_decoding(STEPS_KEPT, needs=_translated)
+def cached_energies(root: str, model_name: str, text: str, *, needed: DecodingRecord, check):
     """e_ij scored again from the greedy record's query states by the model's own attention
     (T x S numpy; None for RNNenc and the Transformer)."""
-    return _energies(checkpoints_root(), model_name, text)
+    entry = zoo(root)[model_name]
+    return recomputed_energies(entry.model, prepare_source(entry.vocab, text).ids, needed.query_states)
 
 
-def cached_local_p(model_name: str, text: str) -> LocalPSteps | None:
+@shared_decoding(STEPS_KEPT, needs=_translated)
+def cached_local_p(root: str, model_name: str, text: str, *, needed: DecodingRecord, check) -> LocalPSteps | None:
     """The greedy record's local-p steps before the Gaussian and in both forms (None for
     every other model)."""
-    return _local_p(checkpoints_root(), model_name, text)
+    entry = zoo(root)[model_name]
+    return local_p_steps(entry.model, prepare_source(entry.vocab, text).ids, needed.query_states)
 
 
 def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
@@ -98,73 +115,35 @@ def cached_beam(model_name: str, text: str, beam: int) -> DecodingRecord:
     For k > 1 it is Translate's own beam record, from the same cache."""
     if beam > 1:
         return cached_translate(model_name, text, beam)
-    return _beam(checkpoints_root(), model_name, text, beam)
+    return _beam(model_name, text, beam)
+
+
+@shared_decoding(COSTLY_KEPT)
+def _beam(root: str, model_name: str, text: str, beam: int, *, needed=None, check) -> DecodingRecord:
+    entry = zoo(root)[model_name]
+    return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam, check=check)
 
 
 def cached_forced_alignment(model_name: str, english: tuple[str, ...], french: tuple[str, ...],
                             hansards: bool = False) -> ForcedAlignment:
     """A given French sentence scored word by word, with its attention links; hansards=True
     writes gold-set tokens back as ordinary text first, as ``python -m model.align`` does."""
-    return _forced_alignment(checkpoints_root(), model_name, tuple(english), tuple(french), hansards)
+    return _forced_alignment(model_name, tuple(english), tuple(french), hansards)
 
 
-def cached_forced(model_name: str, text: str, target_text: str) -> DecodingRecord:
+@shared_decoding(STEPS_KEPT)
+def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...],
+                      hansards: bool, *, needed=None, check) -> ForcedAlignment:
+    entry = zoo(root)[model_name]
+    return forced_alignment(entry.model, entry.vocab, list(english), list(french), hansards)
+
+
+@shared_decoding(COSTLY_KEPT)
+def cached_forced(root: str, model_name: str, text: str, target_text: str, *, needed=None, check) -> DecodingRecord:
     """``target_text`` (another model's translation, say) force-decoded by this model: its
     attention along the same French words, whatever its vocabulary."""
-    return _forced(checkpoints_root(), model_name, text, target_text)
-
-
-@shared_result(max_entries=COSTLY_KEPT)
-def _forced(root: str, model_name: str, text: str, target_text: str) -> DecodingRecord:
     entry = zoo(root)[model_name]
-    with decoding_slot():
-        return forced(entry.model, entry.vocab, prepare_source(entry.vocab, text), entry.vocab.encode_target(target_text))
-
-
-@shared_result(max_entries=STEPS_KEPT)
-def _greedy(root: str, model_name: str, text: str, prefix: tuple[int, ...]) -> DecodingRecord:
-    entry = zoo(root)[model_name]
-    with decoding_slot() as check:  # a superseded rerun stops between two decoder steps
-        return greedy(entry.model, entry.vocab, prepare_source(entry.vocab, text), topk=5, prefix=list(prefix),
-                      check=check)
-
-
-@shared_result(max_entries=STEPS_KEPT)
-def _values(root: str, model_name: str, text: str):
-    entry = zoo(root)[model_name]
-    with decoding_slot():
-        return annotation_values(entry.model, prepare_source(entry.vocab, text).ids)
-
-
-@shared_result(max_entries=STEPS_KEPT)
-def _energies(root: str, model_name: str, text: str):
-    entry = zoo(root)[model_name]
-    record = cached_translate(model_name, text, 1)
-    with decoding_slot():
-        return recomputed_energies(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
-
-
-@shared_result(max_entries=STEPS_KEPT)
-def _local_p(root: str, model_name: str, text: str) -> LocalPSteps | None:
-    entry = zoo(root)[model_name]
-    record = cached_translate(model_name, text, 1)
-    with decoding_slot():
-        return local_p_steps(entry.model, prepare_source(entry.vocab, text).ids, record.query_states)
-
-
-@shared_result(max_entries=COSTLY_KEPT)
-def _beam(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
-    entry = zoo(root)[model_name]
-    with decoding_slot() as check:
-        return beam_search(entry.model, entry.vocab, prepare_source(entry.vocab, text), beam, check=check)
-
-
-@shared_result(max_entries=STEPS_KEPT)
-def _forced_alignment(root: str, model_name: str, english: tuple[str, ...], french: tuple[str, ...],
-                      hansards: bool) -> ForcedAlignment:
-    entry = zoo(root)[model_name]
-    with decoding_slot():
-        return forced_alignment(entry.model, entry.vocab, list(english), list(french), hansards)
+    return forced(entry.model, entry.vocab, prepare_source(entry.vocab, text), entry.vocab.encode_target(target_text))
 
 
 __all__ = ["gold_folder", "gold_pairs", "pick_model", "sentence_input", "keep_in_url", "source_or_stop", "cached_greedy",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
 import numpy as np
 import streamlit as st
@@ -16,6 +17,7 @@ from server.loading import models_loaded
 from server.costs import decoding_cost
 from server.lanes import costly_work, pace
 from server.limits import decoding_slot
+from server.scheduler import CACHE, holding
 from server.shared import per_process
 from server.streamlit_patches.reads import script_run_ctx
 from ui.url_state import query_param
@@ -171,29 +173,78 @@ def shared_result(max_entries: int | None = None):
     defines: Streamlit then names the cache again from the function's source
     (``inspect.getsource``, 4 % of a follower's rerun in a profile of the Exercises page). Where
     no file is watched the source cannot change while the server runs, so the cached function
-    is built once per process, by the place it is defined, and every run gets that one."""
+    is built once per process, by the place it is defined, and every run gets that one.
+
+    A call is inside ``server.scheduler.CACHE`` (waiting for another run's computation of the
+    same key included): asked for while the run holds a decoding slot, it raises ``OutOfOrder``."""
     def wrap(fn):
         from server.serving import files_watched
-        where = (fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__qualname__, max_entries)
+        code = inspect.unwrap(fn).__code__  # where it is written (shared_decoding hands in its wrapper)
+        where = (code.co_filename, code.co_firstlineno, fn.__qualname__, max_entries)
         watched = files_watched()
         built = None if watched else _SHARED.get(where)
         if built is None:
             @functools.wraps(fn)
             def computed(*args, **kwargs):
                 return read_only(fn(*args, **kwargs))
-            built = st.cache_resource(show_spinner=False, max_entries=max_entries)(computed)
+            cached = st.cache_resource(show_spinner=False, max_entries=max_entries)(computed)
+
+            @functools.wraps(fn)
+            def built(*args, **kwargs):
+                with holding(CACHE):
+                    return cached(*args, **kwargs)
+            built.clear = cached.clear
             if not watched:
                 _SHARED[where] = built
         return built
     return wrap
 
 
-def cached_translate(model_name: str, text: str, beam: int) -> DecodingRecord:
+def shared_decoding(max_entries: int, *, needs=None, lane=None, share=None):
+    """One model's work on one sentence, shared by every tab of the process, in the one safe order
+    (``server.scheduler.ORDER``): what it reads of other shared results first (``needs``, each in
+    its own order, holding nothing), then the costly lane when its estimate asks for it
+    (``lane``), then the shared cache, then a decoding slot around the computation alone.
+
+    The decorated ``fn(root, model_name, *args, needed=…, check=…)`` computes; it gets the
+    model's folder and name as cache keys, ``needed`` (what ``needs(model_name, *args)``
+    returned, or None; not a cache key: it follows from the others) and ``check``, to call
+    between decoder steps (a newer rerun of the tab, the costly lane's pause and seconds).
+    ``lane(needed, model_name, *args)`` gives (cost, key): the estimate (``server/costs.py``)
+    and the key the lane remembers computed; ``share(*args)`` the decoding's part of the tab's
+    share (``server.limits.decoding_slot``; 1 by default). Returns ``call(model_name, *args)``,
+    the checkpoint folder read at each call."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def computed(root: str, model_name: str, *args, _needed=None):
+            # the leading underscore keeps ``_needed`` out of the cache's key (st.cache_resource)
+            with decoding_slot(cost=share(*args) if share else 1.0) as check:
+                return fn(root, model_name, *args, needed=_needed, check=paced(check))
+        cached = shared_result(max_entries)(computed)
+
+        @functools.wraps(fn)
+        def call(model_name: str, *args):
+            root = checkpoints_root()
+            needed = needs(model_name, *args) if needs else None
+            if lane is None:
+                return cached(root, model_name, *args, _needed=needed)
+            cost, key = lane(needed, model_name, *args)
+            with costly_work(cost, key):
+                return cached(root, model_name, *args, _needed=needed)
+        call.clear = cached.clear
+        return call
+    return wrap
+
+
+@shared_decoding(TRANSLATIONS_KEPT, share=lambda text, beam: max(1.0, len(text) / 250),
+                 lane=lambda _, model_name, text, beam: (source_cost(model_name, text, beam),
+                                                         ("translate", checkpoints_root(), model_name, text, beam)))
+def cached_translate(root: str, model_name: str, text: str, beam: int, *, needed=None, check) -> DecodingRecord:
     """Translate through the shared model; the same (model, text, beam) is computed once, in the
-    costly lane when its cost asks for it (``server/lanes.py``)."""
-    root = checkpoints_root()
-    with costly_work(source_cost(model_name, text, beam), ("translate", root, model_name, text, beam)):
-        return _cached_translate(root, model_name, text, beam)
+    costly lane when its cost asks for it (``server/lanes.py``). A long sentence costs more of the
+    tab's share (``server/limits.py``): a text box's 1,000 characters, 4."""
+    entry = zoo(root)[model_name]
+    return translate(entry.model, entry.vocab, text, beam=beam, check=check)
 
 
 def source_cost(model_name: str, text: str, beam: int = 1) -> int:
@@ -204,14 +255,6 @@ def source_cost(model_name: str, text: str, beam: int = 1) -> int:
     except Exception:  # noqa: BLE001 - a text the vocabulary refuses: the decoding itself says why
         pieces = 0
     return decoding_cost(min(pieces, MAX_SOURCE_TOKENS), beam)
-
-
-@shared_result(max_entries=TRANSLATIONS_KEPT)
-def _cached_translate(root: str, model_name: str, text: str, beam: int) -> DecodingRecord:
-    entry = zoo(root)[model_name]
-    # a long sentence costs more of the tab's share (server/limits.py): a text box's 1,000 characters, 4
-    with decoding_slot(cost=max(1.0, len(text) / 250)) as check:
-        return translate(entry.model, entry.vocab, text, beam=beam, check=paced(check))
 
 
 def paced(check):
