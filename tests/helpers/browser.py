@@ -89,10 +89,12 @@ def streamlit_app(checkpoints: Path, log_path: Path):
 
 
 def stop(proc: subprocess.Popen) -> None:
-    """End a child process: politely, then by force after 15 s."""
+    """End a child process: politely, then by force after 3 s. A server stopped politely waits
+    for its open requests, and a follow or live-view request stays open up to 25 s
+    (``server.follow.WAIT_S``): a test's server has nothing to finish that a test reads."""
     proc.terminate()
     try:
-        proc.wait(15)
+        proc.wait(3)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
