@@ -42,9 +42,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         # the suite runs on every core (scripts/test.sh: pytest-xdist, --dist loadgroup): a file's
         # tests stay on one worker, so its module fixtures (a server, a browser) start once, unless a
-        # test names a group of its own (the axe scans, split so that they run side by side)
+        # test names a group of its own (the axe scans, split to run side by side) or its module
+        # spreads its tests (``SPREAD = True``: long tests on cheap fixtures, as the trainings)
         if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
+            spread = item.module is None or getattr(item.module, "SPREAD", False)
+            item.add_marker(pytest.mark.xdist_group(item.nodeid if spread else item.module.__name__))
         layers = {m for f in getattr(item, "fixturenames", ()) for m in FIXTURE_LAYERS.get(f, ())}
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "postgresql" in callspec.id:  # a store test run on both databases

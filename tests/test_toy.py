@@ -13,6 +13,8 @@ from model.search import forced, PreparedSource
 from model.toy import tiny_config, toy_accuracy, toy_pair, train_toy
 from model.vocabulary import PAD_ID
 
+SPREAD = True  # each training on the next free worker (tests/conftest.py)
+
 
 def token_accuracy(model, vocab, n=200, seed=5) -> float:
     """Teacher-forced next-token accuracy on fresh reversal pairs."""

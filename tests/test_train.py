@@ -12,6 +12,7 @@ import pytest
 from helpers.cli import run
 
 pytestmark = pytest.mark.slow
+SPREAD = True  # each training on the next free worker (tests/conftest.py)
 
 
 def _tiny_config(tmp_path, vocab_path) -> Path:
