@@ -3,15 +3,18 @@ read most while writing a French word of an unseen sentence, an item no rule on 
 positions answers better than chance.
 
 A reader who never saw the lesson still sees both sentences, so she can answer by place: the
-English word at the French word's own place (the *diagonal*), one place off it (French puts the
-adjective after its noun), the nearest to it, the farthest from it, one before or after it, or the
-English word spelt like the French one. The item defeats each of these the same way: it asks
-French words whose English word sits at varied offsets from the diagonal (one before it: an
-adjective or a possessor; one after it: a noun before its adjective; two or more before it: a
-possessor after its noun) and never on it, the offset class drawn first so that no class
-dominates; then, among every set of :data:`OPTIONS` English content words holding the key, it
-shows one where the fewest of these rules (:data:`RULES`, held by ``teaching/check_audit.py``)
-pick the key: a neighbour distractor on the key's other side, a farther one, one on the diagonal.
+English word at the French word's own place (the *diagonal*), anything off it, one place off it
+(French puts the adjective after its noun), one before or one after it, before or after it, the
+nearest to it, the farthest from it, neither of those two, or the English word spelt like the
+French one; or by the options' length. The item defeats each of these (:data:`RULES`, all held by
+``teaching/check_audit.py``) the same way. It asks French words whose English word sits at varied
+offsets from the diagonal and never on it, by class (:data:`CLASSES`: one before it, an adjective
+or a possessor; one after it, a noun before its adjective; two or more before it, a possessor after
+its noun; two or more after it, a noun after a possessor), the class taken from the seed so that
+any run of seeds asks each as often. Then, among every set of :data:`OPTIONS` English content
+words holding the key, it shows one where the rules point at the key least (:func:`exposure`):
+a neighbour distractor on the key's other side, a farther one, a longer one. The options show a
+possessor without its 's (father's: father), no longer than the words around it.
 No UI here.
 """
 from __future__ import annotations
@@ -83,6 +86,13 @@ def _extreme(view: View, sign: int) -> list[str]:
     return [o for o, d in distance.items() if d == top]
 
 
+def _between(view: View) -> list[str]:
+    """Neither the nearest to the diagonal nor the farthest from it: the reader who avoids both ends."""
+    distance = {o: abs(d) for o, d in view.offsets().items()}
+    found = [o for o, d in distance.items() if min(distance.values()) < d < max(distance.values())]
+    return found or list(view.places)
+
+
 def _spelt(view: View) -> list[str]:
     ratio = {o: SequenceMatcher(None, bare(view.asked), bare(o.split(". ", 1)[-1])).ratio() for o in view.places}
     top = max(ratio.values())
@@ -100,19 +110,31 @@ RULES = {
     "after the diagonal": lambda v: _where(v, lambda d: d > 0),
     "nearest the diagonal": lambda v: _extreme(v, -1),
     "farthest from the diagonal": lambda v: _extreme(v, 1),
+    "neither nearest nor farthest": _between,
     "spelt alike": _spelt,
     "longest option": lambda v: [o for o in v.places if len(o) == max(map(len, v.places))],
     "shortest option": lambda v: [o for o in v.places if len(o) == min(map(len, v.places))],
 }
 
 
+# the rules the sentences' shape favours (a possessor is long; a key off the diagonal is seldom the
+# nearest or the farthest word), weighted up so that the options offset them
+WEIGHT = {"longest option": 3.0, "neither nearest nor farthest": 3.0}
+
+
 def exposure(view: View, key: str) -> float:
-    """How much the rules tell about the key: the sum over :data:`RULES` of each one's share on the
-    key minus chance, squared (0 when every rule is a blind guess; a rule never right is as telling
-    as one always right, as a reader avoids what it picks)."""
+    """How much the rules give the key away: the sum over :data:`RULES` of each one's share on the
+    key beyond chance, squared, weighted by :data:`WEIGHT` (0 when no rule beats a blind guess)."""
     chance = 1 / len(view.places)
     shares = [(key in chosen) / len(chosen) for chosen in (rule(view) for rule in RULES.values())]
-    return sum((s - chance) ** 2 for s in shares)
+    return sum(WEIGHT.get(name, 1.0) * max(0.0, s - chance) ** 2 for name, s in zip(RULES, shares))
+
+
+def stem_of(word: str) -> str:
+    """An English word as an option shows it: punctuation and a possessive 's dropped (father's:
+    father), so that a possessor is no longer than the words around it."""
+    word = word.strip(PUNCTUATION)
+    return word[:-2] if word.lower().endswith("'s") and len(word) > 4 else word
 
 
 def content(words: list[str]) -> list[int]:
@@ -124,7 +146,7 @@ def askable(weights, english, french) -> list[int]:
     """The French words an item may ask: a content word of four letters or more whose largest α
     (≥ CLEAR, alone at two decimals) falls on an English content word neither spelt alike nor on
     the diagonal."""
-    words = [w.strip(PUNCTUATION) for w in english]
+    words = [stem_of(w) for w in english]
     shown = set(content(words))
     out = []
     for k in range(len(french)):
@@ -159,7 +181,7 @@ def alignment_item(record, rng: np.random.Generator, strict: bool = True, wanted
     English words, a tie at two decimals accepting each."""
     from teaching.check import Item
     weights, english, french = words_of(record)
-    words = [w.strip(PUNCTUATION) for w in english]
+    words = [stem_of(w) for w in english]
     asked = askable(weights, english, french) if strict else list(range(len(french)))
     if not asked or len(english) < 2 or (strict and len(content(words)) < OPTIONS):
         return None

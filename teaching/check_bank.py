@@ -101,27 +101,26 @@ POOLS = {
 BANK = {c: tuple(p for p in POOLS.values() if p.concept == c) for c in ("alignment", "weights", "scoring", "transformer")}
 
 # Sentences the lesson never shows (none is in ui.examples): the transfer items' unseen sentences.
-# The alignment item reads REORDERED (teaching/check_alignment.py): each has four English content
-# words or more and French words RNNsearch writes from an English word neither spelt alike nor on
-# the diagonal, at one offset class or more: one before it (an adjective after its noun: noir,
-# vide, chaud; a possessor: cuisine, ville), one after it (a noun before its adjective: maison,
-# porte, verre), two or more before it (a possessor after its head: père, frère, sœur), two or
-# more after it (a noun before its colour and after a possessor: voiture, vélo, cheval).
+# The alignment item reads REORDERED (teaching/check_alignment.py): each has five English content
+# words or more, so that the item can choose its four options, and French words RNNsearch writes
+# from an English word neither spelt alike nor on the diagonal, at one offset class or more: one
+# before it (an adjective after its noun: noir, chaud; a possessor: cuisine), one after it (a noun
+# before its adjective: maison, verre), two or more before it (a possessor after its head: père,
+# frère, sœur), two or more after it (a noun before its colour, after a possessor: voiture, vélo).
 REORDERED = (
-    "The old house has a beautiful blue door.", "A woman is walking her dog in the park.",
-    "The black cat sleeps on the red chair.", "My sister bought a green dress yesterday.",
-    "They live in a yellow house near the sea.", "The empty glass is on the wooden table.",
-    "The white car stopped in front of the church.", "He drinks hot coffee every day.",
-    "The young doctor speaks three foreign languages.", "The kitchen table is very old.",
-    "The city's mayor opened the bridge.", "The hotel room was clean.",
-    "Her father's garden is beautiful.", "My brother's wife works here.", "My sister's husband works in a bank.",
-    "My father's new car is blue.", "Her brother's small garden is green.", "My sister's black cat sleeps.",
-    "The doctor's black bag is heavy.", "Her sister's green bag is expensive.",
-    "My sister's red car is old.", "Our neighbour's white house is beautiful.", "His father's green bicycle was stolen.",
-    "My friend's brown dog runs fast.", "Her mother's blue dress is new.", "My brother's red bicycle is broken.",
-    "Our teacher's green car is old.", "His sister's white dog is small.", "My friend's yellow house is big.",
-    "Her father's red car is fast.", "My mother's white kitchen is clean.", "Our uncle's brown horse is old.",
-    "My father's black coat is warm.", "The farmer's white horse is old.",
+    "Yesterday my sister's red car stopped near the old station.", "My father's black coat is warm and very heavy.",
+    "Her brother's small garden is green in summer.", "My friend's brown dog runs fast in the park.",
+    "Our neighbour's white house is beautiful and very large.", "His father's green bicycle was stolen last night.",
+    "My sister's black cat sleeps on the kitchen chair.", "The doctor's black bag is heavy and very old.",
+    "Her mother's blue dress is new and very expensive.", "My brother's red bicycle is broken again today.",
+    "Our teacher's green car is old but still fast.", "His sister's white dog is small and very friendly.",
+    "My mother's white kitchen is clean and bright.", "The farmer's white horse is old and tired.",
+    "My brother's wife works here every morning.", "Her father's red car is fast and very expensive.",
+    "The black cat sleeps on the red chair every afternoon.",
+    "My sister bought a green dress and black shoes yesterday.", "They live in a yellow house near the blue sea.",
+    "The empty glass is on the wooden table in the kitchen.", "The white car stopped in front of the old church.",
+    "Every morning my uncle drinks hot coffee in the garden.", "The old house has a beautiful blue door.",
+    "A woman is walking her dog in the park.",
 )
 OTHERS = (
     "My brother works in a large hospital.", "We must reduce the cost of energy.",

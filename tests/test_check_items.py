@@ -146,8 +146,32 @@ def test_every_unseen_sentence(sources):
             assert f"“{french[k].strip(ch.PUNCTUATION)}”" in item.question.prompt
             j = int(weights[k].argmax())
             assert not ch.cognate(french[k], english[j]) and j not in ch.diagonal(k, len(french), len(english))
+            assert len(item.question.choices) == ch.OPTIONS  # k options, the key among them
             asked += 1
     assert asked >= 8  # the sentences with a reordered, unlike-spelt word to ask
+
+
+def test_the_alignment_item_asks_every_offset_class(sources):
+    """Over a few seeds, the alignment item's key sits one place before the diagonal, one after it,
+    and two or more on either side, each class asked; and for a set of options where one rule of
+    place names the key alone, :func:`exposure` is larger than for the set the item shows."""
+    from teaching.check_alignment import exposure, offset, offset_class, View
+    from teaching.check_audit import view
+    record_of, values_of, bleu = sources
+    classes = []
+    for seed in range(12):
+        for check in ch.check_pair(seed, record_of, values_of, bleu):
+            item = next(i for i in check.items if i.slug == "alignment-transfer")
+            v = view(item)
+            key = item.question.right[0]
+            d = offset(v.places[key], v.k, v.n_french, v.n_english)
+            assert d != 0, item.question.prompt
+            classes.append(offset_class(d))
+            # the same item with its key alone next to the diagonal and three far words: more telling
+            near = View(v.asked, v.k, v.n_french, v.n_english, {"9. x": 90, "8. y": 80, "7. z": 70, key: v.places[key]})
+            if abs(d) == 1:
+                assert exposure(near, key) > exposure(v, key)
+    assert set(classes) == set(ch.CLASSES), classes
 
 
 def test_the_bleu_item_on_every_set():
