@@ -110,8 +110,6 @@ def recall_item(concept: str, rng: np.random.Generator, pick: int) -> Item:
 
 
 # -- transfer (the alignment item and its reader's rules: teaching/check_alignment.py) ------------
-
-
 def shows(text: str, number: str) -> bool:
     """Does ``text`` print ``number`` (as a whole number, not inside a longer one)?"""
     return any(m.group() == number for m in re.finditer(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d.])", text))
@@ -272,10 +270,10 @@ ALIGNMENT_TRIES = 8  # REORDERED sentences tried for the alignment item (each a 
 def check_pair(seed: int, record_of, values_of, bleu) -> tuple[Check, Check]:
     """The before and after checks of one seed: the same slots (:data:`SLOTS`), different instances.
     The unseen sentences are taken in a seeded order, each used once across the two halves (the
-    alignment item takes an offset class per half from CLASSES, by the seed, and takes the first of REORDERED
-    with a word of that class to ask); each recall slot asks two
-    different members of its bank (for scoring, two different mechanisms); ``bleu`` None (no
-    BLEU-by-length table here) leaves the length slot out of both halves."""
+    alignment item takes an offset class per half from CLASSES, by the seed, and the first of
+    REORDERED with a word of that class to ask); each recall slot asks two different members of its
+    bank (for scoring, two different mechanisms), neither showing the other's key; ``bleu`` None
+    (no BLEU-by-length table here) leaves the length slot out of both halves."""
     rng = np.random.default_rng([int(seed), 60])
     order = iter([OTHERS[n] for n in rng.permutation(len(OTHERS))])
     reordered = iter([REORDERED[n] for n in rng.permutation(len(REORDERED))])
