@@ -22,16 +22,16 @@ the page says "at the top before" and whether the after check stayed there.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from itertools import combinations
 
 import numpy as np
 
-from teaching.check_bank import BANK, members, OPTIONS, OTHERS, recall_parts, REORDERED, STOPWORDS
+from teaching.check_alignment import alignment_item, bare, CLASSES, CLEAR, cognate, COGNATE, diagonal  # noqa: F401
+from teaching.check_alignment import PUNCTUATION  # noqa: F401  (read as check.PUNCTUATION)
+from teaching.check_bank import BANK, members, OPTIONS, OTHERS, recall_parts, REORDERED
 from teaching.check_bank import SENTENCES  # noqa: F401  (the unseen sentences, read as check.SENTENCES)
-from teaching.lesson_questions import num, Question, ties, words_of
+from teaching.lesson_questions import num, Question, ties
 
 HALVES = ("before", "after")
 KINDS = ("recall", "transfer")
@@ -91,12 +91,13 @@ def parse_exercise(exercise: str) -> tuple[str, str, str] | None:
 RECALL = BANK  # concept -> its pools of parallel facts
 
 
-def recall_draw(concept: str, rng: np.random.Generator, pick: int) -> Item:
+def recall_draw(concept: str, rng: np.random.Generator, pick: int, avoid: int | None = None) -> Item:
     """The recall item of member ``pick`` (modulo the concept's members) of ``concept``'s bank, in
-    a seeded phrasing, with three distractors drawn from the other members of its pool."""
+    a seeded phrasing, with three distractors drawn from the other members of its pool, never
+    member ``avoid`` (the other half's key: a student told it strikes out no option with it)."""
     choices = members(concept)
     pool, member = choices[pick % len(choices)]
-    others = [int(m) for m in rng.permutation(len(BANK[concept][pool].cues)) if m != member][:OPTIONS - 1]
+    others = [int(m) for m in rng.permutation(len(BANK[concept][pool].cues)) if m not in (member, avoid)][:OPTIONS - 1]
     order = [member, *others]
     rng.shuffle(order)
     prompt, right, options = recall_parts(concept, pool, member, int(rng.integers(0, 2)), order)
@@ -108,66 +109,7 @@ def recall_item(concept: str, rng: np.random.Generator, pick: int) -> Item:
     return recall_draw(concept, rng, pick)
 
 
-# -- transfer ------------------------------------------------------------------------------------
-CLEAR = 0.6  # the least α an asked French word puts on its English word: a prediction a reader can make
-COGNATE = 0.5  # spelling similarity (difflib's ratio, accents dropped) from which two words look alike
-PUNCTUATION = ".,!?;:'\"«»"
-
-
-def bare(word: str) -> str:
-    """A word as compared for spelling: lower case, accents and punctuation dropped."""
-    decomposed = unicodedata.normalize("NFKD", word.lower().strip(PUNCTUATION))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def cognate(french: str, english: str) -> bool:
-    """Do the two words look alike (banque, bank; rapport, report)? A reader who knows no attention
-    would pick the English word spelt like the French one."""
-    a, b = bare(french), bare(english)
-    return a[:3] == b[:3] or SequenceMatcher(None, a, b).ratio() >= COGNATE
-
-
-def diagonal(k: int, n_french: int, n_english: int) -> set[int]:
-    """The English positions a reader guesses for French word k without reading α: the same
-    position, and the same share of the way through the sentence."""
-    return {min(k, n_english - 1), round(k * (n_english - 1) / max(1, n_french - 1))}
-
-
-def alignment_item(record, rng: np.random.Generator, strict: bool = True) -> Item | None:
-    """Predict the alignment of an unseen sentence: which English word RNNsearch reads most while
-    writing a French word (α merged to words). Asked only where the prediction needs attention: a
-    French content word whose English word is neither spelt alike (:func:`cognate`) nor on the
-    diagonal (:func:`diagonal`: reordered, as an adjective after its noun), its largest α ≥ CLEAR
-    and alone at two decimals; None when the sentence has no such word. The options are the
-    English words, punctuation dropped. ``strict=False`` (a model that writes no such word, as the
-    tests' digit-reversal models) asks any French word, a tie at two decimals accepting each."""
-    weights, english, french = words_of(record)
-    words = [w.strip(PUNCTUATION) for w in english]
-    asked = [k for k in range(len(french)) if len(bare(french[k])) >= 4 and bare(french[k]).isalpha()
-             and weights[k].max() >= CLEAR and len(ties(weights[k], 2)) == 1
-             and not cognate(french[k], words[int(weights[k].argmax())])
-             and int(weights[k].argmax()) not in diagonal(k, len(french), len(english))]
-    if not strict and not asked:
-        asked = list(range(len(french)))
-    if not asked or len(english) < 2:
-        return None
-    k = int(rng.choice(asked))
-    right = ties(weights[k], 2)
-    # the options: the English content words (and the word read most), each with its place in the
-    # sentence, so that "the longest word" is no better than chance among words that carry meaning
-    shown = [n for n, w in enumerate(words) if n in right or (len(w) >= 3 and w.lower() not in STOPWORDS)]
-    shown = shown if strict and len(shown) >= 3 else list(range(len(words)))
-    if strict:  # in a seeded order: "the middle of the list" is no better than chance either
-        shown = [shown[n] for n in rng.permutation(len(shown))]
-    choices = tuple(f"{n + 1}. {words[n] or english[n]}" for n in shown)
-    q = Question(f"RNNsearch translates “{' '.join(english)}” as “{' '.join(french)}” Which English word does it "
-                 f"read most while writing “{french[k].strip(PUNCTUATION)}”?",
-                 tuple(choices[shown.index(n)] for n in right), ("", ""),
-                 f"{choices[shown.index(right[0])]}, α = {weights[k, right[0]]:.2f}.", choices,
-                 values=tuple(float(weights[k, n]) for n in shown), digits=2, facts=(("reads-most", k),))
-    return Item("alignment", "transfer", q)
-
-
+# -- transfer (the alignment item and its reader's rules: teaching/check_alignment.py) ------------
 def shows(text: str, number: str) -> bool:
     """Does ``text`` print ``number`` (as a whole number, not inside a longer one)?"""
     return any(m.group() == number for m in re.finditer(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d.])", text))
@@ -321,15 +263,17 @@ class Check:
     items: tuple[Item, ...]
 
 
-ALIGNMENT_TRIES = 3  # REORDERED sentences tried for the alignment item before it asks any word (each a decoding)
+ALIGNMENT_TRIES = 8  # REORDERED sentences tried for the alignment item (each a decoding): six for the drawn offset
+# class, one for any class, the last asking any word
 
 
 def check_pair(seed: int, record_of, values_of, bleu) -> tuple[Check, Check]:
     """The before and after checks of one seed: the same slots (:data:`SLOTS`), different instances.
     The unseen sentences are taken in a seeded order, each used once across the two halves (the
-    alignment item takes the first of REORDERED that has a reordered word to ask); each recall slot asks two
-    different members of its bank (for scoring, two different mechanisms); ``bleu`` None (no
-    BLEU-by-length table here) leaves the length slot out of both halves."""
+    alignment item takes an offset class per half from CLASSES, by the seed, and the first of
+    REORDERED with a word of that class to ask); each recall slot asks two different members of its
+    bank (for scoring, two different mechanisms), neither showing the other's key; ``bleu`` None
+    (no BLEU-by-length table here) leaves the length slot out of both halves."""
     rng = np.random.default_rng([int(seed), 60])
     order = iter([OTHERS[n] for n in rng.permutation(len(OTHERS))])
     reordered = iter([REORDERED[n] for n in rng.permutation(len(REORDERED))])
@@ -337,29 +281,32 @@ def check_pair(seed: int, record_of, values_of, bleu) -> tuple[Check, Check]:
     sets = [str(s) for s in rng.permutation(sorted(SETS))]
     usable = length_sets(bleu) if bleu is not None else []
     sets = [s for s in sets if s in usable] or sets  # the sets that can put the asked bucket anywhere
-    asked: dict[str, int] = {}
 
-    def alignment():
-        for tries in range(ALIGNMENT_TRIES):  # the last try asks whatever word its sentence has
-            made = alignment_item(record_of(next(reordered)), rng, strict=tries < ALIGNMENT_TRIES - 1)
+    # the halves' offset classes, by the seed: any run of len(CLASSES) seeds asks each class as often
+    offsets = [CLASSES[int(seed) % len(CLASSES)], CLASSES[(int(seed) + len(CLASSES) // 2) % len(CLASSES)]]
+
+    def alignment(n: int):
+        for tries, text in zip(range(ALIGNMENT_TRIES), reordered):  # the last try asks whatever word it has
+            made = alignment_item(record_of(text), rng, strict=tries < ALIGNMENT_TRIES - 1,
+                                  wanted=offsets[n] if tries < ALIGNMENT_TRIES - 2 else None)
             if made is not None:
                 return made
         raise ValueError("no unseen sentence has a word to ask")
 
-    def recall(concept: str) -> Item:
-        picks = [p for p in recall_order[concept] if members(concept)[p][1] != asked.get(concept)]
-        item = recall_draw(concept, rng, picks[0])
-        asked[concept] = members(concept)[picks[0]][1]
-        return item
+    def recall(concept: str, n: int) -> Item:  # the halves' members, different: each avoids the other's
+        first = recall_order[concept][0]
+        second = next(p for p in recall_order[concept] if members(concept)[p][1] != members(concept)[first][1])
+        picks = (first, second) if n == 0 else (second, first)
+        return recall_draw(concept, rng, picks[0], avoid=members(concept)[picks[1]][1])
 
     halves = []
     for n, half in enumerate(HALVES):
         items = []
         for concept, kind in slots(bleu):
             if kind == "recall":
-                items.append(recall(concept))
+                items.append(recall(concept, n))
             elif concept == "alignment":
-                items.append(alignment())
+                items.append(alignment(n))
             elif concept == "weights":
                 items.append(weights_item(record_of(next(order)), rng))
             elif concept == "context":

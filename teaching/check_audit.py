@@ -10,10 +10,13 @@ check is fair to the lesson when no strategy beats chance by more than :data:`AL
 
 The rules: the issue's five (the longest option, the diagonal, the longest-sentence bucket, h_j of
 the largest α, 0.25 for α) and the ones found since: the shortest option, the middle option, the
-option echoing the stem's words, elimination by the keys of the other items of the pair, the
-English word spelt like the French one, the bucket where RNNenc is lowest, the energy's share of
-their sum for α, the unweighted mean of h_j for c_i. One more, French word order (:data:`LANGUAGE`),
-is reported and not held: it needs the language, not the test. No UI here.
+option echoing the stem's words, elimination by the keys of the other items of the pair, the bucket
+where RNNenc is lowest, the energy's share of their sum for α, the unweighted mean of h_j for c_i,
+and on the alignment item every rule of place and spelling of ``teaching/check_alignment.py``
+(off the diagonal, next to it, one before or after it, before or after it, nearest to it, farthest
+from it, the English word spelt like the French one). Every rule is held to :data:`ALLOWED`; a rule
+that does not apply to an item it reads (no option on the diagonal) guesses among all options. No UI
+here.
 """
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from teaching.check import bare, check_pair, diagonal, HALVES, Item, SequenceMatcher
+from teaching.check import check_pair, HALVES, Item
+from teaching.check_alignment import bare, RULES, View
 from teaching.check_bank import content_words
 
 ALLOWED = 0.10  # a rule may beat chance by this much on a slot, no more
@@ -74,9 +78,10 @@ def elimination(item: Item, keys: set[str]):
     return rest or list(q.choices)
 
 
-def _alignment(item: Item):
-    """(the English sentence's length, the French sentence's, the asked French word's place, option
-    -> its English place), read off the prompt and the options' numbers."""
+def view(item: Item) -> View | None:
+    """An alignment transfer item as its reader sees it (``teaching/check_alignment.py``): the asked
+    French word, its place, both sentences' lengths and each option's English place, read off the
+    prompt and the options' numbers."""
     m = re.search(r"translates “(.*)” as “(.*)” Which English word does it read most while writing “(.*)”",
                   item.question.prompt)
     if item.concept != "alignment" or item.kind != "transfer" or not m:
@@ -84,35 +89,15 @@ def _alignment(item: Item):
     french = [bare(w) for w in m.group(2).split()]
     asked = bare(m.group(3))
     places = {o: int(o.split(".", 1)[0]) - 1 for o in item.question.choices}
-    return len(m.group(1).split()), len(french), french.index(asked) if asked in french else 0, places, asked
+    return View(asked, french.index(asked) if asked in french else 0, len(french), len(m.group(1).split()), places)
 
 
-def diagonal_word(item: Item, _):
-    """The English word at the French word's own place, or at its share of the way through."""
-    found = _alignment(item)
-    if found is None:
-        return None
-    n_english, n_french, k, places, _ = found
-    return [o for o, j in places.items() if j in diagonal(k, n_french, n_english)] or None
-
-
-def neighbour(item: Item, _):
-    """One place off the diagonal (an adjective and its noun swapped)."""
-    found = _alignment(item)
-    if found is None:
-        return None
-    n_english, n_french, k, places, _ = found
-    near = {j + d for j in diagonal(k, n_french, n_english) for d in (-1, 1)}
-    return [o for o, j in places.items() if j in near] or None
-
-
-def spelling(item: Item, _):
-    """The English word spelt most like the French one (a cognate)."""
-    found = _alignment(item)
-    if found is None:
-        return None
-    asked = found[4]
-    return _best(item.question.choices, lambda o: SequenceMatcher(None, asked, bare(o.split(". ", 1)[-1])).ratio())
+def placed(rule):
+    """A rule of :data:`teaching.check_alignment.RULES` as a strategy: the alignment item only."""
+    def strategy(item: Item, _):
+        found = view(item)
+        return None if found is None else rule(found)
+    return strategy
 
 
 def _buckets(item: Item):
@@ -177,17 +162,12 @@ def mean_h(item: Item, _):
 
 STRATEGIES = {
     "longest option": longest, "shortest option": shortest, "middle option": middle, "echo of the stem": echo,
-    "elimination by known keys": elimination, "diagonal": diagonal_word, "spelt alike": spelling,
+    "elimination by known keys": elimination,
+    **{name: placed(rule) for name, rule in RULES.items() if name not in ("longest option", "shortest option")},
     "longest-sentence bucket": longest_bucket, "RNNenc lowest": rnnenc_lowest,
     "0.25 for α": quarter, "energy's share": energy_share, "h_j of the largest α": largest_weights_h,
     "mean of h_j": mean_h,
 }
-# Rules that need the language rather than the test: the alignment transfer asks reordered words
-# (an adjective after its noun), whose English word sits one place off the diagonal by
-# construction, so a reader who knows French word order finds it without attention. Reported
-# beside the others, not held to ALLOWED: the item's limit, stated in docs/lesson.md.
-LANGUAGE = {"next to the diagonal (French word order)": neighbour}
-
 
 def worth(item: Item, answer) -> float:
     """What an answer scores: a number right or not; choices, the share of them that are right
@@ -214,14 +194,14 @@ class Audit:
         rows = []
         for name, by_slot in self.scores.items():
             for slot, values in by_slot.items():
-                rows.append({"strategy": name, "held": name in STRATEGIES, "slot": slot, "items": len(values),
+                rows.append({"strategy": name, "slot": slot, "items": len(values),
                              "score": float(np.mean(values)), "chance": float(np.mean(self.chances[slot])),
                              "over_chance": float(np.mean(values) - np.mean(self.chances[slot]))})
         return rows
 
     def worst(self) -> dict:
-        """The held rule that beats chance by the most on a slot."""
-        return max((r for r in self.table() if r["held"]), key=lambda r: r["over_chance"])
+        """The rule that beats chance by the most on a slot."""
+        return max(self.table(), key=lambda r: r["over_chance"])
 
 
 def cues(items: list[Item]) -> int:
@@ -238,7 +218,7 @@ def cues(items: list[Item]) -> int:
 
 def audit(seeds, record_of, values_of, bleu) -> Audit:
     """Every strategy on every item of both halves of each seed."""
-    rules = STRATEGIES | LANGUAGE
+    rules = STRATEGIES
     scores: dict[str, dict[str, list[float]]] = {name: {} for name in rules}
     chances: dict[str, list[float]] = {}
     rank: dict[str, list[float]] = {}
@@ -266,4 +246,4 @@ def audit(seeds, record_of, values_of, bleu) -> Audit:
     return Audit({n: s for n, s in scores.items() if s}, chances, features)
 
 
-__all__ = ["ALLOWED", "audit", "Audit", "LANGUAGE", "STRATEGIES", "HALVES"]
+__all__ = ["ALLOWED", "audit", "Audit", "STRATEGIES", "HALVES"]

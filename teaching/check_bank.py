@@ -46,22 +46,22 @@ POOLS = {
          "a column nearly dark in every row", "bright cells running down the diagonal"),
         ("where the decoder looked while writing one target word",
          "how much each target word drew on a single source word",
-         "a target word reading a source word out of order",
-         "a target word drawing on a few source words together",
-         "a source word the decoder hardly ever looked at",
-         "words translated in the order they came in"),
+         "a target word reading one source word out of its order",
+         "a target word that draws on a few source words at once",
+         "a source word which the decoder almost never looked at",
+         "target words that keep the order of their source words"),
         ("In RNNsearch's attention heatmap (rows: French, columns: English), what does {cue} show?",
          "An alignment heatmap of English into French: {cue} tells you …")),
     "weights": Pool(
         "weights",
         ("add 5 to every energy", "multiply every energy by 10", "set all the energies to one value",
          "divide every energy by 10", "lower one energy by 20", "add one more source piece with its energy"),
-        ("nothing: each α stays exactly what it was",
-         "the largest α grows towards 1, the others fall",
-         "each α becomes 1/S, exactly equal shares",
-         "the α move towards each other, still unequal",
+        ("nothing at all: each α stays exactly what it was",
+         "the largest α grows towards 1, the others shrink",
+         "each α becomes 1/S: exactly equal shares for all",
+         "the α move towards each other but remain unequal",
          "that α falls near 0, the rest rise in proportion",
-         "the other α shrink to make room for the new one"),
+         "the other α shrink to make room for that new one"),
         ("At one decoder step you {cue} before the softmax. What happens to that step's weights?",
          "Softmax turns a step's energies e_ij into α_ij. If you {cue}, then …")),
     "scoring": Pool(
@@ -89,11 +89,11 @@ POOLS = {
         "transformer",
         ("Q", "K", "V", "the division by √d_k", "one row of softmax(QKᵀ/√d_k)", "the product with V"),
         ("the decoder's state s_i, looking for what to read",
-         "the annotations h_j, as matched against s_i",
-         "the annotations h_j, as summed into c_i",
-         "keeps long dot products from flattening the gradients",
-         "α_i, one target step's alignment weights",
-         "the context vectors c_i, one per target step"),
+         "the annotations h_j, as matched against state s_i",
+         "the annotations h_j, as summed into a context c_i",
+         "keeps long dot products from flattening gradients",
+         "α_i, all the alignment weights of one target step",
+         "the context vectors c_i, one for each target step"),
         ("In the Transformer's attention softmax(QKᵀ/√d_k)V, {cue} corresponds in RNNsearch's terms to …",
          "Take softmax(QKᵀ/√d_k)V as the RNN attention of the lesson: {cue} is …")),
 }
@@ -101,21 +101,26 @@ POOLS = {
 BANK = {c: tuple(p for p in POOLS.values() if p.concept == c) for c in ("alignment", "weights", "scoring", "transformer")}
 
 # Sentences the lesson never shows (none is in ui.examples): the transfer items' unseen sentences.
-# The alignment item reads REORDERED first: each has a French word RNNsearch writes from an English
-# word neither spelt alike nor on the diagonal (an adjective after its noun, a possessor or a noun
-# after its head), so its first try nearly always has a word to ask.
+# The alignment item reads REORDERED (teaching/check_alignment.py): each has five English content
+# words or more, so that the item can choose its four options, and French words RNNsearch writes
+# from an English word neither spelt alike nor on the diagonal, at one offset class or more: one
+# before it (an adjective after its noun: noir, chaud; a possessor: cuisine), one after it (a noun
+# before its adjective: maison, verre), two or more before it (a possessor after its head: père,
+# frère, sœur), two or more after it (a noun before its colour, after a possessor: voiture, vélo).
 REORDERED = (
-    "The children are playing in the garden.", "The old house has a beautiful blue door.",
-    "A woman is walking her dog in the park.", "The city built a new bridge over the river.",
-    "The black cat sleeps on the red chair.", "My sister bought a green dress yesterday.",
-    "They live in a yellow house near the sea.", "The empty glass is on the wooden table.",
-    "The white car stopped in front of the church.", "He drinks hot coffee every day.",
-    "The young doctor speaks three foreign languages.",
-    # a noun or a possessor after its head in French (voiture, cuisine, mère, ville, père, frère):
-    # the English word sits two places or more off the diagonal
-    "The car door is open.", "The kitchen table is very old.", "My mother's house is small.",
-    "The city's mayor opened the bridge.", "Her father's garden is beautiful.", "My brother's wife works here.",
-    "The hotel room was clean.", "The company's new director spoke.",
+    "Yesterday my sister's red car stopped near the old station.", "My father's black coat is warm and very heavy.",
+    "Her brother's small garden is green in summer.", "My friend's brown dog runs fast in the park.",
+    "Our neighbour's white house is beautiful and very large.", "His father's green bicycle was stolen last night.",
+    "My sister's black cat sleeps on the kitchen chair.", "The doctor's black bag is heavy and very old.",
+    "Her mother's blue dress is new and very expensive.", "My brother's red bicycle is broken again today.",
+    "Our teacher's green car is old but still fast.", "His sister's white dog is small and very friendly.",
+    "My mother's white kitchen is clean and bright.", "The farmer's white horse is old and tired.",
+    "My brother's wife works here every morning.", "Her father's red car is fast and very expensive.",
+    "The black cat sleeps on the red chair every afternoon.",
+    "My sister bought a green dress and black shoes yesterday.", "They live in a yellow house near the blue sea.",
+    "The empty glass is on the wooden table in the kitchen.", "The white car stopped in front of the old church.",
+    "Every morning my uncle drinks hot coffee in the garden.", "The old house has a beautiful blue door.",
+    "A woman is walking her dog in the park.",
 )
 OTHERS = (
     "My brother works in a large hospital.", "We must reduce the cost of energy.",
