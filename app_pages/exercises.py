@@ -318,20 +318,25 @@ def which_page():
 def word_attention(model_name: str, sentence: str):
     """The exercise's heatmap: the model's word-level α, titled without naming the model."""
     try:
-        return _word_view(model_name, sentence)[-1]
+        return word_view(model_name, sentence)[-1]
     except InputError as e:
         st.warning(str(e))
         st.stop()
 
 
+def word_view(model_name: str, sentence: str):
+    """The sentence's record first, in its own order (costly lane, cache, slot:
+    ``server.scheduler.ORDER``), then the word view made from it."""
+    return _word_view(model_name, sentence, _record=cached_translate(model_name, sentence, 1))
+
+
 @shared_result(max_entries=128)
-def _word_view(model_name: str, sentence: str):
+def _word_view(model_name: str, sentence: str, _record):
     """A model's word-level attention on an exercise's sentence, its cues, its heatmap and the same
     heatmap as the question shows it (its title names no model): made once per process for every
     student who is asked, checks or is shown it (a class answers the same exercise at once), each
     student's page only draws them."""
-    record = cached_translate(model_name, sentence, 1)
-    weights, source, target = merge_to_words(record.weights, record.source_tokens, record.target_tokens)
+    weights, source, target = merge_to_words(_record.weights, _record.source_tokens, _record.target_tokens)
     title = DISPLAY_NAMES.get(model_name, model_name)
     return (weights, source, target, attention_cues(weights), alignment_heatmap(weights, source, target, title=title),
             alignment_heatmap(weights, source, target, title="α by word: which model drew this?"))
@@ -346,7 +351,7 @@ def side_by_side(models: list, sentence: str) -> None:
     columns = st.columns(3)
     for k, name in enumerate(models):
         try:
-            *_, cues, figure, _ = _word_view(name, sentence)
+            *_, cues, figure, _ = word_view(name, sentence)
         except InputError as e:
             st.warning(str(e))
             st.stop()
