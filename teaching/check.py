@@ -27,7 +27,7 @@ from itertools import combinations
 
 import numpy as np
 
-from teaching.check_alignment import alignment_item, bare, CLASSES, CLEAR, cognate, COGNATE, diagonal  # noqa: F401
+from teaching.check_alignment import alignment_question, bare, CLASSES, CLEAR, cognate, COGNATE, diagonal  # noqa: F401
 from teaching.check_alignment import PUNCTUATION  # noqa: F401  (read as check.PUNCTUATION)
 from teaching.check_bank import BANK, members, OPTIONS, OTHERS, recall_parts, REORDERED
 from teaching.check_bank import SENTENCES  # noqa: F401  (the unseen sentences, read as check.SENTENCES)
@@ -110,6 +110,13 @@ def recall_item(concept: str, rng: np.random.Generator, pick: int) -> Item:
 
 
 # -- transfer (the alignment item and its reader's rules: teaching/check_alignment.py) ------------
+def alignment_item(record, rng: np.random.Generator, strict: bool = True, wanted: int | None = None) -> Item | None:
+    """The alignment transfer item (``check_alignment.alignment_question``), or None where the
+    sentence has no word to ask."""
+    q = alignment_question(record, rng, strict, wanted)
+    return None if q is None else Item("alignment", "transfer", q)
+
+
 def shows(text: str, number: str) -> bool:
     """Does ``text`` print ``number`` (as a whole number, not inside a longer one)?"""
     return any(m.group() == number for m in re.finditer(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d.])", text))

@@ -170,7 +170,8 @@ def offset_class(d: int) -> int:
 CLASSES = (-2, -2, -1, 1, 2, 2)
 
 
-def alignment_item(record, rng: np.random.Generator, strict: bool = True, wanted: int | None = None):
+def alignment_question(record, rng: np.random.Generator, strict: bool = True,
+                       wanted: int | None = None) -> Question | None:
     """Predict the alignment of an unseen sentence: which English word RNNsearch reads most while
     writing a French word (α merged to words). Strict: a French word of :func:`askable` of offset
     class ``wanted`` (:func:`offset_class`; None when the sentence has none; any class, drawn
@@ -179,7 +180,6 @@ def alignment_item(record, rng: np.random.Generator, strict: bool = True, wanted
     sentence has no such word or fewer than OPTIONS content words. ``strict=False`` (a model that
     writes no such word, as the tests' digit-reversal models) asks any French word among all the
     English words, a tie at two decimals accepting each."""
-    from teaching.check import Item
     weights, english, french = words_of(record)
     words = [stem_of(w) for w in english]
     asked = askable(weights, english, french) if strict else list(range(len(french)))
@@ -214,4 +214,4 @@ def alignment_item(record, rng: np.random.Generator, strict: bool = True, wanted
                  tuple(choices[shown.index(n)] for n in right), ("", ""),
                  f"{choices[shown.index(right[0])]}, α = {weights[k, right[0]]:.2f}.", choices,
                  values=tuple(float(weights[k, n]) for n in shown), digits=2, facts=(("reads-most", k),))
-    return Item("alignment", "transfer", q)
+    return q
