@@ -212,11 +212,11 @@ def describe(args, drawn: int, population: int) -> dict:
     words = f"{args.min_words}–{args.max_words}" if args.max_words else f"{args.min_words} or more"
     return {"sample": {**sample, "sentences": drawn, "population": population, "min_words": args.min_words,
                        "max_words": args.max_words, "seed": args.seed, "decoding": "greedy",
-                       "sampling": f"random: {drawn} of the {population:,} sentences of {words} words, drawn without "
-                                   f"replacement by numpy.random.default_rng({args.seed})"},
-            "threshold": args.threshold, "bins": list(BINS), "levels_shown": LEVELS,
-            "bootstrap": f"{args.resamples} resamples of the sentences, the controls drawn again in each; "
-                         "95 % percentile intervals",
+                       "sampling": f"random: {drawn} of the {population:,} sentences of {words} words (the first "
+                                   f"{drawn} of numpy.random.default_rng({args.seed}).permutation)"},
+            "threshold": args.threshold, "bins": list(BINS), "resamples": args.resamples,
+            "bootstrap": f"{args.resamples} resamples of the sentences, the controls drawn again in each; 95 % "
+                         "percentile intervals",
             "matching": MATCHING, "calipers": CALIPERS, "min_pairs": MIN_PAIRS,
             "controls": {k: v.format(threshold=args.threshold) for k, v in CONTROLS.items()},
             "levels": LEVELS, "changed": "the argmax of the edited step is not the greedy word y_i",

@@ -89,16 +89,41 @@ def matched_table(result: dict) -> list[dict]:
                 lo, hi = x["effect_ci_corrected"]
                 row["argmax − partner, word changes (points)"] = (
                     f"{est(x, 'effect')}; {100 * CORRECTED:.1f} %: [{num(100 * lo, 1)}, {num(100 * hi, 1)}]")
-                row["argmax / partner changed"] = f"{pct(x['changed_most'])} / {pct(x['changed_partner'])}"
-                row["α removed, largest left, entropy left: argmax / partner"] = (
-                    f"{x['alpha_most']:.2f} / {x['alpha_partner']:.2f}, {x['largest_most']:.2f} / "
-                    f"{x['largest_partner']:.2f}, {x['entropy_most']:.2f} / {x['entropy_partner']:.2f}")
+                row["argmax / partner changed (%)"] = f"{est(x, 'changed_most')} / {est(x, 'changed_partner')}"
             else:
                 row["argmax − partner, word changes (points)"] = not_estimable(x)
-                row["argmax / partner changed"] = row["α removed, largest left, entropy left: argmax / partner"] = "–"
+                row["argmax / partner changed (%)"] = "–"
             row["unmatched: changed (median α)"] = (f"{est(x, 'unmatched_changed')} % "
                                                     f"({est(x, 'unmatched_alpha_median', 1, 2)})")
             rows.append(row)
+    return rows
+
+
+def balance_table(result: dict) -> list[dict]:
+    """Per model and level with a matched effect: how alike the pairs are, argmax against partner (means)."""
+    rows = []
+    for m in result["models"]:
+        for level in levels_of(m):
+            x = m[level]["matched"]
+            if not x["estimable"] or level.startswith("input"):
+                continue  # the input levels share the shown α's pairs with the knock-out (RNNs) or a layer's
+            rows.append({"model": m["model"], "level": level_name(level, m),
+                         **{label: f"{est(x, f'{key}_most', 1, 2)} / {est(x, f'{key}_partner', 1, 2)}"
+                            for key, label in (("alpha", "α removed"), ("largest", "largest α left"),
+                                               ("entropy", "entropy left (nats)"))}})
+    return rows
+
+
+def placement_table(result: dict, level: str = "knock_out") -> list[dict]:
+    """Per model: where the controls lie, and the argmax against a piece of α ≥ threshold on the steps that have one."""
+    rows = []
+    for m in result["models"]:
+        p, same = m[level]["placement"], m[level]["paired"]["threshold"]
+        rows.append({"model": m["model"], "second-most is the argmax's neighbour (%)": est(p, "second_adjacent"),
+                     f"steps with a piece of α ≥ {result['threshold']} besides the argmax (%)":
+                         est(p, "threshold_available"),
+                     "on those steps, argmax / that piece change the word (%)":
+                         f"{est(same, 'most')} / {est(same, 'control')}"})
     return rows
 
 
@@ -167,9 +192,10 @@ def findings(result: dict) -> list[str]:
              f"within {result['calipers']['largest_left']}, entropy left within {result['calipers']['entropy_left']} "
              f"nats), {span(covered)} of the argmax knock-outs find a partner in their sentence; being the argmax "
              f"adds, on those: " + "; ".join(f"{m['model']} {effect_words(m[ko]['matched'])}" for m in models)
-             + ". The unmatched remainder is the argmax removals of large α (the table's last column): no other "
-               "removal in the sentence takes as much and leaves as little, so on them the test says nothing "
-               "beyond the unmatched rates."]
+             + f". The argmax removals left unmatched (median α removed "
+               f"{span([m[ko]['matched']['unmatched_alpha_median'] for m in models], 1, 2, '')}) change the word at "
+               f"{span([m[ko]['matched']['unmatched_changed'] for m in models])}; no removal of another piece in "
+               f"their sentence takes and leaves about as much, so there the test has no comparison."]
     lines.append(f"Unmatched, removing the most-attended piece from the step's attention changes the word at "
                  f"{span(values(models, ko, 'most', 'changed'))} of the steps (median α removed "
                  f"{span(values(models, ko, 'most', 'median_alpha'), 1, 2, '')}); the second-most attended "
@@ -179,14 +205,12 @@ def findings(result: dict) -> list[str]:
                  f"{span(values(models, ko, 'uniform', 'changed'))}: the controls remove less weight, so these "
                  f"rates do not compare like with like.")
     adjacent = [m[ko]["placement"]["second_adjacent"] for m in models]
-    available = [m[ko]["placement"]["threshold_available"] for m in models]
     same = [m[ko]["paired"]["threshold"] for m in models]
     lines.append(f"The second-most attended piece is the argmax's neighbour on {span(adjacent)} of the steps; the "
                  f"most attended piece at least two positions away changes the word at "
-                 f"{span(values(models, ko, 'second_apart', 'changed'))}. A piece of α ≥ {result['threshold']} "
-                 f"besides the argmax exists on {span(available)} of the steps; on those steps the argmax changes "
-                 f"the word at {span([p['most'] for p in same])} and that piece at "
-                 f"{span([p['control'] for p in same])}.")
+                 f"{span(values(models, ko, 'second_apart', 'changed'))}. On the steps with a piece of "
+                 f"α ≥ {result['threshold']} besides the argmax, the argmax changes the word at "
+                 f"{span([p['most'] for p in same])} and that piece at {span([p['control'] for p in same])}.")
     controls = ("second", "proportional", "threshold")
     lines.append(f"The mean drop in log p(y_i) is not the typical one: for the three weighted controls the median "
                  f"drop is {span([v for c in controls for v in values(models, ko, c, 'drop_median')], 1, 3, '')} and "
@@ -210,16 +234,17 @@ def findings(result: dict) -> list[str]:
     return lines
 
 
-def intervals_note(text: str) -> str:
+def intervals_note(text: str, resamples: int) -> str:
     """How many intervals a report holds and how to read them (declared exploratory)."""
     n = len(re.findall(r"\[-?\d", text))
     effects = text.count(f"{100 * CORRECTED:.1f} %: [")
-    return (f"*How to read the intervals.* This section holds {n} intervals, 95 % each (1,000 bootstrap resamples "
-            f"of the sentences, the controls drawn again in every resample), none corrected for multiple comparisons: "
+    return (f"*How to read the intervals.* This section holds {n} intervals, 95 % each ({resamples:,} bootstrap "
+            f"resamples of the sentences, the controls drawn again in every resample), none corrected for multiple "
+            f"comparisons: "
             f"the analysis is exploratory, and where nothing differs about {max(1, round(n / 20))} of them would "
             f"exclude the value compared by chance. The {effects} matched effects also carry a "
             f"{100 * CORRECTED:.1f} % interval, Bonferroni-corrected for up to 10 effects a corpus; its ends rest on "
-            f"the 2–3 most extreme of the 1,000 resamples.")
+            f"the {resamples * (1 - CORRECTED) / 2:.1f} most extreme resamples at each end.")
 
 
 def section(result: dict) -> str:
@@ -237,13 +262,17 @@ def section(result: dict) -> str:
     for level in levels:
         parts += [f"*{level_name(level, next(m for m in result['models'] if level in m))}*",
                   markdown(control_table(result, level))]
-    parts += ["**The drop in log p(y_i), attention knock-out** (mean and median with 95 % intervals)",
+    if balance_table(result):
+        parts += ["**How alike the matched pairs are** (means, argmax / partner, 95 % intervals)",
+                  markdown(balance_table(result))]
+    parts += ["**Where the controls lie, attention knock-out** (95 % intervals)", markdown(placement_table(result)),
+              "**The drop in log p(y_i), attention knock-out** (mean and median with 95 % intervals)",
               markdown(drop_table(result))]
     if layer_table(result):
         parts += ["**The Transformer's layers** (head averages, 95 % intervals)", markdown(layer_table(result))]
     parts.append("\n".join(f"- {line}" for line in findings(result)))
     body = "\n\n".join(parts)
-    return body + "\n\n" + intervals_note(body)
+    return body + "\n\n" + intervals_note(body, result["resamples"])
 
 
 def difference(a: dict, b: dict, key: str) -> tuple[float, float, float] | None:
@@ -321,7 +350,7 @@ def replication(news: dict, hansards: dict) -> str:
              f"two intervals read as normal): {'; '.join(differ) or 'nowhere'}."]
     body = ("**Replication: newstest2014 beside the Hansards** (two random samples; 95 % intervals)\n\n"
             + markdown(rows) + "\n\n" + "\n".join(lines))
-    return body + "\n\n" + intervals_note(body)
+    return body + "\n\n" + intervals_note(body, news["resamples"])
 
 
 def report(*results: dict) -> str:
