@@ -238,13 +238,15 @@ def intervals_note(text: str, resamples: int) -> str:
     """How many intervals a report holds and how to read them (declared exploratory)."""
     n = len(re.findall(r"\[-?\d", text))
     effects = text.count(f"{100 * CORRECTED:.1f} %: [")
-    return (f"*How to read the intervals.* This section holds {n} intervals, 95 % each ({resamples:,} bootstrap "
+    note = (f"*How to read the intervals.* This section holds {n} intervals, 95 % each ({resamples:,} bootstrap "
             f"resamples of the sentences, the controls drawn again in every resample), none corrected for multiple "
-            f"comparisons: "
-            f"the analysis is exploratory, and where nothing differs about {max(1, round(n / 20))} of them would "
-            f"exclude the value compared by chance. The {effects} matched effects also carry a "
-            f"{100 * CORRECTED:.1f} % interval, Bonferroni-corrected for up to 10 effects a corpus; its ends rest on "
-            f"the {resamples * (1 - CORRECTED) / 2:.1f} most extreme resamples at each end.")
+            f"comparisons: the analysis is exploratory, and where nothing differs about {max(1, round(n / 20))} of "
+            f"them would exclude the value compared by chance.")
+    if effects:
+        note += (f" The {effects} matched effects also carry a {100 * CORRECTED:.1f} % interval, Bonferroni-corrected "
+                 f"for up to 10 effects a corpus; its ends rest on the {resamples * (1 - CORRECTED) / 2:.1f} most "
+                 f"extreme resamples at each end.")
+    return note
 
 
 def section(result: dict) -> str:
@@ -286,7 +288,7 @@ def difference(a: dict, b: dict, key: str) -> tuple[float, float, float] | None:
     return d, d - half, d + half
 
 
-def verdict(a: dict, b: dict, key: str, effect: bool) -> str:
+def verdict(a: dict, b: dict, key: str, effect: bool, scale: float = 100, digits: int = 1) -> str:
     """Whether a finding holds on both corpora, and whether they differ by more than their intervals."""
     if effect and not (a["estimable"] and b["estimable"]):
         return "not estimable on " + ("both" if not (a["estimable"] or b["estimable"]) else "one")
@@ -299,7 +301,8 @@ def verdict(a: dict, b: dict, key: str, effect: bool) -> str:
     d = difference(a, b, key)
     if d is not None:
         differs = d[1] > 0 or d[2] < 0
-        words.append(f"corpora differ by {num(100 * d[0], 1)} [{num(100 * d[1], 1)}, {num(100 * d[2], 1)}]"
+        words.append(f"corpora differ by {num(scale * d[0], digits)} [{num(scale * d[1], digits)}, "
+                     f"{num(scale * d[2], digits)}]"
                      if differs else "the same within the intervals")
     return "; ".join(words)
 
@@ -327,9 +330,7 @@ def replication_rows(news: dict, hansards: dict) -> list[dict]:
                                                    ("second", "changed", "second-most changes the word (%)", 100, 1),
                                                    ("most", "drop_median", "argmax median drop (nats)", 1, 2)):
             a, b = m["knock_out"]["controls"][control], h["knock_out"]["controls"][control]
-            v = verdict(a, b, key, False)
-            if scale == 1:
-                v = v.replace("differ by", "differ by (nats ×100)")
+            v = verdict(a, b, key, False, scale, digits)
             rows.append({"model": m["model"], "finding": f"{label}, attention knock-out",
                          "newstest2014": est(a, key, scale, digits), "Hansards": est(b, key, scale, digits),
                          "on both": v})
