@@ -117,11 +117,12 @@ def removal_matrices(model, vocab, text: str, rng: torch.Generator | None = None
     return out
 
 
-def save_removals(path: Path, sentences: list[dict], requested: list[str]) -> None:
+def save_removals(path: Path, sentences: list[dict], requested: list[str], seconds: float = 0.0) -> None:
     """The removal matrices of one model on one sample, as a compressed .npz (keys ``k/name`` and
     ``k/level/field``; ``texts``; ``requested``, the sentences asked for), so that the analysis can run
     again without the removals."""
-    arrays = {"texts": np.array([s["text"] for s in sentences]), "requested": np.array(requested)}
+    arrays = {"texts": np.array([s["text"] for s in sentences]), "requested": np.array(requested),
+              "seconds": np.array(seconds)}
     for k, s in enumerate(sentences):
         for name in ("alpha", "heads"):
             if name in s:
@@ -136,12 +137,12 @@ def save_removals(path: Path, sentences: list[dict], requested: list[str]) -> No
     np.savez_compressed(path, **arrays)
 
 
-def load_removals(path: Path) -> tuple[list[dict], list[str]]:
-    """:func:`save_removals` read back: the sentences' matrices and the sentences asked for."""
+def load_removals(path: Path) -> tuple[list[dict], list[str], float]:
+    """:func:`save_removals` read back: the sentences' matrices, the sentences asked for, the seconds they took."""
     data = np.load(path)
     sentences = [{"text": str(t), "weights": {}} for t in data["texts"]]
     for key in data.files:
-        if key in ("texts", "requested"):
+        if key in ("texts", "requested", "seconds"):
             continue
         k, *rest = key.split("/")
         s, value = sentences[int(k)], data[key]
@@ -151,7 +152,7 @@ def load_removals(path: Path) -> tuple[list[dict], list[str]]:
             s["weights"][rest[1]] = value.astype(float)
         else:
             s.setdefault(rest[0], {})[rest[1]] = value.astype(float) if rest[1] == "drop" else value
-    return sentences, [str(t) for t in data["requested"]]
+    return sentences, [str(t) for t in data["requested"]], float(data["seconds"]) if "seconds" in data.files else 0.0
 
 
 def removals(model, vocab, texts: list[str], seed: int = 0) -> list[dict]:
@@ -259,22 +260,26 @@ def parse(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def model_removals(spec: str, model, vocab, name: str, texts: list[str], seed: int, cache: str | None) -> list[dict]:
-    """:func:`removals` of ``texts``; with ``cache``, those of the sentences already in DIR/<model>.npz
-    read from there, the others computed and added."""
+def model_removals(spec: str, model, vocab, name: str, texts: list[str], seed: int,
+                   cache: str | None) -> tuple[list[dict], float]:
+    """:func:`removals` of ``texts`` and the seconds they took; with ``cache``, those of the sentences
+    already in DIR/<model>.npz read from there (with the seconds they took then), the others computed and
+    added."""
     path = Path(cache, f"{name}.npz") if cache else None
-    known, tried = {}, set()
+    known, tried, seconds = {}, set(), 0.0
     if path is not None and path.exists():
-        sentences, requested = load_removals(path)
+        sentences, requested, seconds = load_removals(path)
         known, tried = {s["text"]: s for s in sentences}, set(requested)
     new = [t for t in texts if t not in tried]
     if known:
         print(f"{spec}: {len(texts) - len(new)} sentences' removals read from {path}, {len(new)} to compute",
               file=sys.stderr)
+    start = time.time()
     known.update({s["text"]: s for s in removals(model, vocab, new, seed)})
+    seconds += time.time() - start
     if path is not None and new:
-        save_removals(path, list(known.values()), sorted(tried | set(new)))
-    return [known[t] for t in texts if t in known]
+        save_removals(path, list(known.values()), sorted(tried | set(new)), seconds)
+    return [known[t] for t in texts if t in known], round(seconds, 1)
 
 
 def main(argv=None) -> int:
@@ -294,9 +299,7 @@ def main(argv=None) -> int:
             print(f"{spec}: no attention (RNNenc): nothing to knock out", file=sys.stderr)
             continue
         name = cfg.get("name", Path(spec).name)
-        start = time.time()
-        sentences = model_removals(spec, model, vocab, name, texts, args.seed, args.cache)
-        seconds = round(time.time() - start, 1)
+        sentences, seconds = model_removals(spec, model, vocab, name, texts, args.seed, args.cache)
         r = {"model": name, **analyse(sentences, args.seed, args.threshold, args.resamples,
                                       shown=getattr(model.cfg, "shown_layer", None))}
         r["seconds"] = seconds
