@@ -177,7 +177,8 @@ def matched_effect(clusters: Clusters, sentences: list[dict], level: str, min_pa
     n_pairs = int(sum(p.size for p in pairs["changed_most"]))
     row = {"argmax_removals": int(sum(m.size for m in matched)), "pairs": n_pairs,
            "sentences_with_pairs": int(sum(p.size > 0 for p in pairs["changed_most"])),
-           "estimable": n_pairs >= min_pairs}
+           "estimable": n_pairs >= min_pairs,
+           "status": "estimated" if n_pairs >= min_pairs else f"not estimable: {n_pairs} pairs < {min_pairs}"}
     put(row, "coverage", clusters.mean(matched))
     put(row, "unmatched_changed", clusters.mean(rest_changed))
     put(row, "unmatched_alpha_median", clusters.statistic(rest_alpha, median))

@@ -125,6 +125,7 @@ def test_the_matched_effect_is_the_pairs_difference(tiny_transformer_test):
             assert "effect" not in m
     few = matched_effect(Clusters(len(sentences), 50), sentences, "knock_out", min_pairs=10 ** 6)
     assert not few["estimable"] and "effect" not in few and few["coverage"] is not None
+    assert few["status"] == f"not estimable: {few['pairs']} pairs < {10 ** 6}"
 
 
 def test_one_layers_knock_out_edits_that_layer_alone(tiny_transformer_test):
