@@ -303,7 +303,7 @@ def verdict(a: dict, b: dict, key: str, effect: bool, scale: float = 100, digits
         differs = d[1] > 0 or d[2] < 0
         words.append(f"corpora differ by {num(scale * d[0], digits)} [{num(scale * d[1], digits)}, "
                      f"{num(scale * d[2], digits)}]"
-                     if differs else "the same within the intervals")
+                     if differs else "no difference beyond the intervals")
     return "; ".join(words)
 
 
@@ -345,8 +345,18 @@ def replication(news: dict, hansards: dict) -> str:
     none = [f"{r['model']}: {r['finding'].replace('matched effect (points), ', '')}" for r in rows
             if r["on both"].startswith("includes 0 on both")]
     differ = [f"{r['model']}: {r['finding']}" for r in rows if "corpora differ" in r["on both"]]
-    lines = [f"- A matched effect that excludes 0 on both corpora, the same sign: {'; '.join(both) or 'none'}.",
-             f"- Including 0 on both: {'; '.join(none) or 'none'}.",
+    apart = []  # the unmatched contrast: the argmax's change rate above the second's, intervals apart, on both
+    other = {m["model"]: m for m in hansards["models"]}
+    for m in news["models"]:
+        if m["model"] in other and all(
+                x["knock_out"]["controls"]["most"]["changed_ci"][0] > x["knock_out"]["controls"]["second"]["changed_ci"][1]
+                for x in (m, other[m["model"]])):
+            apart.append(m["model"])
+    lines = [f"- Unmatched, removing the argmax changes the word more often than removing the second-most attended "
+             f"piece, the two intervals apart, on both corpora: {', '.join(apart) or 'no model'} (a contrast of "
+             f"pieces of different weight, not of attention against weight).",
+             f"- A matched effect that excludes 0 on both corpora, the same sign: {'; '.join(both) or 'none'}.",
+             f"- Including 0 on both (no effect shown on either, on the coverage given): {'; '.join(none) or 'none'}.",
              f"- Where the corpora differ by more than their intervals (the difference's 95 % interval, from the "
              f"two intervals read as normal): {'; '.join(differ) or 'nowhere'}."]
     body = ("**Replication: newstest2014 beside the Hansards** (two random samples; 95 % intervals)\n\n"

@@ -18,8 +18,8 @@ OUT=results/attribution
 LOCK=${ATTRIBUTION_LOCK:-/tmp/attention-explorer-attribution.lock}
 GOLD=../shared/data/hansards-align
 DATA=../shared/data/enfr-broad/test.tsv.gz
-NEWS_N=NEWS_SAMPLE          # the random samples' sizes (docs/attribution.md)
-HANSARDS_N=HANSARDS_SAMPLE
+NEWS_N=40          # the random samples' sizes (docs/attribution.md)
+HANSARDS_N=50
 mkdir -p "$OUT"
 
 job() {  # the command, under the lock, at low priority, stamped in the log
