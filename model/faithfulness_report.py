@@ -86,9 +86,11 @@ def matched_table(result: dict) -> list[dict]:
                    "coverage (pairs / argmax removals)": f"{est(x, 'coverage', digits=0)} % "
                                                           f"({x['pairs']:,} / {x['argmax_removals']:,})"}
             if x["estimable"]:
-                lo, hi = x["effect_ci_corrected"]
-                row["argmax − partner, word changes (points)"] = (
-                    f"{est(x, 'effect')}; {100 * CORRECTED:.1f} %: [{num(100 * lo, 1)}, {num(100 * hi, 1)}]")
+                row["argmax − partner, word changes (points)"] = est(x, "effect")
+                if x.get("effect_ci_corrected"):
+                    lo, hi = x["effect_ci_corrected"]
+                    row["argmax − partner, word changes (points)"] += \
+                        f"; {100 * CORRECTED:.1f} %: [{num(100 * lo, 1)}, {num(100 * hi, 1)}]"
                 row["argmax / partner changed (%)"] = f"{est(x, 'changed_most')} / {est(x, 'changed_partner')}"
             else:
                 row["argmax − partner, word changes (points)"] = not_estimable(x)
@@ -164,7 +166,8 @@ def layer_table(result: dict) -> list[dict]:
         for r in m.get("layers") or []:
             rows.append({"model": m["model"], "layer": f"{r['layer']}{' (shown)' if r['shown'] else ''}",
                          "median α at the shown argmax": est(r, "median_alpha_at_shown_argmax", 1, 2),
-                         "own argmax = the shown argmax (%)": est(r, "argmax_agrees")})
+                         "own argmax = the shown argmax (%)": "– (the shown layer itself)" if r["shown"]
+                         else est(r, "argmax_agrees")})
     return rows
 
 
@@ -243,9 +246,10 @@ def intervals_note(text: str, resamples: int) -> str:
             f"comparisons: the analysis is exploratory, and where nothing differs about {max(1, round(n / 20))} of "
             f"them would exclude the value compared by chance.")
     if effects:
-        note += (f" The {effects} matched effects also carry a {100 * CORRECTED:.1f} % interval, Bonferroni-corrected "
-                 f"for up to 10 effects a corpus; its ends rest on the {resamples * (1 - CORRECTED) / 2:.1f} most "
-                 f"extreme resamples at each end.")
+        note += (f" The {effects} matched knock-out effects (every model's, every Transformer layer's: the headline "
+                 f"family) also carry a {100 * CORRECTED:.1f} % interval, Bonferroni-corrected for up to "
+                 f"{round((1 - 0.95) / (1 - CORRECTED))} such effects; its ends rest on the "
+                 f"{resamples * (1 - CORRECTED) / 2:.1f} most extreme resamples at each end.")
     return note
 
 

@@ -26,7 +26,7 @@ THRESHOLD = 0.05
 # they remove about the same α and leave about the same distribution (renormalised over the rest)
 CALIPERS = {"alpha": 0.05, "largest_left": 0.05, "entropy_left": 0.25}
 MIN_PAIRS = 30  # fewer matched pairs than this: "not estimable", no figure
-CORRECTED = 0.995  # the headline's corrected interval: Bonferroni over up to 10 matched effects per corpus
+CORRECTED = 0.995  # the headline's corrected interval: Bonferroni over up to 10 matched knock-out effects a corpus
 MATCHING = ("each argmax removal (i, argmax_j w_ij) paired with the nearest non-argmax removal (i', j') of the same "
             "sentence whose α removed, largest α left and entropy left (both after renormalisation, "
             "w_ik / (1 − w_ij)) are all within the calipers; a partner on the same step first, else the nearest in the "
@@ -187,7 +187,7 @@ def matched_effect(clusters: Clusters, sentences: list[dict], level: str, min_pa
     for name, key in (("effect", "changed"), ("drop_effect", "drop")):
         e = clusters.mean([a - b for a, b in zip(pairs[f"{key}_most"], pairs[f"{key}_partner"])])
         put(row, name, e)
-        if name == "effect":
+        if name == "effect" and level.startswith("knock_out"):  # the headline family: the knock-outs
             row["effect_ci_corrected"] = Clusters.interval(e["boot"], CORRECTED)
     for k in keys:
         for side in ("most", "partner"):
