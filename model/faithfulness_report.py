@@ -193,8 +193,9 @@ def findings(result: dict) -> list[str]:
     covered = [m[ko]["matched"]["coverage"] for m in models]
     lines = [f"Matched on what the removal leaves (α removed within {result['calipers']['alpha']}, largest α left "
              f"within {result['calipers']['largest_left']}, entropy left within {result['calipers']['entropy_left']} "
-             f"nats), {span(covered)} of the argmax knock-outs find a partner in their sentence; being the argmax "
-             f"adds, on those: " + "; ".join(f"{m['model']} {effect_words(m[ko]['matched'])}" for m in models)
+             f"nats), {span(covered)} of the argmax knock-outs find a partner in their sentence; on those, the "
+             f"argmax's change rate minus its partner's: "
+             + "; ".join(f"{m['model']} {effect_words(m[ko]['matched'])}" for m in models)
              + f". The argmax removals left unmatched (median α removed "
                f"{span([m[ko]['matched']['unmatched_alpha_median'] for m in models], 1, 2, '')}) change the word at "
                f"{span([m[ko]['matched']['unmatched_changed'] for m in models])}; no removal of another piece in "
