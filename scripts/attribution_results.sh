@@ -18,8 +18,8 @@ OUT=results/attribution
 LOCK=${ATTRIBUTION_LOCK:-/tmp/attention-explorer-attribution.lock}
 GOLD=../shared/data/hansards-align
 DATA=../shared/data/enfr-broad/test.tsv.gz
-NEWS_N=40          # the random samples' sizes (docs/attribution.md)
-HANSARDS_N=50
+NEWS_N=160          # the random samples' sizes (docs/attribution.md)
+HANSARDS_N=300
 mkdir -p "$OUT"
 
 job() {  # the command, under the lock, at low priority, stamped in the log
