@@ -18,7 +18,7 @@ OUT=results/attribution
 LOCK=${ATTRIBUTION_LOCK:-/tmp/attention-explorer-attribution.lock}
 GOLD=../shared/data/hansards-align
 DATA=../shared/data/enfr-broad/test.tsv.gz
-NEWS_N=160          # the random samples' sizes (docs/attribution.md)
+NEWS_N=300          # the random samples' sizes (docs/attribution.md)
 HANSARDS_N=300
 mkdir -p "$OUT"
 
