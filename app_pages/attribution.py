@@ -21,10 +21,12 @@ from server.costs import attribution_bound, attribution_cost
 from viz.attribution import logprob_change, row_correlations, side_by_side
 from viz.heatmap import alignment_heatmap
 
+AGREE = 0.05  # a step "agrees" when the attended piece's share is this close to the largest share
 METHOD_HELP = {
-    "knock-out": "remove source position j from step i's attention (α_ij = 0, the row renormalised) and measure the "
-                 "drop in log p(y_i): how much the step uses what its attention reads at j (the encoder still saw "
-                 "the word; the score follows α by construction)",
+    "knock-out": "remove source position j from step i's attention (α_ij = 0) and measure the drop in log p(y_i); "
+                 "the row is renormalised, so the weight removed moves onto the other pieces in proportion, most of "
+                 "it to the argmax: the score is what the step loses when its weight at j is handed to the rest, "
+                 "not what j alone contributes (the encoder still saw the word; the score follows α by construction)",
     "input-occlusion": "replace one source piece's token embedding by the zero vector (a word of several pieces keeps "
                        f"its other pieces) and measure the drop in log p(y_i); baseline: {INPUT_BASELINE}",
     "gxi": "gradient × input: Σ_d x_jd ∂log p(y_i)/∂x_jd over piece j's embedding",
@@ -98,7 +100,7 @@ def disagreement_text(record, name: str, relevance: np.ndarray, scores: np.ndarr
     gap = relevance.max(1) - relevance[np.arange(len(trg)), attended]
     lines = []
     for i in np.argsort(-gap)[:3]:
-        if gap[i] <= 0.05:
+        if gap[i] <= AGREE:
             break
         j, k = attended[i], relevance[i].argmax()
         effect = "raises" if scores[i, k] > 0 else "lowers"
@@ -140,7 +142,8 @@ def compare_section(name: str, entry, text: str, record) -> None:
         lines = disagreement_text(record, LABELS[m], a.relevance, a.scores, a.source_share)
         st.markdown(f"**Where attention and {LABELS[m]} disagree most**")
         st.markdown("\n".join(f"- {line}" for line in lines) if lines else
-                    "- Nowhere by much: on every step the most-attended piece also holds most of the attribution.")
+                    f"- Nowhere by more than {AGREE:.2f}: on every step the most-attended piece's share of "
+                    f"the |attribution| is within {AGREE:.2f} of the largest share.")
         if m == "ig" and a.completeness_gap is not None:
             completeness(a, record)
 
@@ -194,7 +197,9 @@ def edit_section(name: str, entry, text: str, record) -> None:
                "from there with the edited weights. RNNsearch and Luong: the edited context c_i feeds the step. "
                "Transformer and Hugging Face models: the cross-attention probabilities are edited (a knock-out in "
                "every layer and head; a set weight in the layer shown, every head moved by one affine map solved "
-               "so that the head average shown becomes the value set).")
+               "so that the head average shown becomes the value set). A knock-out does not leave a gap: the row "
+               "is renormalised, so the weight removed moves onto the other pieces in proportion to their α, most "
+               "of it to the most-attended one.")
     step, position, weight = edit_controls(record)
     result = cached_redecoded(name, text, step, position, weight)
     said = result.edit.describe(record)

@@ -292,26 +292,36 @@ for name, entry in entries.items():
 
 
 def knock_out_tables(result: dict, sample: str) -> None:
-    """The knock-out test (``python -m model.faithfulness``): being the argmax at matched α, the controls at
-    every level with their intervals, the drops, the curve and what it shows, made from the numbers."""
-    from model.faithfulness import (control_table, drop_table, findings, LEVEL_NAMES, LEVELS, matched_table,
-                                    pooled_curve)
+    """The knock-out test (``python -m model.faithfulness``): being the argmax, matched on what the removal
+    leaves, with its coverage; the controls at every level with their intervals, the drops, the curve and
+    what it shows, made from the numbers."""
+    from model.faithfulness_report import (control_table, drop_table, findings, layer_table, level_name, levels_of,
+                                           matched_table, pooled_curve)
     from viz.attribution import change_curve
-    st.markdown(f"**{sample}: being the most-attended piece, at matched α** (word changes of the argmax pieces minus "
-                "those of every other removal in the same α bin, 0.01 wide; points, 95 % interval over sentences)")
+    sampling = result["sample"]["sampling"]
+    st.markdown(f"**{sample}: being the most-attended piece, matched on what the removal leaves** ({sampling}; "
+                "word changes of the argmax removal minus those of a partner removal of the same "
+                "sentence that takes about the same α and leaves about the same largest α and entropy; points, 95 % "
+                "interval over sentences; coverage: the argmax removals that have a partner)")
     st.dataframe(pd.DataFrame(matched_table(result)), hide_index=True, width="stretch")
-    level = st.radio("Level", [lv for lv in LEVELS if any(lv in m for m in result["models"])],
-                     format_func=LEVEL_NAMES.get, horizontal=True, key=f"knock_out_level_{sample}")
-    st.markdown("Word changes per control (percent, 95 % interval; in brackets the median α of the pieces removed: for "
-                f"the knock-outs the weight removed, for the input levels the shown α): {LEVELS[level]}")
+    levels = []
+    for m in result["models"]:
+        levels += [lv for lv in levels_of(m) if lv not in levels]
+    level = st.radio("Level", levels, format_func=lambda lv: level_name(
+        lv, next(m for m in result["models"] if lv in m)), horizontal=True, key=f"knock_out_level_{sample}")
+    st.markdown("Word changes per control (percent, 95 % interval; in brackets the median weight removed, with its "
+                f"interval): {level_name(level, next(m for m in result['models'] if level in m))}")
     st.dataframe(pd.DataFrame(control_table(result, level)), hide_index=True, width="stretch")
     st.dataframe(pd.DataFrame(drop_table(result)), hide_index=True, width="stretch")
+    if layer_table(result):
+        st.dataframe(pd.DataFrame(layer_table(result)), hide_index=True, width="stretch")
     show_figure(change_curve({"attention knock-out": pooled_curve(result["models"], "knock_out"),
                               "input occlusion": pooled_curve(result["models"], "input_occlusion")}),
                 "change-by-alpha", key=f"models_change_curve_{sample}")
-    st.caption("Every (step, source piece) removal of every model, binned by the α removed (a Transformer's "
-               "knock-out: the mean α over its layers and heads): the most-attended pieces (solid) against the "
-               "others (dotted); the bins are wide, the matched table above compares within 0.01.")
+    st.caption("Every (step, source piece) removal of every model, binned by the weight removed (a Transformer's "
+               "knock-out in all layers: the mean α over its layers and heads): the most-attended pieces (solid) "
+               "against the others (dotted). The bins are wide and the pieces in one bin leave different "
+               "distributions; the matched table above pairs removals alike in both.")
     st.markdown("\n".join(f"- {line}" for line in findings(result)))
 
 

@@ -329,12 +329,19 @@ class Reweigh:
     row with λ > 0 is raised and its r is not used). Weights of any shape (B, …, S).
     every_layer: a Transformer applies it to every cross-attention layer (a knock-out: the
     position's keys and values gone), else only to the layer it shows (a weight set to w there).
+    layer: else only to this 0-based decoder layer (the knock-out test, one layer at a time).
     """
 
     def __init__(self, columns: torch.Tensor, ratios: torch.Tensor, every_layer: bool = True,
-                 lifts: torch.Tensor | None = None):
-        self.columns, self.ratios, self.every_layer = columns, ratios, every_layer
+                 lifts: torch.Tensor | None = None, layer: int | None = None):
+        self.columns, self.ratios, self.every_layer, self.layer = columns, ratios, every_layer, layer
         self.lifts = torch.zeros_like(ratios) if lifts is None else lifts
+
+    def acts_on(self, layer: int, shown: int) -> bool:
+        """Whether decoder layer ``layer`` (0-based) is edited, ``shown`` being the shown layer's index."""
+        if self.layer is not None:
+            return layer == self.layer
+        return self.every_layer or layer == shown
 
     def __call__(self, weights: torch.Tensor) -> torch.Tensor:
         B, S = weights.size(0), weights.size(-1)

@@ -289,12 +289,13 @@ def decode_states(model, src_ids: list[int], target_ids: list[int]):
 
 @torch.no_grad()
 def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.Tensor | None = None,
-                      every_layer: bool = True, check=None):
+                      every_layer: bool = True, check=None, layer: int | None = None):
     """Run step i again once per source position in ``columns[i]``, that position knocked out of
     step i's attention (α_ij = 0, the row renormalised) and every step before it as decoded.
     ``every_layer``: a Transformer loses the position in every cross-attention layer and head (the
     default, the page's knock-out); False: in the shown layer's heads only (the layer whose head
-    average the record's α is).
+    average the record's α is); ``layer``: in that 0-based layer's heads only (the knock-out test,
+    one layer at a time).
     Returns log p (T, K, V) for K positions per step; with ``targets`` (T,), only
     (log p(y_i) (T, K), argmax (T, K)), without keeping T x K x V. ``check()``: before each step."""
     memory, starts, _ = decoded
@@ -307,7 +308,7 @@ def knocked_out_steps(model, decoded, columns: list[list[int]], targets: torch.T
         if check is not None:
             check()
         state = {n: v.index_select(0, copies) for n, v in state.items()}
-        reweigh = Reweigh(torch.tensor(cols), zeros, every_layer=every_layer)
+        reweigh = Reweigh(torch.tensor(cols), zeros, every_layer=every_layer, layer=layer)
         logprobs = model.step(prev.index_select(0, copies), state, memory, reweigh)[0]  # K x V
         out.append(logprobs if targets is None else (logprobs[:, targets[i]], logprobs.argmax(1)))
     if targets is None:

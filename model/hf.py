@@ -305,7 +305,8 @@ class HFSeq2Seq(nn.Module):
         (:func:`eager_attention`)."""
         from transformers.modeling_outputs import BaseModelOutput
         edit = {} if reweigh is None else {"cross_edit": (
-            set(self.cross_attention) if reweigh.every_layer else {self.cross_attention[self.cfg.shown_layer]}, reweigh)}
+            {a for n, a in enumerate(self.cross_attention)
+             if reweigh.acts_on(n, self.cfg.shown_layer % len(self.cross_attention))}, reweigh)}
         out = self.hf(encoder_outputs=BaseModelOutput(last_hidden_state=memory.values),
                       attention_mask=memory.mask.long(), decoder_input_ids=self._hf_ids(prev_tokens).unsqueeze(1),
                       cache=self._cache(state), use_cache=True, output_attentions=True, output_hidden_states=True,

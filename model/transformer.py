@@ -208,7 +208,7 @@ class Transformer(nn.Module):
              reweigh=None) -> tuple[torch.Tensor, dict, Step]:
         """One target position i from the cache of positions 0 … i−1. prev_tokens: (B,) ->
         log-probabilities (B, V). Self-attention needs no mask: the cache holds only the past.
-        ``reweigh`` edits the heads' cross-attention of every layer or of the shown one (model/attention.py)."""
+        ``reweigh`` edits the heads' cross-attention of every layer, of the shown one or of one named (model/attention.py)."""
         x = self.embed(self.trg_embed, prev_tokens.unsqueeze(1), start=state["K0"].size(2))  # B x 1 x d
         cross_mask = memory.mask[:, None, None, :]  # B x 1 x 1 x S
         new_state, per_layer = {}, []
@@ -217,7 +217,7 @@ class Transformer(nn.Module):
             K = new_state[f"K{n}"] = torch.cat([state[f"K{n}"], K_new], 2)  # B x h x (i + 1) x d_k
             V = new_state[f"V{n}"] = torch.cat([state[f"V{n}"], V_new], 2)
             self_mask = torch.ones(1, 1, 1, K.size(2), dtype=torch.bool, device=x.device)
-            edit = reweigh if reweigh is None or reweigh.every_layer or n == self.shown else None
+            edit = reweigh if reweigh is None or reweigh.acts_on(n, self.shown) else None
             x, seen = layer(x, K, V, self_mask, memory.layer_keys[:, n, 0], memory.layer_keys[:, n, 1], cross_mask,
                             edit)
             per_layer.append(seen)

@@ -3,9 +3,9 @@
 #
 #   bash scripts/attribution_results.sh aer METHOD…   # AER by method (model.align) for every attention model,
 #                                                    # the first 150 Hansards gold pairs -> results/attribution/aer.csv
-#   bash scripts/attribution_results.sh faithfulness  # the knock-out test at matched α (model.faithfulness): 40
-#                                                    # newstest2014 sentences -> results/attribution/faithfulness.json,
-#                                                    # 60 Hansards gold sentences -> faithfulness_hansards.json
+#   bash scripts/attribution_results.sh faithfulness  # the knock-out test, matched (model.faithfulness): random
+#                                                    # samples of newstest2014 -> results/attribution/faithfulness.json
+#                                                    # and of the Hansards gold -> faithfulness_hansards.json
 #
 # A (model, method) row already in aer.csv, or a model already in faithfulness.json, is not run again,
 # so an interrupted run goes on where it stopped. Each job takes a lock (one at a time, whoever starts
@@ -18,6 +18,8 @@ OUT=results/attribution
 LOCK=${ATTRIBUTION_LOCK:-/tmp/attention-explorer-attribution.lock}
 GOLD=../shared/data/hansards-align
 DATA=../shared/data/enfr-broad/test.tsv.gz
+NEWS_N=300          # the random samples' sizes (docs/attribution.md)
+HANSARDS_N=300
 mkdir -p "$OUT"
 
 job() {  # the command, under the lock, at low priority, stamped in the log
@@ -42,10 +44,11 @@ aer)
 faithfulness)
     for sample in newstest hansards; do
         file=$OUT/faithfulness.json
-        args=(--data "$DATA" --origin newstest2014 --limit 40)
+        args=(--data "$DATA" --origin newstest2014 --min-words 6 --max-words 30 --sample "$NEWS_N" --seed 0
+              --cache runs/faithfulness/newstest2014)
         if [ "$sample" = hansards ]; then
             file=$OUT/faithfulness_hansards.json
-            args=(--gold "$GOLD" --min-words 6 --limit 60)
+            args=(--gold "$GOLD" --min-words 6 --sample "$HANSARDS_N" --seed 0 --cache runs/faithfulness/hansards)
         fi
         for name in "${MODELS[@]}"; do
             if [ -f "$file" ] && python -c "import json, sys; sys.exit(0 if any(r['model'] == '$name' for r in json.load(open('$file'))['models']) else 1)"; then

@@ -123,12 +123,17 @@ def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_pa
         assert len(shown) == 1
         c = knock[level]["controls"]["most"]
         assert shown[0].iloc[0]["model"] == "rnnsearch" and shown[0].iloc[0]["steps"] == knock["steps"]
-        assert shown[0].iloc[0]["most-attended"] == (f"{100 * c['changed']:.1f} [{100 * c['changed_ci'][0]:.1f}, "
-                                                     f"{100 * c['changed_ci'][1]:.1f}] (α {c['median_alpha']:.2f})")
-    matched = next(t for t in tables if "argmax − others (points)" in t.columns)
+        assert shown[0].iloc[0]["most-attended"] == (
+            f"{100 * c['changed']:.1f} [{100 * c['changed_ci'][0]:.1f}, {100 * c['changed_ci'][1]:.1f}] "
+            f"(α {c['median_alpha']:.2f} [{c['median_alpha_ci'][0]:.2f}, {c['median_alpha_ci'][1]:.2f}])")
+    matched = next(t for t in tables if "coverage (pairs / argmax removals)" in t.columns)
     assert list(matched["level"]) == ["attention knock-out", "input, zero vector", "input, random piece"]
+    m = knock["knock_out"]["matched"]
+    assert matched.iloc[0]["coverage (pairs / argmax removals)"].endswith(
+        f"({m['pairs']:,} / {m['argmax_removals']:,})")
     said = texts(at)
-    assert "At matched α (bins of 0.01" in said and "log p(y_i) rises in" in said
+    assert "Matched on what the removal leaves" in said and "log p(y_i) rises on" in said
+    assert "random: 2 of the 2 sentences" in said
     aer = next(t for t in tables if "attention knock-out (1 pairs)" in t.columns)
     assert set(aer.columns) == {"model", "attention (1 pairs)", "attention knock-out (1 pairs)",
                                 "input occlusion (1 pairs)"}

@@ -77,7 +77,7 @@ def logprob_change(old_tokens: list[str], delta: np.ndarray, step: int) -> go.Fi
 
 
 def change_curve(curves: dict[str, list[dict]]) -> go.Figure:
-    """The word-change rate against the α removed (``model.faithfulness.pooled_curve`` rows per
+    """The word-change rate against the α removed (``model.faithfulness_report.pooled_curve`` rows per
     level): one line per level and kind of piece, the most-attended pieces solid, the others dotted,
     so removals of equal weight compare at a glance. A point with no removals is left out."""
     lines = []
