@@ -24,7 +24,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from server.streamlit_patches.reads import StopException
@@ -179,6 +178,7 @@ def this_run() -> Run:
 # this order; :func:`holding` refuses the rest (a deadlock found by the 200-student bench, once).
 LANE, CACHE, SLOT = "the costly lane", "a shared cache", "a decoding slot"
 ORDER = (LANE, CACHE, SLOT)
+_RANK = {place: rank for rank, place in enumerate(ORDER)}
 
 
 class OutOfOrder(RuntimeError):
@@ -186,18 +186,25 @@ class OutOfOrder(RuntimeError):
     visitor's): raised before it waits, where it would otherwise deadlock under load."""
 
 
-@contextmanager
-def holding(place: str):
-    """The block is inside ``place`` (one of :data:`ORDER`): refused with :class:`OutOfOrder`
-    when this run already holds a place that comes later in the order. The same place again
-    (a cache read inside a cache's computation, the lane's work inside the lane) is in order."""
-    run = this_run()
-    rank = ORDER.index(place)
-    later = [held for held in run.holds if ORDER.index(held) > rank]
-    if later:
-        raise OutOfOrder(f"{place} asked for inside {later[-1]}: the order is {' → '.join(ORDER)}")
-    run.holds.append(place)
-    try:
-        yield
-    finally:
-        run.holds.pop()
+class holding:
+    """``with holding(place):`` the block is inside ``place`` (one of :data:`ORDER`): refused with
+    :class:`OutOfOrder` when this run already holds a place that comes later in the order. The
+    same place again (a cache read inside a cache's computation, the lane's work inside the lane)
+    is in order. A class, not a generator: every shared cache's call enters one."""
+    __slots__ = ("place", "run")
+
+    def __init__(self, place: str):
+        self.place = place
+
+    def __enter__(self) -> None:
+        run = this_run()
+        rank = _RANK[self.place]
+        for held in run.holds:
+            if _RANK[held] > rank:
+                raise OutOfOrder(f"{self.place} asked for inside {held}: the order is {' → '.join(ORDER)}")
+        run.holds.append(self.place)
+        self.run = run
+
+    def __exit__(self, *exc) -> bool:
+        self.run.holds.pop()
+        return False
