@@ -107,6 +107,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the parts, also when loaded by path (tests)
+from best_line import against_best, ratios, read, report, RESULTS  # noqa: E402
 from classroom_check import play_check  # noqa: E402
 from classroom_lesson import (BAD_TEXT, COMPARED, FAULTS, MODELS, ROOT, SENDS, SENTENCES,  # noqa: E402,F401
                               SHOWN_SECTIONS, Lesson, make_lessons, news_sentences)
@@ -366,6 +367,8 @@ def main(argv=None) -> int:
     result.update(one_address=args.one_address or None, starve_page=args.starve_page if args.starve else None)
     result.update(faulty_sessions=0 if args.check else sum(bool(x.fault) for x in lessons), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, started=started, **stamp(ROOT))
+    compared = against_best(result, read(RESULTS))  # the best recorded on this host kind, not only the parent
+    result["vs_best"] = ratios(compared)
     if not args.json and not args.soak and not args.check and "per_kind" in result:
         print_table(result, lessons)
     elif not args.json and args.check:
@@ -379,6 +382,7 @@ def main(argv=None) -> int:
               f"{result.get('follow_worked-example_p95_ms')} ms, exercise {result.get('follow_exercise_p95_ms')} ms, "
               f"reveal {result.get('follow_reveal_p95_ms')} ms")
     emit(result, args.append)
+    report(compared)  # on stderr, after the JSON line
     return 0
 
 

@@ -4,7 +4,7 @@ filled, as for the first student who asks; the second time all of it comes from 
 caches, so what is left is the pages' own work (page code, figures, Streamlit's rerun,
 sending). One JSON line.
 
-    python bench/page_cost.py [--lessons 12] [--app DIR]
+    python bench/page_cost.py [--lessons 12] [--app DIR] [--append results/benchmarks.jsonl]
 
 ``--app DIR`` runs another checkout's app.py with this bench's client (e.g. after
 ``git worktree add ../base ce39ebd``): a before/after on the same host, as
@@ -12,18 +12,20 @@ docs/performance.md compares them. The lessons are ``bench/classroom.py``'s defa
 without its class step (Translate, an edit, Compare, Step through and five slider moves, the
 beam-search tree), each on two WMT news sentences of its own (``--soak``'s), with no faulty
 session. An idle session stays
-connected throughout: Streamlit keeps the pages' compiled scripts only while one is.
+connected throughout: Streamlit keeps the pages' compiled scripts only while one is. After the
+JSON line, each figure's ratio to the best line recorded on this host kind (``bench/best_line.py``).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from best_line import against_best, ratios, read, report, RESULTS  # noqa: E402
 from classroom import cpu_ms_by_kind, Lesson, MODELS, news_sentences, ROOT, Tab, reference, server  # noqa: E402
+from classroom_report import emit, stamp  # noqa: E402
 
 
 def per_click(cpu: dict) -> tuple[dict, float]:
@@ -50,12 +52,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lessons", type=int, default=12)
     p.add_argument("--app", type=Path, default=ROOT, help="the checkout whose app.py runs (default: this one)")
+    p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
     args = p.parse_args(argv)
     news = news_sentences(seed=0)  # no sentence twice: the first run decodes every one
     lessons = [Lesson(news[2 * i], news[2 * i + 1], MODELS[i % len(MODELS)]) for i in range(args.lessons)]
     with server(None, root=args.app.resolve()) as target:
         result = asyncio.run(play(lessons, target))
-    print(json.dumps({"bench": "page_cost", "lessons": args.lessons, "app": str(args.app), **result}))
+    result = {"bench": "page_cost", "lessons": args.lessons, "app": str(args.app), **result, **stamp(args.app)}
+    compared = against_best(result, read(RESULTS))
+    result["vs_best"] = ratios(compared)
+    emit(result, args.append)
+    report(compared)
     return 0
 
 
