@@ -133,7 +133,9 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
     """What a following browser tab does until it shows ``page`` (its url path): the page's listener
     holds ``/_attn/follow`` open and, when the class changes, opens the sent page inside the
     session (one rerun of that page, as the Back button asks for one), or clicks *Look again*
-    when the change sends no new page."""
+    when the change sends no new page, or, when the answer's page signature is the page's own
+    (another student removed or let back in), waits again with no rerun: no milliseconds then
+    (None), as nothing is drawn."""
     while time.perf_counter() < deadline:
         left = deadline - time.perf_counter()
         if tab.listen:
@@ -142,6 +144,9 @@ async def until_sent(tab: Tab, page: str, deadline: float) -> tuple[float, str |
                 await asyncio.sleep(1.0)  # as the page's script: a failed request is tried again
                 continue
             path, _, query = (answer.get("link") or "").partition("?")
+            if answer.get("open") and answer.get("page") and answer["page"] == tab.signature:
+                tab.wait_past(answer["version"])  # the change leaves this page as it is: no rerun
+                return None, None, None
             if answer.get("open") and path in tab.pages and (path, query) != (tab.path, tab.query):
                 # the teacher's page, opened as the page's listener opens it (ui/class_follow.py)
                 ms, digest, error = await tab.do(("history", path, query))

@@ -76,7 +76,8 @@ def summary(out: list, lessons: list[Lesson], ref: dict | None, say, killed: str
                 + (error or (told if kind == "check" else f"page {digest} differs from the reference {expected}")))
 
     def stats(rows_: list) -> dict:
-        times = [r[1] for r in rows_ if r[0] != "check"]  # a check reads what the tab holds: no request, no time
+        # a check reads what the tab holds, and a follow that left the page as it was drew nothing: no time
+        times = [r[1] for r in rows_ if r[0] != "check" and r[1] is not None]
         return {"n": len(times) or len(rows_), "p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
                 "max_ms": round(max(times), 1) if times else None,
                 "errors": sum(bool(r[2]) for r in rows_), "mismatches": sum(r[3] for r in rows_)}

@@ -36,6 +36,7 @@ VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, no
 # the page shows: two runs of one lesson draw different ones
 NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS) + r")(?: [0-9]+)?").encode())
 LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
+SIGNATURE = re.compile(rb'data-page="([0-9a-f]+)"')  # what the page shows of the class (server.follow.page_signature)
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
 WARM_CHART = "class_charts_warm"  # the follow panel's chart warm-up (ui/class_follow.py _warm_charts)
 
@@ -65,6 +66,7 @@ class Tab:
         self.keys: dict[str, str] = {}  # user key -> widget id, as drawn by the last rerun
         self.fragment_of: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
         self.listen: str | None = None  # the follow listener's request (path and query), as the page's script holds it
+        self.signature: str | None = None  # the page's signature beside its listener (data-page)
         self.timer: tuple[float, str] | None = None  # (seconds, fragment id) of an st.fragment(run_every=...)
         self.drawn = b""  # the page as last drawn, every element's bytes
         # what the browser's widgets show, by user key, as the front end keeps them: a widget drawn
@@ -203,6 +205,8 @@ class Tab:
         self.drawn = b"".join(body for _, body in sorted(raw.items()))
         listening = LISTENER.findall(self.drawn)
         self.listen = listening[-1].decode().replace("&amp;", "&") if listening else None
+        signed = SIGNATURE.findall(self.drawn)
+        self.signature = signed[-1].decode() if signed else None
         return page.hexdigest()[:16], error
 
     def fetch_cookie(self, path: str) -> None:
@@ -220,6 +224,11 @@ class Tab:
                     self.cookie = pair
                 elif pair.startswith(STUDENT_COOKIE + "="):
                     self.student = pair
+
+    def wait_past(self, version: int) -> None:
+        """What the listener does when an answer leaves its page as it is (the same signature): it
+        waits past the new version, with no rerun (ui/follow_listener.js)."""
+        self.listen = re.sub(r"([?&]v=)-?[0-9]+", rf"\g<1>{int(version)}", self.listen or "")
 
     async def wait_for_change(self, timeout: float = 60.0) -> dict | None:
         """What the page's follow listener does: hold ``/_attn/follow`` open until the server answers

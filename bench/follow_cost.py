@@ -49,7 +49,7 @@ async def follow(base: str, pid: int, store, key: str, code: str, followers: int
             results = await asyncio.gather(*(until_sent(tab, page, time.perf_counter() + 30) for tab in tabs))
             await asyncio.sleep(0.1)  # the replies still being sent belong to this send
             cpu += cpu_seconds(pid) - before
-            clicks += [ms for ms, _, error in results if not error]
+            clicks += [ms for ms, _, error in results if not error and ms is not None]
             errors += [error for _, _, error in results if error]
     return {"click_p10_ms": pct(clicks, 0.1), "click_p50_ms": pct(clicks, 0.5), "click_p67_ms": pct(clicks, 0.67),
             "click_p95_ms": pct(clicks, 0.95), "click_max_ms": round(max(clicks), 1),

@@ -18,8 +18,8 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
   Waiting costs no thread and no rerun: an ``asyncio.Event`` per request, set by the board's
   thread. The answer carries the sent page's link (:func:`sent_link`), which the page opens
   inside its browser session as the browser's Back button would (one rerun, the sent page's);
-  a change that sends no new page (a reveal, the class closed) reruns the tab's follow fragment
-  (``ui``'s class panel) instead.
+  a reveal or a close reruns the page instead; a change that leaves the page as it is (another
+  student removed or let back in) reruns nothing (:func:`page_signature`).
 
 The board holds class codes, versions and what the teacher sent (a page name and its link's
 parameters), never a visitor's data; ``MAX_WAITERS`` open requests per process at most. The
@@ -45,6 +45,8 @@ keyed on"):
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -92,6 +94,7 @@ class FollowBoard:
         self._unnamed: dict[str, int] = {}  # code -> its open requests that name no student of it
         self._codes: tuple[frozenset[str], float] = (frozenset(), -CODES_READ_S)  # every class's code, when read
         self._members: dict[tuple[str, str], float] = {}  # (code, student) -> when found on the class's roster
+        self._removed: dict[str, tuple[int, frozenset[str]]] = {}  # code -> (version, ids removed then)
         self._nudge = threading.Event()
         self._thread: threading.Thread | None = None
         self._pg = None  # the LISTENing connection (PostgreSQL)
@@ -232,6 +235,19 @@ class FollowBoard:
                 del self._members[next(iter(self._members))]
         return True
 
+    def removed(self, state: FollowState, student: str) -> bool:
+        """Is ``student`` removed from the class? One read per process and class version (every
+        removal and *Undo* moves it), none while nobody is removed."""
+        if not state.removals or not student:
+            return False
+        with self._lock:
+            kept = self._removed.get(state.code)
+        if kept is None or kept[0] != state.version:
+            kept = (state.version, self.store.removed_sessions(state.code))
+            with self._lock:
+                self._removed[state.code] = kept
+        return student in kept[1]
+
     def listeners(self, code: str | None = None) -> int:
         """Open requests in this process, on the class ``code`` or on every class."""
         with self._lock:
@@ -333,6 +349,14 @@ def sent_link(code: str, state: FollowState) -> str | None:
     return f"{state.page}?{urlencode(sent_params(code, state))}"
 
 
+def page_signature(code: str, state: FollowState, removed: bool) -> str:
+    """What a follower's page shows of the class (the sent link, open, the revealed exercise, this
+    student removed), in 12 characters, drawn by the page and answered by ``/_attn/follow``: equal,
+    the listener waits again without a rerun (ui/follow_listener.js)."""
+    text = json.dumps([sent_link(code, state), bool(state.open), state.revealed, bool(removed)])
+    return hashlib.blake2s(text.encode(), digest_size=6).hexdigest()
+
+
 @per_process
 def _board(store: ClassStore) -> FollowBoard:
     return FollowBoard(store)
@@ -344,13 +368,11 @@ def follow_board() -> FollowBoard:
 
 
 class UnknownCodes:
-    """Unknown class codes asked per address by unnamed requests: a bucket of UNKNOWN_CODES guesses
-    refilled at as many a minute; an address with no whole guess left is refused until it has one. At most 10,000
-    addresses are kept, the longest quiet forgotten first."""
+    """Unknown class codes asked per address by unnamed requests: a bucket of UNKNOWN_CODES guesses refilled
+    at as many a minute, no whole one left: refused; 10,000 addresses kept at most, the longest quiet forgotten."""
 
     def __init__(self, burst: int = UNKNOWN_CODES, per_minute: float = UNKNOWN_CODES):
-        self.burst, self.rate = float(burst), per_minute / 60.0
-        self._lock = threading.Lock()
+        self.burst, self.rate, self._lock = float(burst), per_minute / 60.0, threading.Lock()
         self._buckets: dict[str, tuple[float, float]] = {}  # address -> (guesses left, when)
 
     def _left(self, address: str, now: float) -> float:
@@ -457,7 +479,14 @@ async def follow_changes(request):
         return JSONResponse({"error": str(e)}, status_code=503, headers=headers)
     if state is None:  # known a moment ago, purged since
         return JSONResponse({"error": "no such class"}, status_code=404, headers=headers)
-    return JSONResponse({"version": state.version, "open": state.open, "link": sent_link(code, state)},
+    page = None  # an unnamed request's page is not known: it reruns at every change
+    try:
+        if student:
+            removed = state.removals and await asyncio.to_thread(follow_board().removed, state, student)
+            page = page_signature(code, state, removed)
+    except StoreUnavailable:
+        pass
+    return JSONResponse({"version": state.version, "open": state.open, "link": sent_link(code, state), "page": page},
                         headers=headers)
 
 
@@ -466,5 +495,5 @@ def routes() -> list:
     return [Route(FOLLOW_PATH, follow_changes, methods=["GET"])]
 
 
-__all__ = ["FollowBoard", "follow_board", "routes", "sent_link", "sent_params", "FOLLOW_PATH", "SENT", "Busy", "Replaced",
-           "UNKNOWN_CODES", "UNNAMED_PER_CLASS"]
+__all__ = ["FollowBoard", "follow_board", "page_signature", "routes", "sent_link", "sent_params", "FOLLOW_PATH", "SENT",
+           "Busy", "Replaced", "UNKNOWN_CODES", "UNNAMED_PER_CLASS"]

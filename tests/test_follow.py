@@ -172,10 +172,46 @@ def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(stor
         time.sleep(0.05)  # as the listener: answered once this process's board has read the send
     open_link({"ex": "which", "seed": "5"})
     assert at.number_input(key="ex_seed").value == 5 and not switched
+    signature = class_follow.page_signature(code, follow_board().state(code), False)  # the listener's data-page
+    assert any(f'data-page="{signature}"' in h.proto.body for h in at.get("html"))
     assert at.session_state["class_applied"] == ["exercises", {"ex": "which", "seed": "5"}]
     at.number_input(key="ex_seed").set_value(7).run()
     open_link({"ex": "which", "seed": "5"})  # the same link again: taken already, the student's 7 stays
     assert at.number_input(key="ex_seed").value == 7
+
+
+def test_a_removal_changes_the_removed_students_page_signature_only(tmp_path, monkeypatch):
+    """What a follower's page shows of the class (``page_signature``): another student removed or
+    let back in leaves it as it is, so that tab's listener reruns nothing; the removed student's
+    changes, and so do a reveal and a send. The removed ids are read once per process and version."""
+    from server.follow import page_signature
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+    stays, goes = "a" * 16, "b" * 16
+    teacher.join(code, stays)
+    gone = teacher.join(code, goes).nickname
+    reads = []
+    removed_sessions = here.removed_sessions
+    monkeypatch.setattr(here, "removed_sessions", lambda c: (reads.append(c), removed_sessions(c))[1])
+
+    def signatures():
+        state = here.follow(code)
+        return state, {who: page_signature(code, state, board.removed(state, who)) for who in (stays, goes)}
+
+    before, first = signatures()
+    assert first[stays] == first[goes] and not reads  # nobody removed: no read at all
+    assert teacher.remove(KEY, code, gone)
+    after, second = signatures()
+    assert after.version > before.version and second[stays] == first[stays] and second[goes] != first[goes]
+    assert reads == [code]  # both asked at one version: one read
+    assert teacher.readmit(KEY, code, gone)
+    assert signatures()[1] == first
+    teacher.reveal(KEY, code, "which:3")
+    assert signatures()[1][stays] != first[stays]
+    teacher.send(KEY, code, "worked-example", {})
+    sent = signatures()[1]
+    assert sent[stays] == sent[goes] and sent[stays] not in first.values()  # a send changes it, for both alike
 
 
 def test_made_up_codes_cost_one_read_a_second_and_a_new_class_is_found_at_the_next(tmp_path, monkeypatch):

@@ -4,8 +4,9 @@ a page of the app's shape (the hidden ``#attn-follow`` element with its ``data-`
 (Playwright's routing). The served app runs the same script in tests/test_browser_follow.py; here
 each branch is driven on purpose: a send opens the teacher's page as the Back button does (the
 address set, one ``popstate``), a change that sends no new page clicks *Look again*, a removed
-student's tab never opens a page, and a server that cannot be asked is looked at again by the
-button every ``data-safety-ms``."""
+student's tab never opens a page, a change whose answer carries the page's own signature
+(``data-page``: another student removed) reruns nothing and waits past the new version, and a
+server that cannot be asked is looked at again by the button every ``data-safety-ms``."""
 from __future__ import annotations
 
 import json
@@ -23,12 +24,13 @@ ORIGIN = "http://attn.test"
 LOOK = "class_follow_look"
 
 
-def page_html(version: int, stay: bool = False, safety_ms: int = 30_000, here: str = "") -> str:
+def page_html(version: int, stay: bool = False, safety_ms: int = 30_000, here: str = "", signature: str = "") -> str:
     """The sidebar's part of a follower's page, as ``ui.class_follow._listener`` draws it."""
     return f"""<!doctype html><html><body>
 <div class="st-key-{LOOK}"><button onclick="window.looked = (window.looked || 0) + 1">Look again</button></div>
 <div id="attn-follow" hidden data-url="/app/_attn/follow?class=ABC234&v={version}" data-version="{version}"
- data-here="{here}" data-base="/app" data-stay="{int(stay)}" data-look="{LOOK}" data-safety-ms="{safety_ms}"></div>
+ data-here="{here}" data-base="/app" data-stay="{int(stay)}" data-look="{LOOK}" data-page="{signature}"
+ data-safety-ms="{safety_ms}"></div>
 <script>window.popstates = 0; addEventListener('popstate', () => window.popstates++);</script>
 <script>{SCRIPT}</script></body></html>"""
 
@@ -75,6 +77,21 @@ def test_a_change_without_a_new_page_clicks_look_again(chromium):
     with headless_chromium(chromium, 800, 600) as page:
         served(page, page_html(3), lambda url: {"version": 4, "open": True, "link": "exercises?ex=step&seed=0"})
         wait_for(page, "window.looked === 1", "Look again clicked", 30)
+        assert page.evaluate("[location.pathname + location.search, window.popstates, window.attnSentOpened || 0]") \
+            == ["/app/exercises?ex=step&seed=0", 0, 0]
+
+
+def test_a_change_that_leaves_the_page_as_it_is_reruns_nothing_and_waits_past_it(chromium):
+    """Another student removed, then let back in: the answers carry this page's signature, so no
+    *Look again*, and each next request waits past the version just answered; a reveal then
+    (another signature) clicks it."""
+    answers = iter([{"version": 4, "open": True, "link": "exercises?ex=step&seed=0", "page": "a1b2c3d4e5f6"},
+                    {"version": 5, "open": True, "link": "exercises?ex=step&seed=0", "page": "a1b2c3d4e5f6"},
+                    {"version": 6, "open": True, "link": "exercises?ex=step&seed=0", "page": "0f9e8d7c6b5a"}])
+    with headless_chromium(chromium, 800, 600) as page:
+        asked = served(page, page_html(3, signature="a1b2c3d4e5f6"), lambda url: next(answers, None))
+        wait_for(page, "window.looked === 1", "Look again clicked at the reveal", 30)
+        assert [a.rsplit("v=", 1)[1] for a in asked[:3]] == ["3", "4", "5"]
         assert page.evaluate("[location.pathname + location.search, window.popstates, window.attnSentOpened || 0]") \
             == ["/app/exercises?ex=step&seed=0", 0, 0]
 

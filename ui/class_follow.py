@@ -12,7 +12,7 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from server.class_store import (class_store, StoreUnavailable)
-from server.follow import FOLLOW_PATH, follow_board, SENT, sent_link as link_of, sent_params
+from server.follow import FOLLOW_PATH, follow_board, page_signature, SENT, sent_link as link_of, sent_params
 from ui.class_session import (APPLIED, CHARTS_READY, FOLLOW, FOLLOW_SAFETY_S, KEPT, LOOK, nickname, OPENED,
                               REMOVALS_SEEN, REVEALED, session_id)
 
@@ -46,7 +46,7 @@ def follow_panel(pages: dict, code: str, current: str) -> None:
     if _removed_from(code, state):  # still listening: an Undo of the teacher's puts the tab back
         st.caption(f"Not following class {code}: the teacher removed you (the page says so too).")
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:")
-        _listener(code, pages, state.version, None, stay=True)
+        _listener(code, pages, state, None, stay=True)
         return
     if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] and state.page in pages:
         _open_sent(pages[state.page], code, state)
@@ -57,7 +57,7 @@ def follow_panel(pages: dict, code: str, current: str) -> None:
     st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
               help="The teacher's page opens by itself; this looks at once.")
     shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
-    _listener(code, pages, state.version, link_of(code, state) if shown else None)
+    _listener(code, pages, state, link_of(code, state) if shown else None)
     if not st.session_state.get(CHARTS_READY):  # once per session, the panel's last element: see _warm_charts
         st.session_state[CHARTS_READY] = True
         _warm_charts()
@@ -125,7 +125,7 @@ def _apply_sent(state) -> None:
         del st.session_state[name]
 
 
-def _listener(code: str, pages: dict, version: int, sent: str | None, stay: bool = False) -> None:
+def _listener(code: str, pages: dict, state, sent: str | None, stay: bool = False) -> None:
     """The page's wait for the class's next change: an HTTP request the server answers when the
     version is no longer ``version`` (``server/follow.py``). The answer names the teacher's page
     (its link): a page other than this one opens inside the session as the browser's Back
@@ -141,13 +141,17 @@ def _listener(code: str, pages: dict, version: int, sent: str | None, stay: bool
     teacher's page's link, ``server.follow.sent_link``, shown now) it also puts that link in the
     address bar: Streamlit's front end keeps the old address after a page switch the server made, and a
     reload must show the teacher's page. With ``stay`` (a removed student's tab) no sent page
-    opens: every change clicks *Look again*."""
+    opens: every change clicks *Look again*. The page's signature (``server.follow.page_signature``:
+    what this page shows of the class's state, ``stay`` being this student removed) is drawn too: a
+    change whose answer carries the same one (another student removed or let back in) leaves this
+    page as it is, and the listener waits again with no rerun."""
     base = _base_path(pages)
-    url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': version})}"
+    url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': state.version})}"
     here = f"{base}/{sent}" if sent else ""
-    st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(version)}"
+    st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(state.version)}"
  data-here="{escape(here)}" data-base="{escape(base)}" data-stay="{int(stay)}" data-look="{LOOK}"
- data-safety-ms="{int(1000 * FOLLOW_SAFETY_S)}"></div><script>{LISTENER_JS}</script>""", unsafe_allow_javascript=True)
+ data-page="{page_signature(code, state, stay)}" data-safety-ms="{int(1000 * FOLLOW_SAFETY_S)}"></div>
+<script>{LISTENER_JS}</script>""", unsafe_allow_javascript=True)
 
 
 def _base_path(pages: dict) -> str:

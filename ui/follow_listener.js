@@ -2,7 +2,9 @@
 // attributes of the hidden #attn-follow element, which every rerun updates): wait on the server
 // (server/follow.py's /_attn/follow) for the class's next change; a sent page opens inside the
 // Streamlit session as the Back button opens one (the address set, then a popstate event); any
-// other change clicks the panel's "Look again" button. While the server cannot be asked, it
+// other change clicks the panel's "Look again" button, unless the answer's page signature is the
+// one this page drew (data-page: the change leaves the page as it is, as another student removed),
+// when it waits again for the next version without a rerun. While the server cannot be asked, it
 // clicks "Look again" every data-safety-ms. The browser runs the script once per page load.
 (() => {
   if (window.attnFollowing) return;
@@ -24,7 +26,11 @@
         const r = await fetch(url, {credentials: 'same-origin', cache: 'no-store'});
         if (r.ok) {
           const s = await r.json();
-          if (s.version !== Number(d.dataset.version) || !s.open) {
+          if (s.open && s.page && s.page === d.dataset.page && s.version !== Number(d.dataset.version)) {
+            // nothing on this page changes: wait past the new version (the next rerun draws it anyway)
+            d.dataset.version = String(s.version);
+            d.dataset.url = url.replace(/([?&]v=)-?[0-9]+/, '$1' + s.version);
+          } else if (s.version !== Number(d.dataset.version) || !s.open) {
             const sent = s.open && s.link && d.dataset.stay !== '1' ? d.dataset.base + '/' + s.link : '';
             if (sent && location.pathname + location.search !== sent) {
               history.replaceState(history.state, '', sent);

@@ -134,6 +134,13 @@ class ClassesAndRoster:
         return self._run(lambda conn: conn.execute(sa.select(roster.c.session).where(
             (roster.c.class_code == code) & (roster.c.session == session))).first()) is not None
 
+    def removed_sessions(self, code: str | None) -> frozenset[str]:
+        """The ids of the students removed from the class, in one read: the tabs a removal or its
+        *Undo* concerns (``server/follow.py``: the others have nothing to redraw)."""
+        code = normalise_code(code)
+        return frozenset(self._run(lambda conn: conn.execute(sa.select(roster.c.session).where(
+            (roster.c.class_code == code) & roster.c.removed)).scalars().all()))
+
     def class_codes(self) -> set[str]:
         """The codes of every class the store holds (open, closed, not yet purged): one read, so that a
         follow request naming a code that is none of them costs no read of its own."""
