@@ -89,3 +89,20 @@ def test_the_html_download_leaves_a_shared_figure_as_it_was():
     page = figure_html(fig, "alignment")
     assert "<title>alignment</title>" in page and "shared" in page
     assert "_spec" in fig.__dict__ and fig.to_dict() is spec
+
+
+def test_a_shared_figures_text_alternative_is_written_once_and_a_page_worded_one_every_draw(monkeypatch):
+    """``ui.figures.chart``: the tables under a figure (``viz.describe.alternative_html``) are written
+    once per figure, as its description and JSON are; a figure the page names in its own words
+    (``alt``) is described again on each draw, since the words may change."""
+    import viz.describe
+    from ui.figures import chart
+    written, write = [], viz.describe.alternative_html
+    monkeypatch.setattr(viz.describe, "alternative_html", lambda d: (written.append(d.summary), write(d))[1])
+    fig = heatmap()
+    for _ in range(3):
+        chart(fig, "alignment", "shared_alignment")
+    assert len(written) == 1 and "<table>" in fig.derived("alternative_html", lambda: "")
+    for _ in range(2):
+        chart(fig, "alignment", "worded_alignment", alt="The page's own words")
+    assert len(written) == 3

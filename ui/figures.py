@@ -193,7 +193,10 @@ def chart(fig, filename: str, key: str, where=None, more_config: dict | None = N
         hint = f'<p class="fig-scroll-hint fsh{width}">{SCROLL_HINT}</p>'
     box.plotly_chart(fig, key=key, config={**plotly_config(filename), **(more_config or {})},
                      alt=described.summary, **options)
-    place.html(_Html(hint + alternative_html(described)))
+    # a shared figure's text alternative is written once per process, as its description is
+    derived = getattr(fig, "derived", None) if alt is None else None
+    words = derived("alternative_html", lambda: alternative_html(described)) if derived else alternative_html(described)
+    place.html(_Html(hint + words))
 
 
 def chart_with_export(fig, filename: str, key: str, where=None, **options) -> None:
