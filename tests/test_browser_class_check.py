@@ -6,13 +6,14 @@ answer again, and the page shows, without a click (the gain view and the hand-in
 themselves), the halves open (their buttons disabled), the hand-ins, per concept and kind the
 class's mean before and after and ⟨g⟩ computed here from the set answers, the students apart, the
 spread with its text alternative, the most missed item and the item analysis.
-Screenshot: docs/class-check-gain-1400.png."""
+Screenshot: test-output/browser/class-check-gain-1400.png; docs/lesson.md shows a copy, renewed by hand:
+    python -m pytest tests/test_browser_class_check.py && cp test-output/browser/class-check-gain-1400.png docs/"""
 from __future__ import annotations
 
 import re
 
-from conftest import BROWSER_CLASS_KEY as KEY, ROOT
-from helpers.browser import APP_IDLE, open_a_class, PAGE_BUDGET, wait_for
+from conftest import BROWSER_CLASS_KEY as KEY
+from helpers.browser import APP_IDLE, open_a_class, OUTPUT, PAGE_BUDGET, wait_for
 from teaching import check as ch
 from test_accessibility_browser import axe, violations  # noqa: F401  (the fixture)
 
@@ -23,7 +24,7 @@ PLANS = {  # right items before, after (None: that half not taken)
     "a1b2c3d4e5f60003": (set(ALL) - {"context-transfer"}, set(ALL) - {"context-transfer", "length-transfer"}),
     "a1b2c3d4e5f60004": (set(), None),
 }
-SHOT = ROOT / "docs" / "class-check-gain-1400.png"
+SHOT = OUTPUT / "class-check-gain-1400.png"  # a run never rewrites the tracked copy in docs/
 
 
 def share(right: set[str], concept: str) -> float:
@@ -99,7 +100,7 @@ def test_the_teachers_gain_view_at_1400_px(class_server, axe):  # noqa: F811
     page.set_viewport_size({"width": 1400, "height": 2400})  # the whole view painted at once, 1400 px wide
     page.evaluate("document.querySelector('.st-key-class_check_view').scrollIntoView({block: 'center'})")
     wait_for(page, APP_IDLE, "the page settled at its new height", PAGE_BUDGET)
-    SHOT.parent.mkdir(exist_ok=True)
+    SHOT.parent.mkdir(parents=True, exist_ok=True)
     view.screenshot(path=str(SHOT))
     assert violations(axe, page, "class-check-gain-1400") == []  # WCAG 2.1 AA, as every page
     page.context.close()
