@@ -81,7 +81,7 @@ async def quiet(base: str) -> float:
     start = time.monotonic()
     while time.monotonic() - start < QUIET_S:
         load = await asyncio.to_thread(server_load, base)
-        if not (load["costly_running"] or load["costly_waiting"] or load["cheap_runs"]):
+        if not (load["costly_running"] or load["costly_waiting"] or load.get("costly_ahead") or load["cheap_runs"]):
             break
         await asyncio.sleep(0.25)
     return time.monotonic() - start

@@ -23,7 +23,13 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
 - once decoded, it draws its page when no cheap run is under way (up to the run's seconds later),
   then takes a page-run slot again;
 - a result once computed is cheap (the shared caches hold it): its key is remembered
-  (``KEYS_KEPT``) and the next run asking for it passes the lane.
+  (``KEYS_KEPT``) and the next run asking for it passes the lane;
+- **shorter work goes ahead**: work estimated at most 1/``SHORTER_BY`` of every run holding one of
+  the lane's places (a visitor's own 20-word sentence on *Attention or attribution?*, beside a
+  prankster's 30 words of it, then another's …) takes one of as many places *ahead*, in the same
+  turns, instead of waiting behind them; the holders pause between two steps while it runs, and
+  draw their pages after it, as they do for the cheap runs. Only less work gets ahead: a script
+  asking for more cannot, and one asking for less is what the lane wants.
 
 Process-wide on purpose, as ``server.limits``'s slots are: it holds who waits and how many cheap
 runs are under way, never a visitor's data. What this thread's run holds (its start, its place in
@@ -46,6 +52,7 @@ from server.visitor import visitor
 
 PAUSE_S = 0.5      # the longest a costly decoding pauses at one step for the cheap runs under way
 KEYS_KEPT = 1024   # computed keys remembered (the shared caches keep fewer; a forgotten one only waits its turn)
+SHORTER_BY = 2     # work at most this many times smaller than every lane holder's goes ahead of them
 
 
 class WorkCut(StopException):
@@ -79,15 +86,64 @@ class CheapRuns:
             return self._quiet.wait_for(lambda: self.count <= 0, timeout)
 
 
+class Lane:
+    """The costly lane: ``n`` places in turns by (address, student), and ``n`` places *ahead* for work
+    estimated at most 1/``SHORTER_BY`` of every estimate holding a place (see the module). It keeps
+    the holders' estimates (numbers, no visitor's data) to decide which."""
+
+    def __init__(self, n: int):
+        self.places = TurnQueue(n)
+        self.ahead = TurnQueue(n)
+        self._lock = threading.Lock()
+        self._held: list[float] = []  # the estimates of the runs holding a place
+
+    def goes_ahead(self, cost: float) -> bool:
+        with self._lock:
+            return bool(self._held) and cost * SHORTER_BY <= min(self._held)
+
+    def acquire(self, path: tuple, cost: float, abandon=None, until: float | None = None) -> str | None:
+        """Wait for a place: "ahead" or "place" once held, None past ``until`` (``TurnQueue.acquire``)."""
+        if self.goes_ahead(cost):
+            return "ahead" if self.ahead.acquire(path, abandon, until) else None
+        if not self.places.acquire(path, abandon, until):
+            return None
+        with self._lock:
+            self._held.append(cost)
+        return "place"
+
+    def release(self, which: str, cost: float) -> None:
+        if which == "ahead":
+            self.ahead.release()
+            return
+        with self._lock:
+            self._held.remove(cost)
+        self.places.release()
+
+
 @per_process
-def _lane(n: int) -> TurnQueue:
-    """The costly lane's ``n`` places, in turns by (address, student)."""
-    return TurnQueue(n)
+def _lane(n: int) -> Lane:
+    """The costly lane's ``n`` places (and ``n`` ahead), in turns by (address, student)."""
+    return Lane(n)
 
 
 @per_process
 def cheap_runs() -> CheapRuns:
     return CheapRuns()
+
+
+@per_process
+def ahead_runs() -> CheapRuns:
+    """How many runs hold one of the lane's places ahead (the holders pause for them)."""
+    return CheapRuns()
+
+
+def wait_quiet(timeout: float, ahead: bool) -> bool:
+    """Wait up to ``timeout`` seconds for no cheap run to be under way and, for a holder of an
+    ordinary place (``ahead`` False), no run ahead of it either; True if so."""
+    until = time.monotonic() + timeout
+    if not cheap_runs().wait_quiet(timeout):
+        return False
+    return ahead or ahead_runs().wait_quiet(max(0.0, until - time.monotonic()))
 
 
 @per_process
@@ -144,10 +200,10 @@ def costly_work(cost: float, key=None):
         yield
         return
     with holding(LANE):
-        yield from _in_lane(run, who, key)
+        yield from _in_lane(run, who, key, cost)
 
 
-def _in_lane(run, who, key):
+def _in_lane(run, who, key, cost):
     address, student, requests = who
     abandon = (lambda: superseded(requests)) if requests is not None else None
     was_cheap = run.cheap
@@ -160,18 +216,23 @@ def _in_lane(run, who, key):
             # the run's seconds, from its start, its wait for the lane included: Compare's seven
             # costly decodings share one bound, and a run behind others' costly work ends in time
             deadline = (run.started or time.monotonic()) + settings.run_seconds()
-            if not lane.acquire((address, student), abandon, until=deadline):
+            which = lane.acquire((address, student), cost, abandon, until=deadline)
+            if which is None:
                 raise cut()
-            run.deadline = deadline
+            run.deadline, run.ahead = deadline, which == "ahead"
+            if run.ahead:
+                ahead_runs().enter()
             try:
                 with own_place():  # the lane's place bounds its decodings: the shared slots stay the cheap runs'
                     yield
             finally:
-                run.deadline = None
-                lane.release()
+                if run.ahead:
+                    ahead_runs().leave()
+                run.deadline, run.ahead = None, False
+                lane.release(which, cost)
             # what the page draws of a costly result is costly too (a heatmap of 120 x 130 cells):
-            # drawn once no cheap run is under way, within the run's seconds
-            cheap_runs().wait_quiet(max(0.0, deadline - time.monotonic()))
+            # drawn once no cheap run (nor any run ahead of it) is under way, within the run's seconds
+            wait_quiet(max(0.0, deadline - time.monotonic()), ahead=which == "ahead")
         remember(key)
     finally:
         if was_cheap:
@@ -180,15 +241,16 @@ def _in_lane(run, who, key):
 
 
 def pace() -> None:
-    """Between two decoder steps: in the costly lane, pause while cheap runs are under way (at most
-    PAUSE_S), and stop past the run's seconds (WorkCut); elsewhere nothing."""
-    deadline = this_run().deadline
-    if deadline is None:
+    """Between two decoder steps: in the costly lane, pause while cheap runs (or, for a holder of an
+    ordinary place, runs ahead of it) are under way (at most PAUSE_S), and stop past the run's seconds
+    (WorkCut); elsewhere nothing."""
+    run = this_run()
+    if run.deadline is None:
         return
-    left = deadline - time.monotonic()
+    left = run.deadline - time.monotonic()
     if left <= 0:
         raise cut()
-    cheap_runs().wait_quiet(min(PAUSE_S, left))
+    wait_quiet(min(PAUSE_S, left), ahead=run.ahead)
 
 
 def cut() -> WorkCut:
@@ -213,7 +275,8 @@ def load() -> dict:
         listeners = follow_board().listeners()
     except Exception:  # noqa: BLE001 - no store: nobody follows
         listeners = 0
-    return {"costly_running": lane.held(), "costly_waiting": lane.waiting(), "cheap_runs": cheap_runs().count,
+    return {"costly_running": lane.places.held(), "costly_waiting": lane.places.waiting() + lane.ahead.waiting(),
+            "costly_ahead": lane.ahead.held(), "cheap_runs": cheap_runs().count,
             "follow_listeners": listeners}
 
 
@@ -228,5 +291,5 @@ def routes() -> list:
     return [Route(LOAD_PATH, load_route, methods=["GET"])]
 
 
-__all__ = ["CheapRuns", "WorkCut", "cheap_runs", "costly_work", "in_costly_lane", "load", "pace",
-           "page_running", "routes", "LOAD_PATH", "PAUSE_S"]
+__all__ = ["CheapRuns", "Lane", "WorkCut", "ahead_runs", "cheap_runs", "costly_work", "in_costly_lane", "load", "pace",
+           "page_running", "routes", "wait_quiet", "LOAD_PATH", "PAUSE_S", "SHORTER_BY"]
