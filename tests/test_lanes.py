@@ -6,7 +6,7 @@ import threading
 import time
 
 from server.costs import attribution_bound, attribution_cost, beam_bound, compare_bound, costly, decoding_cost
-from server.lanes import CheapRuns
+from server.lanes import ahead_runs, CheapRuns, Lane, SHORTER_BY, wait_quiet
 from server.scheduler import TurnQueue
 
 
@@ -101,3 +101,44 @@ def test_each_bound_keeps_the_first_words_and_says_so(monkeypatch):
     assert compare_bound(text, 2).text.split() == text.split()[:10]  # 20 words shared by two models
     assert compare_bound(text, 4).text.split() == text.split()[:5]  # 20 / 4 words each (at least the beam's)
     assert beam_bound("short one", 10).notice is None
+
+
+def test_shorter_work_goes_ahead_of_the_lane_holders_and_only_shorter_work():
+    """One place held by a prankster's 30 words of attribution: a visitor's work of at most half its
+    estimate takes a place ahead at once; work as large waits (here past its deadline); nothing goes
+    ahead of an empty lane, and the holders' estimates leave with them."""
+    lane = Lane(1)
+    assert not lane.goes_ahead(1)  # nobody holds the lane: the ordinary places serve
+    assert lane.acquire(("10.6.6.6", ""), 80_000) == "place"
+    assert lane.goes_ahead(80_000 // SHORTER_BY) and not lane.goes_ahead(80_000 // SHORTER_BY + 1)
+    assert lane.acquire(("10.6.6.6", "b"), 60_000, until=time.monotonic() + 0.2) is None  # as large: in turn
+    assert lane.acquire(("10.6.6.6", "visitor"), 9_000) == "ahead"  # same address, less work: ahead at once
+    assert lane.ahead.held() == 1 and lane.places.held() == 1
+    # the places ahead are bounded too: a second short run waits for the first
+    assert lane.acquire(("10.0.0.2", ""), 9_000, until=time.monotonic() + 0.2) is None
+    lane.release("ahead", 9_000)
+    lane.release("place", 80_000)
+    assert lane.places.held() == 0 and lane.ahead.held() == 0 and not lane.goes_ahead(1)
+
+
+def test_a_lane_holder_pauses_for_a_run_ahead_of_it_and_the_run_ahead_does_not():
+    """``wait_quiet``: the holder of an ordinary place waits while a run ahead is under way (between
+    two steps, and before it draws); the run ahead waits for the cheap runs alone."""
+    ahead = ahead_runs()
+    ahead.enter()
+    try:
+        assert wait_quiet(0.0, ahead=True)
+        assert not wait_quiet(0.0, ahead=False)
+        done = threading.Event()
+
+        def holder_step():
+            wait_quiet(60.0, ahead=False)
+            done.set()
+        t = threading.Thread(target=holder_step)
+        t.start()
+        time.sleep(0.05)
+        assert not done.is_set()
+    finally:
+        ahead.leave()
+    t.join(60)
+    assert done.is_set() and wait_quiet(0.0, ahead=False)
