@@ -20,6 +20,7 @@ results/benchmarks.jsonl`` keeps it.
 
     python bench/starve_victim.py --page translate --starve 5 --starve-page translate --json
     python bench/starve_victim.py --page attribution --starve 2 --starve-page attribution --json
+    python bench/starve_victim.py --page attribution --starve 2 --app ../wt-before   # another commit's app
 """
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def parse_args(argv=None):
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--port", type=int, default=None)
+    p.add_argument("--app", type=Path, default=ROOT, help="the checkout whose app.py runs (another commit's worktree, "
+                   "for a before/after; this bench drives it)")
     p.add_argument("--url", default=None, help="an app already running (no server is started; CPU not measured)")
     p.add_argument("--json", action="store_true", help="print only the JSON line")
     p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
@@ -186,7 +189,7 @@ def main(argv=None) -> int:
     if args.url:
         result = asyncio.run(play(args.url.rstrip("/"), args, say))
     else:
-        with server(args.port) as target:
+        with server(args.port, root=args.app) as target:
             meter = Meter(target)
             meter.sample()
             say(f"server pid {target.pids()[0]} at {target.base}")
@@ -196,7 +199,7 @@ def main(argv=None) -> int:
     result = {"bench": "starve_victim", "page": args.page, "starve_page": args.starve_page, "tabs": args.starve,
               "rounds": args.rounds, "visits_per_phase": args.visits, **result,
               "load_average_start": load_start, "load_average": [round(x, 2) for x in os.getloadavg()],
-              "seed": args.seed, "started": started, **stamp(ROOT)}
+              "seed": args.seed, "started": started, **stamp(args.app)}
     emit(result, args.append)
     return 0 if not result["victim_errors"] and not result["victim_lost"] else 1
 
