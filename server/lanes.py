@@ -21,7 +21,8 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
   one bound for all of a run's costly work) it stops with a message
   (:class:`WorkCut`), so one run's work is bounded in time as ``server/costs.py`` bounds its size;
 - once decoded, it draws its page when no cheap run is under way (up to the run's seconds later),
-  then takes a page-run slot again;
+  then takes a page-run slot again; what it draws counts as costly work (no run in the lane pauses
+  for it, as it would for a cheap run);
 - a result once computed is cheap (the shared caches hold it): its key is remembered
   (``KEYS_KEPT``) and the next run asking for it passes the lane;
 - **shorter work goes ahead**: work estimated at most 1/``SHORTER_BY`` of every run holding one of
@@ -206,7 +207,7 @@ def costly_work(cost: float, key=None):
 def _in_lane(run, who, key, cost):
     address, student, requests = who
     abandon = (lambda: superseded(requests)) if requests is not None else None
-    was_cheap = run.cheap
+    was_cheap, which = run.cheap, None
     if was_cheap:
         cheap_runs().leave()
         run.cheap = False
@@ -235,7 +236,10 @@ def _in_lane(run, who, key, cost):
             wait_quiet(max(0.0, deadline - time.monotonic()), ahead=which == "ahead")
         remember(key)
     finally:
-        if was_cheap:
+        # the rest of a run that held one of the lane's places (its figures, their text alternatives,
+        # their serialisation: a 1,000-character heatmap's) is its costly work's too: no run in the
+        # lane pauses for it. A run ahead of them draws its page as the cheap runs do.
+        if was_cheap and which != "place":
             cheap_runs().enter()
             run.cheap = True
 
