@@ -25,12 +25,12 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
   for it, as it would for a cheap run);
 - a result once computed is cheap (the shared caches hold it): its key is remembered
   (``KEYS_KEPT``) and the next run asking for it passes the lane;
-- **shorter work goes ahead**: work estimated at most 1/``SHORTER_BY`` of every run holding one of
-  the lane's places (a visitor's own 20-word sentence on *Attention or attribution?*, beside a
-  prankster's 30 words of it, then another's …) takes one of as many places *ahead*, in the same
-  turns, instead of waiting behind them; the holders pause between two steps while it runs, and
-  draw their pages after it, as they do for the cheap runs. Only less work gets ahead: a script
-  asking for more cannot, and one asking for less is what the lane wants.
+- **shorter work goes ahead**: work estimated at most 1/``SHORTER_BY`` of every run in the lane (a
+  visitor's own 20-word sentence on *Attention or attribution?*, beside a prankster's 30 words of
+  it) runs at once instead of waiting behind them; every run in the lane pauses between two steps
+  while a run with a smaller estimate is under way, and draws its page after it, as it does for the
+  cheap runs. Only less work gets ahead, each at most half the least before it (so a few at most):
+  a script asking for more cannot, and one asking for less is what the lane wants.
 
 Process-wide on purpose, as ``server.limits``'s slots are: it holds who waits and how many cheap
 runs are under way, never a visitor's data. What this thread's run holds (its start, its place in
@@ -53,7 +53,7 @@ from server.visitor import visitor
 
 PAUSE_S = 0.5      # the longest a costly decoding pauses at one step for the cheap runs under way
 KEYS_KEPT = 1024   # computed keys remembered (the shared caches keep fewer; a forgotten one only waits its turn)
-SHORTER_BY = 2     # work at most this many times smaller than every lane holder's goes ahead of them
+SHORTER_BY = 2     # work at most this many times smaller than every run in the lane goes ahead of them
 
 
 class WorkCut(StopException):
@@ -88,42 +88,55 @@ class CheapRuns:
 
 
 class Lane:
-    """The costly lane: ``n`` places in turns by (address, student), and ``n`` places *ahead* for work
-    estimated at most 1/``SHORTER_BY`` of every estimate holding a place (see the module). It keeps
-    the holders' estimates (numbers, no visitor's data) to decide which."""
+    """The costly lane: ``n`` places in turns by (address, student), and work estimated at most
+    1/``SHORTER_BY`` of every run in the lane (holders and runs ahead alike) going ahead of them (see
+    the module). Each run ahead is at most half the least before it, so at most
+    log2(largest estimate / ``COSTLY_FROM``) of them run at once (8 for Compare's largest). A run in
+    the lane pauses between two steps while a run with a smaller estimate is under way
+    (:meth:`wait_shorter`). It keeps the estimates of the runs in the lane (numbers, no visitor's data)."""
 
     def __init__(self, n: int):
         self.places = TurnQueue(n)
-        self.ahead = TurnQueue(n)
-        self._lock = threading.Lock()
-        self._held: list[float] = []  # the estimates of the runs holding a place
+        self._changed = threading.Condition()
+        self._running: list[float] = []  # the estimates of every run in the lane, ahead or on a place
 
     def goes_ahead(self, cost: float) -> bool:
-        with self._lock:
-            return bool(self._held) and cost * SHORTER_BY <= min(self._held)
+        with self._changed:
+            return bool(self._running) and cost * SHORTER_BY <= min(self._running)
 
     def acquire(self, path: tuple, cost: float, abandon=None, until: float | None = None) -> str | None:
         """Wait for a place: "ahead" or "place" once held, None past ``until`` (``TurnQueue.acquire``)."""
-        if self.goes_ahead(cost):
-            return "ahead" if self.ahead.acquire(path, abandon, until) else None
+        with self._changed:  # the look and the entry at once: two short runs cannot both pass one holder
+            if self._running and cost * SHORTER_BY <= min(self._running):
+                self._running.append(cost)
+                return "ahead"
         if not self.places.acquire(path, abandon, until):
             return None
-        with self._lock:
-            self._held.append(cost)
+        with self._changed:
+            self._running.append(cost)
         return "place"
 
     def release(self, which: str, cost: float) -> None:
-        if which == "ahead":
-            self.ahead.release()
-            return
-        with self._lock:
-            self._held.remove(cost)
-        self.places.release()
+        with self._changed:
+            self._running.remove(cost)
+            self._changed.notify_all()
+        if which == "place":
+            self.places.release()
+
+    def wait_shorter(self, cost: float, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for no run with an estimate below ``cost`` to be in the lane; True if none is."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not any(c < cost for c in self._running), timeout)
+
+    def ahead(self) -> int:
+        """How many runs are in the lane beyond its places."""
+        with self._changed:
+            return len(self._running) - self.places.held()
 
 
 @per_process
 def _lane(n: int) -> Lane:
-    """The costly lane's ``n`` places (and ``n`` ahead), in turns by (address, student)."""
+    """The costly lane's ``n`` places (and the runs ahead), in turns by (address, student)."""
     return Lane(n)
 
 
@@ -132,19 +145,13 @@ def cheap_runs() -> CheapRuns:
     return CheapRuns()
 
 
-@per_process
-def ahead_runs() -> CheapRuns:
-    """How many runs hold one of the lane's places ahead (the holders pause for them)."""
-    return CheapRuns()
-
-
-def wait_quiet(timeout: float, ahead: bool) -> bool:
-    """Wait up to ``timeout`` seconds for no cheap run to be under way and, for a holder of an
-    ordinary place (``ahead`` False), no run ahead of it either; True if so."""
+def wait_quiet(timeout: float, cost: float) -> bool:
+    """Wait up to ``timeout`` seconds for no cheap run to be under way and no run with an estimate
+    below ``cost`` to be in the costly lane; True if so."""
     until = time.monotonic() + timeout
     if not cheap_runs().wait_quiet(timeout):
         return False
-    return ahead or ahead_runs().wait_quiet(max(0.0, until - time.monotonic()))
+    return _lane(settings.costly_runs()).wait_shorter(cost, max(0.0, until - time.monotonic()))
 
 
 @per_process
@@ -220,20 +227,16 @@ def _in_lane(run, who, key, cost):
             which = lane.acquire((address, student), cost, abandon, until=deadline)
             if which is None:
                 raise cut()
-            run.deadline, run.ahead = deadline, which == "ahead"
-            if run.ahead:
-                ahead_runs().enter()
+            run.deadline, run.cost = deadline, cost
             try:
                 with own_place():  # the lane's place bounds its decodings: the shared slots stay the cheap runs'
                     yield
             finally:
-                if run.ahead:
-                    ahead_runs().leave()
-                run.deadline, run.ahead = None, False
+                run.deadline, run.cost = None, 0.0
                 lane.release(which, cost)
             # what the page draws of a costly result is costly too (a heatmap of 120 x 130 cells):
-            # drawn once no cheap run (nor any run ahead of it) is under way, within the run's seconds
-            wait_quiet(max(0.0, deadline - time.monotonic()), ahead=which == "ahead")
+            # drawn once no cheap run (nor any shorter run in the lane) is under way, within the run's seconds
+            wait_quiet(max(0.0, deadline - time.monotonic()), cost)
         remember(key)
     finally:
         # the rest of a run that held one of the lane's places (its figures, their text alternatives,
@@ -245,16 +248,15 @@ def _in_lane(run, who, key, cost):
 
 
 def pace() -> None:
-    """Between two decoder steps: in the costly lane, pause while cheap runs (or, for a holder of an
-    ordinary place, runs ahead of it) are under way (at most PAUSE_S), and stop past the run's seconds
-    (WorkCut); elsewhere nothing."""
+    """Between two decoder steps: in the costly lane, pause while cheap runs, or shorter runs in the
+    lane, are under way (at most PAUSE_S), and stop past the run's seconds (WorkCut); elsewhere nothing."""
     run = this_run()
     if run.deadline is None:
         return
     left = run.deadline - time.monotonic()
     if left <= 0:
         raise cut()
-    wait_quiet(min(PAUSE_S, left), ahead=run.ahead)
+    wait_quiet(min(PAUSE_S, left), run.cost)
 
 
 def cut() -> WorkCut:
@@ -279,8 +281,8 @@ def load() -> dict:
         listeners = follow_board().listeners()
     except Exception:  # noqa: BLE001 - no store: nobody follows
         listeners = 0
-    return {"costly_running": lane.places.held(), "costly_waiting": lane.places.waiting() + lane.ahead.waiting(),
-            "costly_ahead": lane.ahead.held(), "cheap_runs": cheap_runs().count,
+    return {"costly_running": lane.places.held(), "costly_waiting": lane.places.waiting(),
+            "costly_ahead": lane.ahead(), "cheap_runs": cheap_runs().count,
             "follow_listeners": listeners}
 
 
@@ -295,5 +297,5 @@ def routes() -> list:
     return [Route(LOAD_PATH, load_route, methods=["GET"])]
 
 
-__all__ = ["CheapRuns", "Lane", "WorkCut", "ahead_runs", "cheap_runs", "costly_work", "in_costly_lane", "load", "pace",
+__all__ = ["CheapRuns", "Lane", "WorkCut", "cheap_runs", "costly_work", "in_costly_lane", "load", "pace",
            "page_running", "routes", "wait_quiet", "LOAD_PATH", "PAUSE_S", "SHORTER_BY"]
