@@ -21,9 +21,16 @@ sentence waited behind them (``docs/campus.md``). So a piece of work whose estim
   one bound for all of a run's costly work) it stops with a message
   (:class:`WorkCut`), so one run's work is bounded in time as ``server/costs.py`` bounds its size;
 - once decoded, it draws its page when no cheap run is under way (up to the run's seconds later),
-  then takes a page-run slot again;
+  then takes a page-run slot again; what it draws counts as costly work (no run in the lane pauses
+  for it, as it would for a cheap run);
 - a result once computed is cheap (the shared caches hold it): its key is remembered
-  (``KEYS_KEPT``) and the next run asking for it passes the lane.
+  (``KEYS_KEPT``) and the next run asking for it passes the lane;
+- **shorter work goes ahead**: work estimated at most 1/``SHORTER_BY`` of every run in the lane (a
+  visitor's own 20-word sentence on *Attention or attribution?*, beside a prankster's 30 words of
+  it) runs at once instead of waiting behind them; every run in the lane pauses between two steps
+  while a run with a smaller estimate is under way, and draws its page after it, as it does for the
+  cheap runs. Only less work gets ahead, each at most half the least before it (so a few at most):
+  a script asking for more cannot, and one asking for less is what the lane wants.
 
 Process-wide on purpose, as ``server.limits``'s slots are: it holds who waits and how many cheap
 runs are under way, never a visitor's data. What this thread's run holds (its start, its place in
@@ -46,6 +53,7 @@ from server.visitor import visitor
 
 PAUSE_S = 0.5      # the longest a costly decoding pauses at one step for the cheap runs under way
 KEYS_KEPT = 1024   # computed keys remembered (the shared caches keep fewer; a forgotten one only waits its turn)
+SHORTER_BY = 2     # work at most this many times smaller than every run in the lane goes ahead of them
 
 
 class WorkCut(StopException):
@@ -79,15 +87,71 @@ class CheapRuns:
             return self._quiet.wait_for(lambda: self.count <= 0, timeout)
 
 
+class Lane:
+    """The costly lane: ``n`` places in turns by (address, student), and work estimated at most
+    1/``SHORTER_BY`` of every run in the lane (holders and runs ahead alike) going ahead of them (see
+    the module). Each run ahead is at most half the least before it, so at most
+    log2(largest estimate / ``COSTLY_FROM``) of them run at once (8 for Compare's largest). A run in
+    the lane pauses between two steps while a run with a smaller estimate is under way
+    (:meth:`wait_shorter`). It keeps the estimates of the runs in the lane (numbers, no visitor's data)."""
+
+    def __init__(self, n: int):
+        self.places = TurnQueue(n)
+        self._changed = threading.Condition()
+        self._running: list[float] = []  # the estimates of every run in the lane, ahead or on a place
+
+    def goes_ahead(self, cost: float) -> bool:
+        with self._changed:
+            return bool(self._running) and cost * SHORTER_BY <= min(self._running)
+
+    def acquire(self, path: tuple, cost: float, abandon=None, until: float | None = None) -> str | None:
+        """Wait for a place: "ahead" or "place" once held, None past ``until`` (``TurnQueue.acquire``)."""
+        with self._changed:  # the look and the entry at once: two short runs cannot both pass one holder
+            if self._running and cost * SHORTER_BY <= min(self._running):
+                self._running.append(cost)
+                return "ahead"
+        if not self.places.acquire(path, abandon, until):
+            return None
+        with self._changed:
+            self._running.append(cost)
+        return "place"
+
+    def release(self, which: str, cost: float) -> None:
+        with self._changed:
+            self._running.remove(cost)
+            self._changed.notify_all()
+        if which == "place":
+            self.places.release()
+
+    def wait_shorter(self, cost: float, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for no run with an estimate below ``cost`` to be in the lane; True if none is."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not any(c < cost for c in self._running), timeout)
+
+    def ahead(self) -> int:
+        """How many runs are in the lane beyond its places."""
+        with self._changed:
+            return len(self._running) - self.places.held()
+
+
 @per_process
-def _lane(n: int) -> TurnQueue:
-    """The costly lane's ``n`` places, in turns by (address, student)."""
-    return TurnQueue(n)
+def _lane(n: int) -> Lane:
+    """The costly lane's ``n`` places (and the runs ahead), in turns by (address, student)."""
+    return Lane(n)
 
 
 @per_process
 def cheap_runs() -> CheapRuns:
     return CheapRuns()
+
+
+def wait_quiet(timeout: float, cost: float) -> bool:
+    """Wait up to ``timeout`` seconds for no cheap run to be under way and no run with an estimate
+    below ``cost`` to be in the costly lane; True if so."""
+    until = time.monotonic() + timeout
+    if not cheap_runs().wait_quiet(timeout):
+        return False
+    return _lane(settings.costly_runs()).wait_shorter(cost, max(0.0, until - time.monotonic()))
 
 
 @per_process
@@ -144,13 +208,13 @@ def costly_work(cost: float, key=None):
         yield
         return
     with holding(LANE):
-        yield from _in_lane(run, who, key)
+        yield from _in_lane(run, who, key, cost)
 
 
-def _in_lane(run, who, key):
+def _in_lane(run, who, key, cost):
     address, student, requests = who
     abandon = (lambda: superseded(requests)) if requests is not None else None
-    was_cheap = run.cheap
+    was_cheap, which = run.cheap, None
     if was_cheap:
         cheap_runs().leave()
         run.cheap = False
@@ -160,35 +224,39 @@ def _in_lane(run, who, key):
             # the run's seconds, from its start, its wait for the lane included: Compare's seven
             # costly decodings share one bound, and a run behind others' costly work ends in time
             deadline = (run.started or time.monotonic()) + settings.run_seconds()
-            if not lane.acquire((address, student), abandon, until=deadline):
+            which = lane.acquire((address, student), cost, abandon, until=deadline)
+            if which is None:
                 raise cut()
-            run.deadline = deadline
+            run.deadline, run.cost = deadline, cost
             try:
                 with own_place():  # the lane's place bounds its decodings: the shared slots stay the cheap runs'
                     yield
             finally:
-                run.deadline = None
-                lane.release()
+                run.deadline, run.cost = None, 0.0
+                lane.release(which, cost)
             # what the page draws of a costly result is costly too (a heatmap of 120 x 130 cells):
-            # drawn once no cheap run is under way, within the run's seconds
-            cheap_runs().wait_quiet(max(0.0, deadline - time.monotonic()))
+            # drawn once no cheap run (nor any shorter run in the lane) is under way, within the run's seconds
+            wait_quiet(max(0.0, deadline - time.monotonic()), cost)
         remember(key)
     finally:
-        if was_cheap:
+        # the rest of a run that held one of the lane's places (its figures, their text alternatives,
+        # their serialisation: a 1,000-character heatmap's) is its costly work's too: no run in the
+        # lane pauses for it. A run ahead of them draws its page as the cheap runs do.
+        if was_cheap and which != "place":
             cheap_runs().enter()
             run.cheap = True
 
 
 def pace() -> None:
-    """Between two decoder steps: in the costly lane, pause while cheap runs are under way (at most
-    PAUSE_S), and stop past the run's seconds (WorkCut); elsewhere nothing."""
-    deadline = this_run().deadline
-    if deadline is None:
+    """Between two decoder steps: in the costly lane, pause while cheap runs, or shorter runs in the
+    lane, are under way (at most PAUSE_S), and stop past the run's seconds (WorkCut); elsewhere nothing."""
+    run = this_run()
+    if run.deadline is None:
         return
-    left = deadline - time.monotonic()
+    left = run.deadline - time.monotonic()
     if left <= 0:
         raise cut()
-    cheap_runs().wait_quiet(min(PAUSE_S, left))
+    wait_quiet(min(PAUSE_S, left), run.cost)
 
 
 def cut() -> WorkCut:
@@ -213,7 +281,8 @@ def load() -> dict:
         listeners = follow_board().listeners()
     except Exception:  # noqa: BLE001 - no store: nobody follows
         listeners = 0
-    return {"costly_running": lane.held(), "costly_waiting": lane.waiting(), "cheap_runs": cheap_runs().count,
+    return {"costly_running": lane.places.held(), "costly_waiting": lane.places.waiting(),
+            "costly_ahead": lane.ahead(), "cheap_runs": cheap_runs().count,
             "follow_listeners": listeners}
 
 
@@ -228,5 +297,5 @@ def routes() -> list:
     return [Route(LOAD_PATH, load_route, methods=["GET"])]
 
 
-__all__ = ["CheapRuns", "WorkCut", "cheap_runs", "costly_work", "in_costly_lane", "load", "pace",
-           "page_running", "routes", "LOAD_PATH", "PAUSE_S"]
+__all__ = ["CheapRuns", "Lane", "WorkCut", "cheap_runs", "costly_work", "in_costly_lane", "load", "pace",
+           "page_running", "routes", "wait_quiet", "LOAD_PATH", "PAUSE_S", "SHORTER_BY"]

@@ -146,13 +146,15 @@ class TurnQueue:
 class Run:
     """What this thread's page run holds (see the module). ``started``: when the run began, its
     costly work's seconds counted from it; ``cheap``: counted among the cheap runs under way;
-    ``deadline``: in the costly lane until then; ``own_place``: its decodings are bounded by a
+    ``deadline``: in the costly lane until then; ``cost``: the estimate of its work in the lane
+    (``server.lanes.Lane``); ``own_place``: its decodings are bounded by a
     place of their own (the lane's), not the shared decoding slots; ``slot``: (queue, path,
     abandon) while it holds a page-run slot; ``holds``: the places of :data:`ORDER` its work is
     inside, innermost last (:func:`holding`)."""
     started: float | None = None
     cheap: bool = False
     deadline: float | None = None
+    cost: float = 0.0
     own_place: bool = False
     slot: tuple | None = None
     holds: list = field(default_factory=list)

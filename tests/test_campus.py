@@ -91,6 +91,35 @@ def test_a_cheap_run_passes_costly_runs_that_hold_the_lane(shipped_server):
     assert after["costly_waiting"] >= 1, after
 
 
+def test_a_visitors_shorter_attribution_goes_ahead_of_costly_ones_holding_the_lane(shipped_server):
+    """Tabs of one address (no student cookie) ask for attribution on 1,000 characters (cut to 30
+    words): one holds the lane, the others wait. A visitor behind the same address asks for it on an
+    18-word sentence, costly too but less than half their estimate: it is drawn while they still wait."""
+    base = shipped_server
+    visitor_text = "the farmers wrote letters to the museum about the trains and the rivers near the schools again today"
+
+    async def scenario():
+        costly = [bench.Tab(base, PAGE_BUDGET_S) for _ in range(COSTLY_TABS)]
+        runs = [asyncio.create_task(tab.do(("open", "attribution", f"text={long_text(n).replace(' ', '+')}")))
+                for n, tab in enumerate(costly)]
+        await asyncio.to_thread(until, lambda: load(base)["costly_running"] == 1
+                                and load(base)["costly_waiting"] == COSTLY_TABS - 1, PAGE_BUDGET_S, "the lane full")
+        visitor = bench.Tab(base, PAGE_BUDGET_S)
+        _, _, error = await visitor.do(("open", "attribution", f"text={visitor_text.replace(' ', '+')}"))
+        after = load(base)
+        await visitor.close()
+        for tab in costly:
+            await tab.close()
+        for run in runs:
+            run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
+        return error, visitor.drawn, after
+
+    error, drawn, after = asyncio.run(scenario())
+    assert error is None and b"Attention beside attribution" in drawn and visitor_text.encode() in drawn
+    assert after["costly_waiting"] >= 1, after  # drawn while the larger costly work still waited
+
+
 def test_beam_search_past_the_bound_says_where_it_cut(shipped_server):
     words = " ".join(["school"] * 75)
     tab = bench.Tab(shipped_server, PAGE_BUDGET_S)

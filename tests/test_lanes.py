@@ -6,7 +6,7 @@ import threading
 import time
 
 from server.costs import attribution_bound, attribution_cost, beam_bound, compare_bound, costly, decoding_cost
-from server.lanes import CheapRuns
+from server.lanes import CheapRuns, Lane, SHORTER_BY
 from server.scheduler import TurnQueue
 
 
@@ -101,3 +101,45 @@ def test_each_bound_keeps_the_first_words_and_says_so(monkeypatch):
     assert compare_bound(text, 2).text.split() == text.split()[:10]  # 20 words shared by two models
     assert compare_bound(text, 4).text.split() == text.split()[:5]  # 20 / 4 words each (at least the beam's)
     assert beam_bound("short one", 10).notice is None
+
+
+def test_shorter_work_goes_ahead_of_the_runs_in_the_lane_and_only_shorter_work():
+    """One place held by a prankster's 30 words of attribution: a visitor's work of at most half its
+    estimate runs at once; work as large waits (here past its deadline); another prankster's run
+    of at most half the holder's goes ahead, and a visitor's shorter still goes ahead of both;
+    nothing goes ahead of an empty lane, and the estimates leave with their runs."""
+    lane = Lane(1)
+    assert not lane.goes_ahead(1)  # nobody in the lane: its places serve
+    assert lane.acquire(("10.6.6.6", ""), 80_000) == "place"
+    assert lane.goes_ahead(80_000 // SHORTER_BY) and not lane.goes_ahead(80_000 // SHORTER_BY + 1)
+    assert lane.acquire(("10.6.6.6", "b"), 60_000, until=time.monotonic() + 0.2) is None  # as large: in turn
+    assert lane.acquire(("10.6.6.6", ""), 35_000) == "ahead"  # the prankster's shorter run
+    assert lane.acquire(("10.6.6.6", "visitor"), 9_000) == "ahead"  # same address, less work still: ahead of both
+    # each run ahead is at most half the least before it: one as short as the visitor's waits its turn
+    assert lane.acquire(("10.0.0.2", ""), 9_000, until=time.monotonic() + 0.2) is None
+    assert lane.ahead() == 2 and lane.places.held() == 1
+    for which, cost in (("ahead", 9_000), ("ahead", 35_000), ("place", 80_000)):
+        lane.release(which, cost)
+    assert lane.places.held() == 0 and lane.ahead() == 0 and not lane.goes_ahead(1)
+
+
+def test_a_run_in_the_lane_pauses_while_a_shorter_one_is_under_way():
+    """``Lane.wait_shorter``: the holder of a place (and a run ahead) waits between two steps, and
+    before it draws, while a run with a smaller estimate is in the lane; the shortest waits for none."""
+    lane = Lane(1)
+    assert lane.acquire(("10.6.6.6", ""), 80_000) == "place"
+    assert lane.acquire(("10.0.0.1", "visitor"), 9_000) == "ahead"
+    assert lane.wait_shorter(9_000, 0.0) and not lane.wait_shorter(80_000, 0.0)
+    done = threading.Event()
+
+    def holder_step():
+        lane.wait_shorter(80_000, 60.0)
+        done.set()
+    t = threading.Thread(target=holder_step)
+    t.start()
+    time.sleep(0.05)
+    assert not done.is_set()
+    lane.release("ahead", 9_000)
+    t.join(60)
+    assert done.is_set() and lane.wait_shorter(80_000, 0.0)
+    lane.release("place", 80_000)
