@@ -21,8 +21,7 @@ export ATTN_EXPLORER_REQUIRE_LATEX=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 ruff check .
 # on every core and then some: a browser test waits on its server and its browser as much as it
-# computes, so three workers keep two cores busy (docs/testing.md); a file's tests share a worker;
-# the groups go out longest first (tests/durations.json), not reordered by their count of tests
+# computes, so three workers keep two cores busy (docs/testing.md); a file's tests share a worker
 mkdir -p test-output
-python -m pytest -q -p no:cacheprovider -n "${ATTN_EXPLORER_TEST_WORKERS:-3}" --dist loadgroup --no-loadscope-reorder \
+python -m pytest -q -p no:cacheprovider -n "${ATTN_EXPLORER_TEST_WORKERS:-3}" --dist loadgroup \
   --junitxml=test-output/junit.xml --durations=10 "$@"

@@ -55,31 +55,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(layer)
         if not any(item.get_closest_marker(layer) for layer in LAYERS):
             item.add_marker("fast")
-    if getattr(config, "workerinput", None) is not None:  # a pytest-xdist worker: the order it is handed work in
-        seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-        order = longest_groups_first([item.get_closest_marker("xdist_group").args[0] for item in items],
-                                     [seconds.get(item.nodeid, 0.1) for item in items])
-        items[:] = [items[k] for k in order]
-
-
-# each test's seconds in a recent full run (scripts/test_durations.py --times; tests under a second left out)
-DURATIONS = Path(__file__).resolve().parent / "durations.json"
-
-
-def longest_groups_first(groups: list[str], seconds: list[float]) -> list[int]:
-    """The items' run order (their indices): the groups by their tests' summed seconds, longest
-    first, each group's tests in their own order. pytest-xdist hands the groups out in this order
-    (scripts/test.sh: ``--no-loadscope-reorder``), and a worker takes its next group before the
-    last is done: the long ones start while every worker is free and the short ones fill the end,
-    so no worker is left alone with an axe scan at the end of a run. A test not in
-    :data:`DURATIONS` counts 0.1 s (the sub-second tests' mean, 0.11 s over 644 at cfcac54); a run
-    without pytest-xdist keeps the file order, so a module's fixtures start once."""
-    total: dict[str, float] = {}
-    first: dict[str, int] = {}
-    for k, (group, s) in enumerate(zip(groups, seconds)):
-        total[group] = total.get(group, 0.0) + s
-        first.setdefault(group, k)
-    return sorted(range(len(groups)), key=lambda k: (-total[groups[k]], first[groups[k]], k))
 
 
 @pytest.fixture(scope="session")
