@@ -64,28 +64,32 @@ def long_text(n: int) -> str:
     return " ".join(words[(n + i * 7) % len(words)] for i in range(200))[:1000]
 
 
-def test_a_cheap_run_passes_costly_runs_that_hold_the_lane(shipped_server):
-    base = shipped_server
-
+def beside_a_full_lane(base: str, costly_path: str, costly_extra: str, path: str, query: str):
+    """COSTLY_TABS tabs of one address ask ``costly_path`` on 1,000 characters (``costly_extra``
+    added to their query); once one holds the lane and the others wait (the app's own signal,
+    ``/_attn/load``), one more tab opens ``path?query``: (its error, its page, the load then)."""
     async def scenario():
         costly = [bench.Tab(base, PAGE_BUDGET_S) for _ in range(COSTLY_TABS)]
-        runs = [asyncio.create_task(tab.do(("open", "", f"text={long_text(n).replace(' ', '+')}&beam=10")))
+        runs = [asyncio.create_task(tab.do(("open", costly_path, f"text={long_text(n).replace(' ', '+')}{costly_extra}")))
                 for n, tab in enumerate(costly)]
-        # the app's own signal: one costly decoding under way, the others waiting for the lane
         await asyncio.to_thread(until, lambda: load(base)["costly_running"] == 1
                                 and load(base)["costly_waiting"] == COSTLY_TABS - 1, PAGE_BUDGET_S, "the lane full")
-        cheap = bench.Tab(base, PAGE_BUDGET_S)
-        _, _, error = await cheap.do(("open", "", "text=I+will+eat."))
+        other = bench.Tab(base, PAGE_BUDGET_S)
+        _, _, error = await other.do(("open", path, query))
         after = load(base)
-        await cheap.close()
+        await other.close()
         for tab in costly:
             await tab.close()
         for run in runs:
             run.cancel()
         await asyncio.gather(*runs, return_exceptions=True)
-        return error, cheap.drawn, after
+        return error, other.drawn, after
 
-    error, drawn, after = asyncio.run(scenario())
+    return asyncio.run(scenario())
+
+
+def test_a_cheap_run_passes_costly_runs_that_hold_the_lane(shipped_server):
+    error, drawn, after = beside_a_full_lane(shipped_server, "", "&beam=10", "", "text=I+will+eat.")
     assert error is None and b"French" in drawn
     # the cheap run ended while costly work still waited: it was not served after them
     assert after["costly_waiting"] >= 1, after
@@ -95,27 +99,9 @@ def test_a_visitors_shorter_attribution_goes_ahead_of_costly_ones_holding_the_la
     """Tabs of one address (no student cookie) ask for attribution on 1,000 characters (cut to 30
     words): one holds the lane, the others wait. A visitor behind the same address asks for it on an
     18-word sentence, costly too but less than half their estimate: it is drawn while they still wait."""
-    base = shipped_server
     visitor_text = "the farmers wrote letters to the museum about the trains and the rivers near the schools again today"
-
-    async def scenario():
-        costly = [bench.Tab(base, PAGE_BUDGET_S) for _ in range(COSTLY_TABS)]
-        runs = [asyncio.create_task(tab.do(("open", "attribution", f"text={long_text(n).replace(' ', '+')}")))
-                for n, tab in enumerate(costly)]
-        await asyncio.to_thread(until, lambda: load(base)["costly_running"] == 1
-                                and load(base)["costly_waiting"] == COSTLY_TABS - 1, PAGE_BUDGET_S, "the lane full")
-        visitor = bench.Tab(base, PAGE_BUDGET_S)
-        _, _, error = await visitor.do(("open", "attribution", f"text={visitor_text.replace(' ', '+')}"))
-        after = load(base)
-        await visitor.close()
-        for tab in costly:
-            await tab.close()
-        for run in runs:
-            run.cancel()
-        await asyncio.gather(*runs, return_exceptions=True)
-        return error, visitor.drawn, after
-
-    error, drawn, after = asyncio.run(scenario())
+    error, drawn, after = beside_a_full_lane(shipped_server, "attribution", "", "attribution",
+                                             f"text={visitor_text.replace(' ', '+')}")
     assert error is None and b"Attention beside attribution" in drawn and visitor_text.encode() in drawn
     assert after["costly_waiting"] >= 1, after  # drawn while the larger costly work still waited
 
