@@ -97,7 +97,8 @@ def test_the_one_order_refuses_a_place_asked_for_inside_a_later_one():
 def test_a_shared_decoding_reads_what_it_needs_before_its_cache_and_decodes_inside_a_slot(monkeypatch):
     """ui.zoo_cache.shared_decoding: ``needs`` runs holding nothing, the lane's estimate sees what
     it needed, the computation runs inside the cache and a decoding slot, and a second call is the
-    stored result, with the needed value kept out of the cache's key."""
+    stored result, handed out with neither ``needs`` nor the lane's estimate, with the needed value
+    kept out of the cache's key."""
     from server.scheduler import CACHE, SLOT, this_run
     from ui import zoo_cache
     seen = []
@@ -120,5 +121,4 @@ def test_a_shared_decoding_reads_what_it_needs_before_its_cache_and_decodes_insi
     counted.clear()
     first, again = counted("m", "abc"), counted("m", "abc")
     assert first is again and first.tolist() == [3]
-    assert seen == [("needs", []), ("lane", 3), ("computed", "/nowhere", 3, [CACHE, SLOT]),
-                    ("needs", []), ("lane", 3)]
+    assert seen == [("needs", []), ("lane", 3), ("computed", "/nowhere", 3, [CACHE, SLOT])]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import threading
+from collections import OrderedDict
 
 import numpy as np
 import streamlit as st
@@ -176,7 +178,11 @@ def shared_result(max_entries: int | None = None):
     is built once per process, by the place it is defined, and every run gets that one.
 
     A call is inside ``server.scheduler.CACHE`` (waiting for another run's computation of the
-    same key included): asked for while the run holds a decoding slot, it raises ``OutOfOrder``."""
+    same key included): asked for while the run holds a decoding slot, it raises ``OutOfOrder``.
+
+    ``built.served(*args)`` is the result last handed out for these (hashable) arguments, or
+    None: a plain dict read, so a caller can skip what only a computation needs (a cost
+    estimate, a lane, the cache's own hashing of its arguments) when the result is there."""
     def wrap(fn):
         from server.serving import files_watched
         code = inspect.unwrap(fn).__code__  # where it is written (shared_decoding hands in its wrapper)
@@ -188,12 +194,36 @@ def shared_result(max_entries: int | None = None):
             def computed(*args, **kwargs):
                 return read_only(fn(*args, **kwargs))
             cached = st.cache_resource(show_spinner=False, max_entries=max_entries)(computed)
+            recent, guard = OrderedDict(), threading.Lock()  # the same bound as the cache, oldest out first
 
             @functools.wraps(fn)
             def built(*args, **kwargs):
                 with holding(CACHE):
-                    return cached(*args, **kwargs)
-            built.clear = cached.clear
+                    result = cached(*args, **kwargs)
+                if any(not name.startswith("_") for name in kwargs):  # a key ``served`` does not see
+                    return result
+                try:
+                    with guard:
+                        recent[args] = result
+                        recent.move_to_end(args)
+                        while len(recent) > (max_entries or 256):
+                            recent.popitem(last=False)
+                except TypeError:  # an argument that cannot be a dict's key: the cache's own hash only
+                    pass
+                return result
+
+            def served(*args):
+                try:
+                    with guard:
+                        return recent.get(args)
+                except TypeError:
+                    return None
+
+            def clear() -> None:
+                with guard:
+                    recent.clear()
+                cached.clear()
+            built.clear, built.served = clear, served
             if not watched:
                 _SHARED[where] = built
         return built
@@ -225,6 +255,10 @@ def shared_decoding(max_entries: int, *, needs=None, lane=None, share=None):
         @functools.wraps(fn)
         def call(model_name: str, *args):
             root = checkpoints_root()
+            # a result already handed out (a follower's rerun, a slider's move): no estimate, no
+            # lane, no hashing; its pieces were SentencePiece's work on every call (docs/performance.md)
+            if (result := cached.served(root, model_name, *args)) is not None:
+                return result
             needed = needs(model_name, *args) if needs else None
             if lane is None:
                 return cached(root, model_name, *args, _needed=needed)
