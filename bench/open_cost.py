@@ -1,0 +1,68 @@
+"""What a new session's first page costs its server: ``--opens`` tabs, one after another, each a
+new session that loads the page's HTML (the student cookie) and opens Translate on a news
+sentence no tab asked before (WMT newstest, the same seeded order for every app), as the class
+bench's ``open`` does. The server's CPU per open, and optionally a py-spy profile of the opens.
+
+    python bench/open_cost.py [--opens 80] [--app DIR] [--profile FILE.raw] [--append FILE]
+
+``--app DIR`` runs another checkout's app.py (``/tmp/attn-side-by-side/COMMIT``, made by
+``bench/side_by_side.py``); ``--profile`` records ``py-spy record -f raw --nonblocking`` of the
+server during the timed opens (three untimed opens warm it first).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from classroom import ROOT, Tab, server  # noqa: E402
+from classroom_lesson import news_sentences  # noqa: E402
+from classroom_report import emit, stamp  # noqa: E402
+from classroom_servers import cpu_seconds  # noqa: E402
+
+WARM = 3
+
+
+async def opens(base: str, sentences: list[str]) -> None:
+    for text in sentences:
+        tab = Tab(base, 120, load_page=True)
+        try:
+            _, _, error = await tab.do(("open", "", urlencode({"text": text, "model": "rnnsearch"}, quote_via=quote)))
+        finally:
+            await tab.close()
+        if error:
+            raise RuntimeError(error)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--opens", type=int, default=80)
+    parser.add_argument("--app", type=Path, default=ROOT)
+    parser.add_argument("--profile", type=Path, help="py-spy's raw samples of the server, to this file")
+    parser.add_argument("--append", type=Path, help="also append the JSON line to this file")
+    args = parser.parse_args(argv)
+    sentences = news_sentences(7)[:WARM + args.opens]
+    with server(None, root=args.app) as target:
+        pid = target.pids()[0]
+        asyncio.run(opens(target.base, sentences[:WARM]))
+        spy = subprocess.Popen(["py-spy", "record", "-p", str(pid), "-f", "raw", "-r", "200", "--nonblocking",
+                                "-o", str(args.profile)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL) if args.profile else None
+        before = cpu_seconds(pid)
+        asyncio.run(opens(target.base, sentences[WARM:]))
+        spent = cpu_seconds(pid) - before
+        if spy:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its file on an interrupt
+            spy.wait()
+    emit({"bench": "open_cost", "app": str(args.app), "opens": args.opens,
+          "server_cpu_ms_per_open": round(spent * 1000 / args.opens, 1), **stamp(args.app)}, args.append)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
