@@ -29,8 +29,8 @@ def kind(pid: int) -> str:
     except OSError:
         return "gone"
     line = " ".join(argv)
-    if "chromium" in argv[0]:
-        kinds = [a.split("=", 1)[1] for a in argv if a.startswith("--type=")]
+    if "chromium" in argv[0]:  # its children set their title: one string, the arguments joined by spaces
+        kinds = [a.split("=", 1)[1] for a in line.split() if a.startswith("--type=")]
         return f"chromium {kinds[0]}" if kinds else "chromium browser"
     if "streamlit" in line or "scripts/serve.py" in line:
         return "servers"
