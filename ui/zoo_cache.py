@@ -164,7 +164,7 @@ COSTLY_KEPT = 64         # beam trees, forced decodings, attributions: asked for
 _SHARED: dict[tuple, object] = {}  # a shared result's cached function, by where it is defined (see below)
 
 
-def shared_result(max_entries: int | None = None):
+def shared_result(max_entries: int | None = None, keep_served: bool = False):
     """Cache a function's results once per process for every session, as ``st.cache_data``
     does, but hand out the one stored object: ``st.cache_data`` unpickles a fresh copy on
     every call, and Step through's slider asked for four records per move (a twentieth of the
@@ -180,13 +180,13 @@ def shared_result(max_entries: int | None = None):
     A call is inside ``server.scheduler.CACHE`` (waiting for another run's computation of the
     same key included): asked for while the run holds a decoding slot, it raises ``OutOfOrder``.
 
-    ``built.served(*args)`` is the result last handed out for these (hashable) arguments, or
-    None: a plain dict read, so a caller can skip what only a computation needs (a cost
+    With ``keep_served`` (``shared_decoding``'s), ``built.served(*args)`` is the result last handed
+    out for these (hashable) arguments, or None: a plain dict read, so a caller can skip what only a computation needs (a cost
     estimate, a lane, the cache's own hashing of its arguments) when the result is there."""
     def wrap(fn):
         from server.serving import files_watched
         code = inspect.unwrap(fn).__code__  # where it is written (shared_decoding hands in its wrapper)
-        where = (code.co_filename, code.co_firstlineno, fn.__qualname__, max_entries)
+        where = (code.co_filename, code.co_firstlineno, fn.__qualname__, max_entries, keep_served)
         watched = files_watched()
         built = None if watched else _SHARED.get(where)
         if built is None:
@@ -200,7 +200,7 @@ def shared_result(max_entries: int | None = None):
             def built(*args, **kwargs):
                 with holding(CACHE):
                     result = cached(*args, **kwargs)
-                if any(not name.startswith("_") for name in kwargs):  # a key ``served`` does not see
+                if not keep_served or any(not name.startswith("_") for name in kwargs):  # a key it does not see
                     return result
                 try:
                     with guard:
@@ -250,7 +250,7 @@ def shared_decoding(max_entries: int, *, needs=None, lane=None, share=None):
             # the leading underscore keeps ``_needed`` out of the cache's key (st.cache_resource)
             with decoding_slot(cost=share(*args) if share else 1.0) as check:
                 return fn(root, model_name, *args, needed=_needed, check=paced(check))
-        cached = shared_result(max_entries)(computed)
+        cached = shared_result(max_entries, keep_served=True)(computed)
 
         @functools.wraps(fn)
         def call(model_name: str, *args):
