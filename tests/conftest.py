@@ -33,7 +33,8 @@ TINY_CHECKPOINTS = Path(__file__).resolve().parent / "fixtures" / "tiny_zoo"  # 
 # The layers (pytest.ini's markers): a test is marked by a fixture it uses, or by its module's
 # ``pytestmark`` / its own decorator; scripts/test_fast.sh runs the tests with none of them.
 LAYERS = ("browser", "server", "postgres", "latex", "slow")
-FIXTURE_LAYERS = {"postgres_url": ("postgres",), "class_server": ("browser", "server"), "shipped_server": ("browser", "server"),
+FIXTURE_LAYERS = {"postgres_url": ("postgres",), "class_server": ("browser", "server"), "class_server_process": ("browser", "server"),
+                  "shipped_server": ("browser", "server"),
                   "room": ("server",), "server": ("server",), "tls_lecture": ("server",), "hall": ("server",)}
 
 
@@ -243,38 +244,43 @@ def tiny(tiny_zoo):
 BROWSER_CLASS_KEY = "browser-teachers-key"  # the teacher's key of class_server
 
 
-@pytest.fixture(scope="module")
-def class_server(tiny_zoo, tmp_path_factory):
-    """A real server on a class store of its own (SQLite in a temporary folder), with a known key;
-    yields (url, store, playwright browser)."""
-    from playwright.sync_api import sync_playwright
-    from helpers.browser import CHROMIUM_FLAGS, find_chromium, OUTPUT, PAGE_BUDGET, streamlit_app
+@pytest.fixture(scope="session")
+def class_server_process(tiny_zoo, tmp_path_factory):
+    """A real server on a class store of its own (SQLite in a temporary folder), with a known key:
+    one per test process, shared by its browser files (each test opens a class of its own, in
+    browser contexts of its own), so a server's start (about 6 CPU-seconds) is paid once per
+    worker, not once per file. Yields (url, store, Chromium's path)."""
+    from helpers.browser import find_chromium, OUTPUT, streamlit_app
     from server.class_store import ClassStore
     chromium = find_chromium()
     if not chromium:
         pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
     url_db = f"sqlite:///{tmp_path_factory.mktemp('class') / 'classes.sqlite3'}"
     store = ClassStore(url_db, teacher_key=BROWSER_CLASS_KEY)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("ATTN_EXPLORER_CLASS_DB", url_db)
-        env.setenv("ATTN_EXPLORER_TEACHER_KEY", BROWSER_CLASS_KEY)
-        with streamlit_app(tiny_zoo, OUTPUT / "class.log") as url, sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
-            new_context = browser.new_context
+    settings = {"ATTN_EXPLORER_CLASS_DB": url_db, "ATTN_EXPLORER_TEACHER_KEY": BROWSER_CLASS_KEY}
+    log = OUTPUT / f"class-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"
+    try:
+        with streamlit_app(tiny_zoo, log, settings) as url:
+            yield url, store, chromium
+    finally:
+        store.engine.dispose()
 
-            def patient_context(*args, **kwargs):
-                # every click and locator of a test's page waits up to the page budget, not
-                # Playwright's 30 s: on a busy host a rerun can take longer, and a wait ends at once
-                # when the element is there
-                context = new_context(*args, **kwargs)
-                context.set_default_timeout(PAGE_BUDGET * 1000)
-                return context
-            browser.new_context = patient_context
-            try:
-                yield url, store, browser
-            finally:
-                browser.close()
-                store.engine.dispose()
+
+@pytest.fixture
+def class_server(class_server_process):
+    """(url, store, playwright browser): the process's class server and Chromium, for one test."""
+    from helpers.browser import browser_in_use
+    url, store, chromium = class_server_process
+    with browser_in_use(chromium) as browser:
+        yield url, store, browser
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_chromium_per_process():
+    """The browser tests' Chromium (helpers.browser) is closed with the session."""
+    yield
+    if "helpers.browser" in sys.modules:
+        sys.modules["helpers.browser"].close_shared_browser()
 
 
 @pytest.fixture(autouse=True)

@@ -59,14 +59,11 @@ def type_sentence_and_capture(page: Page, url: str, sentence: str, expect_token:
 
 
 # -- the test -------------------------------------------------------------------------------------
-def test_browser_types_a_sentence_and_sees_the_heatmap(tiny_zoo):
-    import pytest
-    chromium = find_chromium()
-    if not chromium:
-        pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
+def test_browser_types_a_sentence_and_sees_the_heatmap(class_server_process):
+    url, _, chromium = class_server_process  # the process's server on the tiny zoo (tests/conftest.py)
     OUTPUT.mkdir(parents=True, exist_ok=True)
     sentence = "3 1 4 1 5 9 2 6"
-    with streamlit_app(tiny_zoo, OUTPUT / "streamlit.log") as url, headless_chromium(chromium) as page:
+    with headless_chromium(chromium) as page:
         ticks = type_sentence_and_capture(page, url + "/", sentence, "▁9", OUTPUT / "translate.png")
         assert ticks == ["▁3", "▁1", "▁4", "▁1", "▁5", "▁9", "▁2", "▁6", "&lt;/s&gt;"]
         expect(page).to_have_url(re.compile(r"text=3(\+|%20)1(\+|%20)4"))  # the sentence is in the address
@@ -124,15 +121,13 @@ def click(page, label: str) -> None:
     button.click(timeout=PAGE_BUDGET * 1000)
 
 
-def test_browser_visits_every_teaching_page(tiny_zoo):
+def test_browser_visits_every_teaching_page(class_server_process):
     """Headless Chromium (Playwright) opens each teaching page on the tiny zoo and sees it drawn;
     on Step through, ▶ moves the framed row of the drawn heatmap; on Watch attention emerge,
     training runs and the animation appears. Screenshots go to test-output/browser/."""
     from playwright.sync_api import expect
-    from helpers.browser import OUTPUT, find_chromium, headless_chromium, streamlit_app, wait_for
-    chromium = find_chromium(install=False)
-    if not chromium:
-        pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
+    from helpers.browser import OUTPUT, headless_chromium, wait_for
+    url, _, chromium = class_server_process  # the process's server on the tiny zoo (tests/conftest.py)
     digits = "text=1+2+3+4+5+6&model=rnnsearch"
     pages = {  # path -> what shows the page is drawn
         f"step-through?{digits}": f"{FRAMED_ROW} === -0.5",
@@ -146,7 +141,7 @@ def test_browser_visits_every_teaching_page(tiny_zoo):
                                                  "'marked head'))",
     }
     OUTPUT.mkdir(parents=True, exist_ok=True)
-    with streamlit_app(tiny_zoo, OUTPUT / "streamlit-teaching.log") as url, headless_chromium(chromium) as page:
+    with headless_chromium(chromium) as page:
         for path, drawn in pages.items():
             page.goto(f"{url}/{path}", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
             wait_for(page, f"({drawn}) && {NO_ERROR}", f"the page {path}", PAGE_BUDGET)

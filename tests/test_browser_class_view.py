@@ -46,12 +46,29 @@ def student(browser, url: str, code: str, n: int) -> None:
                     "the alignment grid", PAGE_BUDGET)
     assert rows > 2
     # Where is the train station ? -> Où est la gare ? : student n links "Où" to English word n
-    first_row = page.locator('[data-testid="stButtonGroup"]').nth(1)
-    first_row.locator("button").nth(n).click()
-    wait_for(page, APP_IDLE, "the link taken", 60)
+    link_first_word(page, n)
     page.get_by_role("button", name="Check my answer").click()
     wait_for(page, "document.body.innerText.includes('Counted in class')", "the alignment counted", 60)
     page.context.close()
+
+
+def link_first_word(page, n: int) -> None:
+    """Mark the grid's first row (the first French word) at English word ``n``, until the button
+    shows pressed: a click that lands while a run redraws the grid can be lost."""
+    pressed = ("(b => b && (b.getAttribute('aria-pressed') === 'true' || b.getAttribute('aria-checked') === 'true' || "
+               "(b.getAttribute('kind') || '').includes('Active')))(document.querySelectorAll("
+               f"'[data-testid=\"stButtonGroup\"]')[1].querySelectorAll('button')[{n}])")
+    for _ in range(3):
+        wait_for(page, APP_IDLE, "the grid drawn", PAGE_BUDGET)
+        if page.evaluate(pressed):
+            break
+        page.locator('[data-testid="stButtonGroup"]').nth(1).locator("button").nth(n).click()
+        try:
+            wait_for(page, APP_IDLE + " && " + pressed, "the link taken", 30)
+            break
+        except TimeoutError:
+            continue
+    assert page.evaluate(pressed), f"the link of the first word to word {n} is not marked"
 
 
 def teacher_page(browser, url: str):

@@ -200,20 +200,17 @@ def progress_survives_a_new_session(page, url: str) -> None:
 
 @pytest.mark.browser
 @pytest.mark.server
-def test_browser_walks_the_lesson_at_1400_and_390_px(tiny_zoo):
-    from helpers.browser import find_chromium, headless_chromium, streamlit_app
-    chromium = find_chromium(install=False)
-    if not chromium:
-        pytest.skip("Chromium not found (bash scripts/setup_browser.sh installs it)")
+def test_browser_walks_the_lesson_at_1400_and_390_px(class_server_process):
+    from helpers.browser import headless_chromium
+    url, _, chromium = class_server_process  # the process's server on the tiny zoo (tests/conftest.py)
     out = ROOT / "test-output" / "lesson"
-    with streamlit_app(tiny_zoo, out / "streamlit.log") as url:
-        for width in (1400, 390):
-            with headless_chromium(chromium, width, 900) as page:
-                walked = walk_lesson(page, url, DIGITS, out / f"{width}px")
-                if width == 1400:
-                    progress_survives_a_new_session(page, url)
-            assert [w["stop"] for w in walked] == list(range(1, N + 1))
-            for w in walked:
-                assert w["exceptions"] == 0, w
-                assert w["document"] <= w["viewport"] and w["main"] <= w["main_visible"], (width, w)
+    for width in (1400, 390):
+        with headless_chromium(chromium, width, 900) as page:
+            walked = walk_lesson(page, url, DIGITS, out / f"{width}px")
+            if width == 1400:
+                progress_survives_a_new_session(page, url)
+        assert [w["stop"] for w in walked] == list(range(1, N + 1))
+        for w in walked:
+            assert w["exceptions"] == 0, w
+            assert w["document"] <= w["viewport"] and w["main"] <= w["main_visible"], (width, w)
     assert len(list((out / "390px").glob("stop-*.png"))) == N

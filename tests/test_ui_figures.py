@@ -168,15 +168,13 @@ def test_which_model_exercise_files_do_not_tell_the_answer(tiny_zoo, monkeypatch
 
 @pytest.mark.browser
 @pytest.mark.server
-def test_browser_downloads_the_heatmap_as_svg(tiny_zoo, tmp_path):
+def test_browser_downloads_the_heatmap_as_svg(class_server_process, tmp_path):
     """Headless Chromium on a real server: open the heatmap's popover, click SVG, and get a
     file whose <text> elements hold the sentence's pieces (made on the server by Kaleido)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from helpers.browser import APP_IDLE, find_chromium, headless_chromium, HEATMAP_TICKS, OUTPUT, streamlit_app, wait_for
-    chromium = find_chromium()
-    if not chromium:
-        pytest.skip("Chromium not found and scripts/setup_browser.sh could not install it (needs root and apt)")
-    with streamlit_app(tiny_zoo, OUTPUT / "streamlit-export.log") as url, headless_chromium(chromium) as page:
+    from helpers.browser import APP_IDLE, headless_chromium, HEATMAP_TICKS, wait_for
+    url, _, chromium = class_server_process  # the process's server on the tiny zoo (tests/conftest.py)
+    with headless_chromium(chromium) as page:
         page.goto(f"{url}/?text=3%201%204%201%205", wait_until="domcontentloaded", timeout=PAGE_BUDGET * 1000)
         ticks = wait_for(page, HEATMAP_TICKS, "the heatmap")
         wait_for(page, APP_IDLE, "the app to finish running", PAGE_BUDGET)

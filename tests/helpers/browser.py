@@ -2,6 +2,7 @@
 Playwright (no Playwright browser is downloaded), waits on the page's own signals."""
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -62,10 +63,11 @@ def find_chromium(install: bool = True) -> str | None:
 
 
 @contextmanager
-def streamlit_app(checkpoints: Path, log_path: Path):
-    """``streamlit run app.py`` on a free port, serving the given checkpoints; yields its URL."""
+def streamlit_app(checkpoints: Path, log_path: Path, settings: dict[str, str] | None = None):
+    """``streamlit run app.py`` on a free port, serving the given checkpoints, with ``settings``
+    (``ATTN_EXPLORER_*`` variables) in its environment alone; yields its URL."""
     port = free_port()
-    env = dict(os.environ, ATTN_EXPLORER_CHECKPOINTS=str(checkpoints), OMP_NUM_THREADS="1")
+    env = dict(os.environ, **(settings or {}), ATTN_EXPLORER_CHECKPOINTS=str(checkpoints), OMP_NUM_THREADS="1")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -100,22 +102,81 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+# One Playwright driver and one Chromium per test process, launched on first use and closed at the
+# end of the session (tests/conftest.py): a launch costs more CPU than the blank context each test
+# gets instead, and a new context is all a new person needs (its own cookies, storage and cache).
+#
+# Between two of its sync calls Playwright leaves its event loop marked as the thread's running
+# loop (playwright/_impl/_greenlets.py, wait_for_future), and asyncio.run refuses to start beside
+# it. A test process runs tests that use asyncio (the bench's tabs, the follow listener) between
+# the browser's: so the browser's loop is marked running only while a test uses the browser
+# (browser_in_use), and the mark is taken back after it.
+_SHARED: dict = {}
+
+
+def _mark_running(loop) -> None:
+    asyncio._set_running_loop(loop)  # the mark Playwright's own sync calls set and expect
+
+
+def _shared_browser(chromium: str):
+    """The test process's Chromium (Debian's, at ``chromium``), its loop marked running; its
+    contexts wait up to the page budget, not Playwright's 30 s: on a busy host a rerun can take
+    longer, and a wait ends at once when the element is there."""
+    if "browser" not in _SHARED:
+        playwright = sync_playwright().start()
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        new_context = browser.new_context
+
+        def patient_context(*args, **kwargs):
+            context = new_context(*args, **kwargs)
+            context.set_default_timeout(PAGE_BUDGET * 1000)
+            return context
+        browser.new_context = patient_context
+        _SHARED.update(playwright=playwright, browser=browser)
+    _mark_running(_SHARED["playwright"]._loop)
+    return _SHARED["browser"]
+
+
+@contextmanager
+def browser_in_use(chromium: str):
+    """The process's Chromium for one test; every context opened in it is closed afterwards (a
+    page left on a stopped server keeps reconnecting)."""
+    before = asyncio._get_running_loop()
+    browser = _shared_browser(chromium)
+    try:
+        yield browser
+    finally:
+        for context in list(browser.contexts):
+            context.close()
+        _mark_running(before)
+
+
+def close_shared_browser() -> None:
+    """End the process's Chromium and Playwright's driver (the session's end)."""
+    if "browser" in _SHARED:
+        _mark_running(_SHARED["playwright"]._loop)
+        _SHARED.pop("browser").close()
+        _SHARED.pop("playwright").stop()
+        _mark_running(None)
+
+
 @contextmanager
 def headless_chromium(chromium: str, width: int = 1440, height: int = 1700):
-    """Debian's Chromium launched by Playwright; yields a page (one tab) of ``width`` x ``height``.
-    A timeout inside, Playwright's or :func:`wait_for`'s, leaves as a :class:`TimeoutError`
-    carrying what the page showed (so :func:`streamlit_app` adds the server's side)."""
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+    """A new context (a new visitor) in the process's headless Chromium; yields its one page (tab)
+    of ``width`` x ``height``. A timeout inside, Playwright's or :func:`wait_for`'s, leaves as a
+    :class:`TimeoutError` carrying what the page showed (so :func:`streamlit_app` adds the
+    server's side)."""
+    before = asyncio._get_running_loop()
+    context = _shared_browser(chromium).new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
+    try:
+        page = context.new_page()
         try:
-            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
-            page.set_default_timeout(PAGE_BUDGET * 1000)  # a click waits as long as a page may take
-            try:
-                yield page
-            except (TimeoutError, PlaywrightTimeout) as e:
-                raise TimeoutError(f"{e}\n{describe_page(page)}") from None
-        finally:
-            browser.close()
+            yield page
+        except (TimeoutError, PlaywrightTimeout) as e:
+            raise TimeoutError(f"{e}\n{describe_page(page)}") from None
+    finally:
+        context.close()
+        _mark_running(before)
 
 
 def wait_for(page: Page, expression: str, what: str, timeout: float = PAGE_BUDGET, arg=None):
