@@ -42,7 +42,7 @@ FIXTURE_LAYERS = {"postgres_url": ("postgres",), "class_server": ("browser", "se
 def pytest_collection_modifyitems(config, items):
     for item in items:
         # the suite runs on every core (scripts/test.sh: pytest-xdist, --dist loadgroup): a file's
-        # tests stay on one worker, so its module fixtures (a server, a browser) start once, unless a
+        # tests stay on one worker, so its module fixtures start once, unless a
         # test names a group of its own (the axe scans, split to run side by side) or its module
         # spreads its tests (``SPREAD = True``: long tests on cheap fixtures, as the trainings)
         if not item.get_closest_marker("xdist_group"):

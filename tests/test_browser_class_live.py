@@ -56,14 +56,14 @@ def test_a_student_joining_appears_in_the_open_roster_without_a_reload_and_is_re
     name = nickname_of(student)
     # the roster, still open, shows the newcomer: no reload, no click of the teacher's
     wait_for(teacher, f"document.body.innerText.includes('Remove {name}') && "
-                      "document.body.innerText.includes('1 on the roster')", "the newcomer in the roster", 60)
+                      "document.body.innerText.includes('1 on the roster')", "the newcomer in the roster", PAGE_BUDGET)
     # and the page's own live view, a fragment of the main area, beside the sidebar's
     wait_for(teacher, "document.querySelector('[data-testid=\"stMain\"]').innerText.includes('1 joined · 0 answered')",
-             "the page's live view", 60)
+             "the page's live view", PAGE_BUDGET)
     teacher.get_by_role("button", name=f"Remove {name}").click()
-    wait_for(teacher, f"!document.body.innerText.includes('Remove {name}') && {APP_IDLE}", f"{name} removed", 60)
+    wait_for(teacher, f"!document.body.innerText.includes('Remove {name}') && {APP_IDLE}", f"{name} removed", PAGE_BUDGET)
     assert [m.nickname for m in store.roster_of(KEY, code)] == []
-    wait_for(student, "document.body.innerText.includes('removed you from class')", "the removed student told", 60)
+    wait_for(student, "document.body.innerText.includes('removed you from class')", "the removed student told", PAGE_BUDGET)
     assert teacher.evaluate("performance.timeOrigin") == loaded  # never reloaded
     teacher.context.close()
     student.context.close()
@@ -75,18 +75,18 @@ def test_a_waiting_student_appears_in_the_waiting_list_without_a_reload_and_is_l
     store.set_admission(KEY, code, approve=True)
     loaded = teacher.evaluate("performance.timeOrigin")
     teacher.get_by_role("button", name="Joining").click()  # open while the student asks: it stays open
-    wait_for(teacher, "document.body.innerText.includes('nobody waits')", "nobody waiting yet", 60)
+    wait_for(teacher, "document.body.innerText.includes('nobody waits')", "nobody waiting yet", PAGE_BUDGET)
     student = browser.new_context(viewport={"width": 1280, "height": 1000}).new_page()
     student.goto(f"{url}/exercises?class={code}", wait_until="domcontentloaded")
     name = wait_for(student, "(document.body.innerText.match(/you wait as ([A-Z][a-z]+ [A-Z][a-z]+)/) || [])[1]",
                     "the student waiting", PAGE_BUDGET)
     wait_for(teacher, f"document.body.innerText.includes('1 waiting to join') && "
-                      f"document.body.innerText.includes('Let {name} in')", "one waiting, on the teacher's page", 60)
+                      f"document.body.innerText.includes('Let {name} in')", "one waiting, on the teacher's page", PAGE_BUDGET)
     assert teacher.evaluate("performance.timeOrigin") == loaded
     teacher.get_by_role("button", name=f"Let {name} in").click()
     wait_for(student, "document.body.innerText.includes('Following class') && " + APP_IDLE, "the student let in",
              PAGE_BUDGET)
-    wait_for(teacher, "/1 joined · /.test(document.body.innerText)", "the roster with the student", 60)
+    wait_for(teacher, "/1 joined · /.test(document.body.innerText)", "the roster with the student", PAGE_BUDGET)
     teacher.context.close()
     student.context.close()
 
@@ -111,7 +111,7 @@ def test_pause_stops_every_live_view_while_students_answer_and_resume_catches_up
     ids = [new_session_id() for _ in range(3)]
     for n, sid in enumerate(ids):
         store.join(code, sid, f"10.0.1.{n}")
-    wait_for(teacher, "/3 joined · 0 answered/.test(document.body.innerText)", "three joined, live", 60)
+    wait_for(teacher, "/3 joined · 0 answered/.test(document.body.innerText)", "three joined, live", PAGE_BUDGET)
     switch = teacher.get_by_role("switch", name="Pause live updates")
     teacher.get_by_text("Pause live updates", exact=True).click()  # its label, as a person clicks it
     wait_for(teacher, f"document.getElementById('attn-live').dataset.paused === '1' && {APP_IDLE}", "paused",
@@ -145,10 +145,10 @@ def test_pause_stops_every_live_view_while_students_answer_and_resume_catches_up
     wait_for(teacher, "(document.getElementById('attn-live-said') || {}).textContent === 'Live updates resumed.'",
              "the resume said", 10)
     wait_for(teacher, "/3 joined · 3 answered · 3 answers counted/.test(document.body.innerText)",
-             "the counts caught up", 60)
+             "the counts caught up", PAGE_BUDGET)
     # live again: a fourth student shows by itself
     store.join(code, new_session_id(), "10.0.1.9")
-    wait_for(teacher, "/4 joined · 3 answered/.test(document.body.innerText)", "live again", 60)
+    wait_for(teacher, "/4 joined · 3 answered/.test(document.body.innerText)", "live again", PAGE_BUDGET)
     teacher.context.close()
 
 
@@ -168,7 +168,7 @@ def test_a_removed_student_on_a_phone_reads_the_notice_without_opening_the_sideb
     store.remove(KEY, code, name)
     notice = ("[...document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stAlert\"]')]"
               ".find(a => a.innerText.includes('removed you from class'))")
-    wait_for(phone, notice, "the notice in the page's main area", 60)
+    wait_for(phone, notice, "the notice in the page's main area", PAGE_BUDGET)
     box = phone.evaluate(f"(a => {{ const r = a.getBoundingClientRect(); return [r.left, r.right, r.width]; }})({notice})")
     assert box[0] >= 0 and box[1] <= 390 and box[2] > 200, box  # on the screen, whole, as wide as the page
     assert phone.evaluate(SIDEBAR_CLOSED)  # read without opening the sidebar
