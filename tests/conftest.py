@@ -33,8 +33,8 @@ TINY_CHECKPOINTS = Path(__file__).resolve().parent / "fixtures" / "tiny_zoo"  # 
 # The layers (pytest.ini's markers): a test is marked by a fixture it uses, or by its module's
 # ``pytestmark`` / its own decorator; scripts/test_fast.sh runs the tests with none of them.
 LAYERS = ("browser", "server", "postgres", "latex", "slow")
-FIXTURE_LAYERS = {"postgres_url": ("postgres",), "class_server": ("browser", "server"), "class_server_process": ("browser", "server"),
-                  "shipped_server": ("browser", "server"),
+FIXTURE_LAYERS = {"postgres_url": ("postgres",), "class_server": ("browser", "server"),
+                  "class_server_process": ("browser", "server"), "shipped_server": ("browser", "server"),
                   "room": ("server",), "server": ("server",), "tls_lecture": ("server",), "hall": ("server",)}
 
 

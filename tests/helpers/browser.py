@@ -3,6 +3,7 @@ Playwright (no Playwright browser is downloaded), waits on the page's own signal
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -104,7 +105,13 @@ def stop(proc: subprocess.Popen) -> None:
 
 # One Playwright driver and one Chromium per test process, launched on first use and closed at the
 # end of the session (tests/conftest.py): a launch costs more CPU than the blank context each test
-# gets instead, and a new context is all a new person needs (its own cookies, storage and cache).
+# gets instead, and a new context is all a new person needs (its own cookies and storage).
+#
+# A closed context is emptied (cookies, storage, permissions, pages) and kept for the next person
+# asking for one with the same options: its HTTP cache and compiled code stay, and a first page in
+# a context whose cache is empty costs Chromium about twice the CPU of one whose cache is warm
+# (docs/testing.md). Nobody's identity is carried over: a context is kept only when its storage
+# state reads empty afterwards.
 #
 # Between two of its sync calls Playwright leaves its event loop marked as the thread's running
 # loop (playwright/_impl/_greenlets.py, wait_for_future), and asyncio.run refuses to start beside
@@ -126,15 +133,67 @@ def _shared_browser(chromium: str):
         playwright = sync_playwright().start()
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
         new_context = browser.new_context
-
-        def patient_context(*args, **kwargs):
-            context = new_context(*args, **kwargs)
-            context.set_default_timeout(PAGE_BUDGET * 1000)
-            return context
-        browser.new_context = patient_context
-        _SHARED.update(playwright=playwright, browser=browser)
+        browser.new_context = lambda **options: _person(new_context, options)
+        _SHARED.update(playwright=playwright, browser=browser, idle={}, made=0, reused=0)
     _mark_running(_SHARED["playwright"]._loop)
     return _SHARED["browser"]
+
+
+KEPT_PER_KIND = 4  # emptied contexts kept per set of options
+
+
+def _person(new_context, options: dict):
+    """A context for a new person (nobody's cookies or storage), waiting up to the page budget
+    (not Playwright's 30 s: on a busy host a rerun can take longer, and a wait ends at once when
+    the element is there); its pages get ``options``' viewport."""
+    viewport = options.pop("viewport", None)
+    kind = repr(sorted(options.items()))
+    idle = _SHARED["idle"].setdefault(kind, [])
+    if idle:
+        context = idle.pop()
+        _SHARED["reused"] += 1
+    else:
+        context = new_context(**options, **({"viewport": viewport} if viewport else {}))
+        context.set_default_timeout(PAGE_BUDGET * 1000)
+        context.attn_close, context.attn_new_page = context.close, context.new_page
+        context.close = lambda **_: _empty_and_keep(context, kind)
+        _SHARED["made"] += 1
+    context.attn_idle = False
+
+    def new_page():
+        page = context.attn_new_page()
+        if viewport:
+            page.set_viewport_size(viewport)
+        return page
+    context.new_page = new_page
+    return context
+
+
+def _empty_and_keep(context, kind: str) -> None:
+    """Close ``context``'s pages and forget its cookies, storage and permissions; keep it for the
+    next person if its storage state then reads empty, else close it."""
+    if context.attn_idle:
+        return
+    try:
+        origins = {o["origin"] for o in context.storage_state()["origins"]}
+        if origins:
+            page = context.attn_new_page()
+            cdp = context.new_cdp_session(page)
+            for origin in origins:
+                cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            cdp.detach()
+        context.clear_cookies()
+        context.clear_permissions()
+        for page in context.pages:
+            page.close()
+        idle = _SHARED["idle"][kind]
+        if context.storage_state() == {"cookies": [], "origins": []} and len(idle) < KEPT_PER_KIND:
+            context.attn_idle = True
+            idle.append(context)
+            return
+    except Exception:  # noqa: BLE001 - a context that cannot be emptied is closed, not kept
+        pass
+    context.attn_close()
 
 
 @contextmanager
@@ -154,6 +213,9 @@ def browser_in_use(chromium: str):
 def close_shared_browser() -> None:
     """End the process's Chromium and Playwright's driver (the session's end)."""
     if "browser" in _SHARED:
+        OUTPUT.mkdir(parents=True, exist_ok=True)  # how many people had a context made, how many an emptied one
+        (OUTPUT / f"contexts-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.json").write_text(
+            json.dumps({"made": _SHARED["made"], "reused": _SHARED["reused"]}))
         _mark_running(_SHARED["playwright"]._loop)
         _SHARED.pop("browser").close()
         _SHARED.pop("playwright").stop()
