@@ -175,7 +175,7 @@ def _empty_and_keep(context, kind: str) -> None:
     if context.attn_idle:
         return
     try:
-        origins = {o["origin"] for o in context.storage_state()["origins"]}
+        origins = {o["origin"] for o in context.storage_state(indexed_db=True)["origins"]}
         if origins:
             page = context.attn_new_page()
             cdp = context.new_cdp_session(page)
@@ -187,7 +187,7 @@ def _empty_and_keep(context, kind: str) -> None:
         for page in context.pages:
             page.close()
         idle = _SHARED["idle"][kind]
-        if context.storage_state() == {"cookies": [], "origins": []} and len(idle) < KEPT_PER_KIND:
+        if context.storage_state(indexed_db=True) == {"cookies": [], "origins": []} and len(idle) < KEPT_PER_KIND:
             context.attn_idle = True
             idle.append(context)
             return
@@ -198,8 +198,8 @@ def _empty_and_keep(context, kind: str) -> None:
 
 @contextmanager
 def browser_in_use(chromium: str):
-    """The process's Chromium for one test; every context opened in it is closed afterwards (a
-    page left on a stopped server keeps reconnecting)."""
+    """The process's Chromium for one test; every context opened in it is emptied afterwards, its
+    pages closed (a page left on a stopped server keeps reconnecting)."""
     before = asyncio._get_running_loop()
     browser = _shared_browser(chromium)
     try:
