@@ -2,11 +2,11 @@
 and the test waits for the alignment heatmap and saves a screenshot under
 ``test-output/browser/``; and every teaching page is visited and clicked through.
 
-Chromium is Debian's ``chromium`` package (``bash scripts/setup_browser.sh`` installs it;
-the test runs that script itself when the browser is missing), driven by Playwright
-(``playwright.sync_api``, pinned in requirements-dev.txt). Playwright launches
-``/usr/bin/chromium`` through ``executable_path``; no Playwright browser is downloaded
-(``playwright install`` is never needed).
+Chromium is Debian's headless build, the ``chromium-headless-shell`` package (``bash
+scripts/setup_browser.sh`` installs it; the test runs that script itself when the browser is
+missing), driven by Playwright (``playwright.sync_api``, pinned in requirements-dev.txt).
+Playwright launches ``/usr/bin/chromium-headless-shell`` through ``executable_path``; no
+Playwright browser is downloaded (``playwright install`` is never needed).
 
 The same driver makes the README's screenshot from the shipped checkpoints:
 
