@@ -60,15 +60,19 @@ INDICATOR = """(() => {
 
 
 def walk(page, presses: int = 150) -> list:
-    """Tab through the page from its top: each focused control's indicator, once each."""
+    """Tab through the page from its top: each focused control's indicator, once each, until the
+    focus comes round to the first control again (or after ``presses``). One round trip a press:
+    the indicator and the control's markup read together."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
-    found, seen = [], set()
+    found, seen, first = [], set(), None
     for _ in range(presses):
         page.keyboard.press("Tab")
-        got = page.evaluate(INDICATOR)
+        got, key = page.evaluate(f"[{INDICATOR}, (e => e && e.outerHTML.slice(0, 200))(document.activeElement)]")
         if not got:
             continue
-        key = page.evaluate("(e => e.outerHTML.slice(0, 200))(document.activeElement)")
+        if key == first:  # round the page once: every control after it is one seen already
+            break
+        first = first or key
         if key in seen:
             continue
         seen.add(key)

@@ -128,7 +128,17 @@ def _template_json(name: str) -> dict:
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
-    """A Figure (above) from trace dicts and a layout dict, skipping validation (see above)."""
+    """A Figure (above) from trace dicts and a layout dict, skipping validation (see above).
+
+    Every cartesian axis lets its tick labels overflow (``ticklabeloverflow="allow"``, Plotly's
+    own default on category axes) unless the layout says otherwise: on a numeric axis Plotly's
+    default, "hide past div", measures every drawn label's box to hide those past the chart's
+    edge, a forced layout per label, about a fifth of the browser's script time drawing an
+    alignment heatmap (docs/performance.md). The labels fit the chart's margins anyway, and the
+    chart's own box clips what would not."""
+    for name, axis in layout.items():
+        if name[1:5] == "axis" and name[0] in "xy" and isinstance(axis, dict):
+            axis.setdefault("ticklabeloverflow", "allow")
     return Figure({"data": data, "layout": layout})
 
 
