@@ -145,3 +145,16 @@ def test_the_downloads_hold_the_matrix_and_a_standalone_page():
     assert table.iloc[:, 0].tolist() == TARGET and np.allclose(table.iloc[:, 1:].to_numpy(), WEIGHTS)
     page = figure_html(FIGURES["highlighted"](), "a <title>")
     assert "<title>a &lt;title&gt;</title>" in page and "plotly" in page.lower() and "highlighted row" in page
+
+
+def test_every_axis_lets_its_tick_labels_overflow_unless_told():
+    """viz.fast_figure.figure sets ``ticklabeloverflow="allow"`` on each cartesian axis (Plotly's
+    default there measures every label in the browser to hide the ones past the chart's edge,
+    docs/performance.md "In the visitor's browser"); an axis that says otherwise keeps its own."""
+    from viz.fast_figure import figure
+    layout = alignment_heatmap(np.eye(3), ["a", "b", "c"], ["x", "y", "z"]).to_dict()["layout"]
+    assert layout["xaxis"]["ticklabeloverflow"] == layout["yaxis"]["ticklabeloverflow"] == "allow"
+    own = figure([], {"xaxis2": {"ticklabeloverflow": "hide past domain"}, "yaxis": {}, "title": {"text": "t"}})
+    spec = validated(own).to_dict()["layout"]
+    assert spec["xaxis2"]["ticklabeloverflow"] == "hide past domain" and spec["yaxis"]["ticklabeloverflow"] == "allow"
+    assert "ticklabeloverflow" not in spec["title"]
