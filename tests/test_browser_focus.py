@@ -60,20 +60,16 @@ INDICATOR = """(() => {
 
 
 def walk(page, presses: int = 150) -> list:
-    """Tab through the page from its top: each focused control's indicator, once each, until the
-    focus comes round to the first control again (or after ``presses``). One round trip a press:
-    the indicator and the control's markup read together."""
+    """Tab through the page from its top: each focused control's indicator, once each. All the
+    presses are made, not one round: just after a class opens, the teacher's popover can hold
+    the focus for a few presses before the page lets it go. One round trip a press: the
+    indicator and the control's markup read together."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
-    found, seen, first = [], set(), None
+    found, seen = [], set()
     for _ in range(presses):
         page.keyboard.press("Tab")
-        got, key = page.evaluate(f"[{INDICATOR}, (e => e && e.outerHTML.slice(0, 200))(document.activeElement)]")
-        if not got:
-            continue
-        if key == first:  # round the page once: every control after it is one seen already
-            break
-        first = first or key
-        if key in seen:
+        got, key = page.evaluate(f"(i => [i, i && document.activeElement.outerHTML.slice(0, 200)])({INDICATOR})")
+        if not got or key in seen:
             continue
         seen.add(key)
         found.append(got)
