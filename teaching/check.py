@@ -236,9 +236,38 @@ def quartets(table, place: int) -> list[tuple[int, ...]]:
     return out
 
 
+class LengthTables:
+    """What a BLEU-by-length table gives the length items, made once: each set's bucket table (a
+    pandas pivot) and its quartets per place. Every check drawn from one table (a process's
+    checks, one per seed; the audit's hundred seeds) reads them from one object: made per check,
+    they were most of a check's CPU. Made whole at once and never changed, so threads share it."""
+
+    def __init__(self, bleu):
+        self.bleu = bleu
+        self._tables = {s: bucket_table(bleu, s) for s in SETS}
+        self._quartets = {(s, p): quartets(t, p) for s, t in self._tables.items() for p in range(4)}
+        self._sets = [s for s in SETS if all(self._quartets[s, p] for p in range(4))]
+
+    def table(self, chosen: str):
+        return self._tables[chosen] if chosen in self._tables else bucket_table(self.bleu, chosen)
+
+    def quartets(self, chosen: str, place: int) -> list[tuple[int, ...]]:
+        found = self._quartets.get((chosen, place))
+        return found if found is not None else quartets(self.table(chosen), place)
+
+    def sets(self) -> list[str]:
+        """The sets whose table can put the largest lead at every place: the item's sets."""
+        return list(self._sets)
+
+
+def length_tables(bleu) -> LengthTables | None:
+    """``bleu`` as :class:`LengthTables` (None stays None: no table, no length item)."""
+    return bleu if bleu is None or isinstance(bleu, LengthTables) else LengthTables(bleu)
+
+
 def length_sets(bleu) -> list[str]:
     """The sets whose table can put the largest lead at every place: the item's sets."""
-    return [s for s in SETS if all(quartets(bucket_table(bleu, s), p) for p in range(4))]
+    return length_tables(bleu).sets()
 
 
 def length_item(bleu, chosen: str, rng: np.random.Generator, avoid: tuple = ()) -> Item:
@@ -246,8 +275,9 @@ def length_item(bleu, chosen: str, rng: np.random.Generator, avoid: tuple = ()) 
     RNNsearch lead RNNenc most? Leads compared at one decimal, as the table shows them; the four
     buckets drawn so that the asked one is at a seeded place, not always the longest, and not the
     four buckets ``avoid`` names (the other half's)."""
-    table = bucket_table(bleu, chosen)
-    fours = [f for p in rng.permutation(4) for f in [[q for q in quartets(table, int(p))
+    tables = length_tables(bleu)
+    table = tables.table(chosen)
+    fours = [f for p in rng.permutation(4) for f in [[q for q in tables.quartets(chosen, int(p))
                                                         if list(table["bucket"].iloc[list(q)]) != list(avoid)]] if f]
     picked = list(fours[0][int(rng.integers(0, len(fours[0])))]) if fours else \
         sorted(rng.choice(len(table), size=min(4, len(table)), replace=False))
@@ -280,7 +310,9 @@ def check_pair(seed: int, record_of, values_of, bleu) -> tuple[Check, Check]:
     alignment item takes an offset class per half from CLASSES, by the seed, and the first of
     REORDERED with a word of that class to ask); each recall slot asks two different members of its
     bank (for scoring, two different mechanisms), neither showing the other's key; ``bleu`` None
-    (no BLEU-by-length table here) leaves the length slot out of both halves."""
+    (no BLEU-by-length table here) leaves the length slot out of both halves; ``bleu`` may be
+    the table's :class:`LengthTables`, made once for every seed drawn from it."""
+    bleu = length_tables(bleu)
     rng = np.random.default_rng([int(seed), 60])
     order = iter([OTHERS[n] for n in rng.permutation(len(OTHERS))])
     reordered = iter([REORDERED[n] for n in rng.permutation(len(REORDERED))])

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from teaching.check import check_pair, HALVES, Item
+from teaching.check import check_pair, HALVES, Item, length_tables
 from teaching.check_alignment import bare, RULES, View
 from teaching.check_bank import content_words
 
@@ -218,6 +218,7 @@ def cues(items: list[Item]) -> int:
 
 def audit(seeds, record_of, values_of, bleu) -> Audit:
     """Every strategy on every item of both halves of each seed."""
+    bleu = length_tables(bleu)  # the BLEU table's pivots made once for every seed
     rules = STRATEGIES
     scores: dict[str, dict[str, list[float]]] = {name: {} for name in rules}
     chances: dict[str, list[float]] = {}

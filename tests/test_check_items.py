@@ -227,3 +227,14 @@ def test_the_check_on_the_check_command_over_100_seeds(sources):
     from check_audit import failures
     from teaching.check_audit import audit
     assert failures(audit(range(100), *sources)) == []
+
+
+def test_a_shared_length_table_draws_the_same_checks(sources):
+    """A check drawn from the BLEU table's LengthTables (made once: the app's and the audit's way)
+    is the check drawn from the table itself, seed for seed."""
+    record_of, values_of, bleu = sources
+    tables = ch.length_tables(bleu)
+    assert ch.length_tables(tables) is tables and ch.length_tables(None) is None
+    assert tables.sets() == ch.length_sets(bleu) and tables.sets()
+    for seed in range(4):
+        assert repr(ch.check_pair(seed, record_of, values_of, tables)) == repr(ch.check_pair(seed, record_of, values_of, bleu))

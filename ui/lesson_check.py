@@ -21,8 +21,8 @@ import streamlit as st
 
 from server import settings
 from server.answers import answer_record
-from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALVES, Item, KINDS, slots,
-                            to_revisit)
+from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALVES, Item, KINDS, length_tables,
+                            LengthTables, slots, to_revisit)
 from teaching.lesson_questions import Question
 from server.class_store import class_store, StoreUnavailable
 from ui.class_session import joined_class, KEPT, record_answer, teacher_key
@@ -75,7 +75,14 @@ def _check_pair(seed: int, root: str, bleu_path: str, modified: float) -> tuple[
     """Both halves of a seed, once per process (a class's seed serves every student of it): drawing
     them reads six records and the BLEU table, a fifth of a second of CPU, on every rerun otherwise."""
     return check_pair(seed, lambda t: cached_greedy(LESSON_MODEL, t), lambda t: cached_values(LESSON_MODEL, t),
-                      bleu())
+                      _length_tables(bleu_path, modified) if modified else None)
+
+
+@shared_result()
+def _length_tables(path: str, modified: float) -> LengthTables | None:
+    """The BLEU table's length-item pivots, made once per version of the file for every seed's
+    check (each was most of a new seed's check's CPU)."""
+    return length_tables(bleu_table(path, modified))
 
 
 # "SEED.BEFORE.AFTER", each half its items' right (1) and wrong (0) in slot order, after a "p" when
