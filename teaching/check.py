@@ -240,7 +240,7 @@ class LengthTables:
     """What a BLEU-by-length table gives the length items, made once: each set's bucket table (a
     pandas pivot) and its quartets per place. Every check drawn from one table (a process's
     checks, one per seed; the audit's hundred seeds) reads them from one object: made per check,
-    they were most of a check's CPU. Made whole at once and never changed, so threads share it."""
+    they would be most of a check's CPU. Made whole at once and never changed, so threads share it."""
 
     def __init__(self, bleu):
         self.bleu = bleu

@@ -81,7 +81,7 @@ def _check_pair(seed: int, root: str, bleu_path: str, modified: float) -> tuple[
 @shared_result()
 def _length_tables(path: str, modified: float) -> LengthTables | None:
     """The BLEU table's length-item pivots, made once per version of the file for every seed's
-    check (each was most of a new seed's check's CPU)."""
+    check (made per check, they would be most of a new seed's check's CPU)."""
     return length_tables(bleu_table(path, modified))
 
 
