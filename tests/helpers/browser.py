@@ -112,10 +112,11 @@ def stop(proc: subprocess.Popen) -> None:
 # gets instead, and a new context is all a new person needs (its own cookies and storage).
 #
 # A closed context is emptied (cookies, storage, permissions, pages) and kept for the next person
-# asking for one with the same options: its HTTP cache and compiled code stay, and a first page in
-# a context whose cache is empty costs Chromium about twice the CPU of one whose cache is warm
-# (docs/testing.md). Nobody's identity is carried over: a context is kept only when its storage
-# state reads empty afterwards.
+# asking for one with the same options: its HTTP cache and compiled code stay. In the full
+# `chromium` a first page in a context whose cache was empty cost about twice the CPU of one whose
+# cache was warm; in the headless build the two are within a tenth (bench/browser_cost.py,
+# docs/testing.md), so what a kept context saves now is mostly the context's own making. Nobody's
+# identity is carried over: a context is kept only when its storage state reads empty afterwards.
 #
 # Between two of its sync calls Playwright leaves its event loop marked as the thread's running
 # loop (playwright/_impl/_greenlets.py, wait_for_future), and asyncio.run refuses to start beside
