@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from conftest import ROOT
+from helpers.cli import run
 from helpers.hf_tiny import save_marian, train_spm, EN, FR
 from model.hf import character_to_byte_spans, HFLoadError, HFVocabulary, IdMap, load_hf, metrics_folder
 from model.search import beam_search, forced, greedy, prepare_source, translate
@@ -191,11 +192,8 @@ def test_pickled_weights_load_only_as_tensors(tiny_hf, tmp_path, monkeypatch):
 
 
 # -- the CLIs -----------------------------------------------------------------------------------
-def cli(*args, timeout=300) -> subprocess.CompletedProcess:
-    out = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                         env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
-    assert out.returncode == 0, out.stderr[-2000:]
-    return out
+def cli(*args) -> subprocess.CompletedProcess:
+    return run("-m", *args)
 
 
 @pytest.mark.slow

@@ -2,11 +2,10 @@
 twice, on the app's own sentences."""
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from viz.export import CHROMIUM, export_unavailable, SIZES
+from helpers.cli import run
 from helpers.export import HAS_BROWSER, pdf_page_size, svg_texts
 
 
@@ -15,18 +14,14 @@ def test_figures_command_writes_every_file_the_same_way_twice(tiny_zoo, tmp_path
     """The paper's figures from checkpoints (the suite's tiny ones: the command is the same)
     and the shipped results: 7 figures × PDF, SVG, PNG and figures.md; every alignment's SVG
     holds its source words as text; a second run writes the same SVGs."""
-    import sys
-
     from conftest import ROOT
     from viz.paper_figures import FIG3, SENTENCE
     if not HAS_BROWSER:
         pytest.skip(export_unavailable(CHROMIUM))
 
     def figures(out, *extra):
-        done = subprocess.run([sys.executable, "-m", "viz.paper_figures", "--out", str(out), "--checkpoints", str(tiny_zoo),
-                               "--results", str(ROOT / "results"), *extra], cwd=ROOT, capture_output=True, text=True,
-                              timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
+        run("-m", "viz.paper_figures", "--out", str(out), "--checkpoints", str(tiny_zoo), "--results",
+            str(ROOT / "results"), *extra)
         return out
 
     first = figures(tmp_path / "first")
@@ -51,8 +46,7 @@ def test_figures_command_writes_every_file_the_same_way_twice(tiny_zoo, tmp_path
     again = figures(tmp_path / "again", "--formats", "svg")
     for name in names:
         assert (again / f"{name}.svg").read_bytes() == (first / f"{name}.svg").read_bytes(), name
-    done = subprocess.run([sys.executable, "-m", "viz.paper_figures", "--out", str(first)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    done = run("-m", "viz.paper_figures", "--out", str(first), check=False)
     assert done.returncode == 2 and "not empty" in done.stderr  # never writes over a folder's files
 
 

@@ -205,7 +205,8 @@ def test_train_distributed_two_cpu_processes(toy_split, tmp_path):
     train_vocabulary(split_path(toy_split, "train"), tmp_path / "spm.model", 300)  # once, before the two ranks start
     out = tmp_path / "ddp"
     run("-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "model.train",
-        "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "4", "--quiet")
+        "--config", str(cfg), "--data", str(toy_split), "--out", str(out), "--max-steps", "4", "--quiet",
+        fresh=True)  # torchrun starts its two ranks as new interpreters of its own
     config = json.loads((out / "config.json").read_text())
     assert "2 process(es)" in config["training"]["machine"]
     assert (out / "model.safetensors").exists() and (out / "spm.model").exists()
