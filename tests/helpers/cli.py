@@ -16,6 +16,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 from helpers import ROOT
@@ -45,7 +46,13 @@ def _forked(args, input) -> subprocess.CompletedProcess:
         streams = [Path(tmp) / name for name in ("stdin", "stdout", "stderr")]
         streams[0].write_text(input or "", encoding="utf-8")
         child = _FORKS.Process(target=_main, args=(list(args), [str(p) for p in streams]), daemon=True)
-        child.start()
+        # A child runs the parent's __main__ again when it has a file, and a page run by Streamlit
+        # in this process (AppTest) leaves itself there: the child starts from a bare one instead.
+        main, sys.modules["__main__"] = sys.modules["__main__"], types.ModuleType("__main__")
+        try:
+            child.start()
+        finally:
+            sys.modules["__main__"] = main
         child.join(TIMEOUT_S)
         if child.exitcode is None:
             child.kill()
