@@ -277,8 +277,9 @@ def length_item(bleu, chosen: str, rng: np.random.Generator, avoid: tuple = ()) 
     four buckets ``avoid`` names (the other half's)."""
     tables = length_tables(bleu)
     table = tables.table(chosen)
+    buckets, avoid = list(table["bucket"]), list(avoid)  # plain lists: a quartet's test is then a list read, not pandas' iloc
     fours = [f for p in rng.permutation(4) for f in [[q for q in tables.quartets(chosen, int(p))
-                                                        if list(table["bucket"].iloc[list(q)]) != list(avoid)]] if f]
+                                                        if [buckets[i] for i in q] != avoid]] if f]
     picked = list(fours[0][int(rng.integers(0, len(fours[0])))]) if fours else \
         sorted(rng.choice(len(table), size=min(4, len(table)), replace=False))
     table = table.iloc[picked]

@@ -3,12 +3,10 @@ scripts read them from ``python -m model.zoo --names``, and no script or bench l
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
-from helpers.cli import ROOT
+from helpers.cli import ROOT, run
 from model.config import load_run_config
 from model.zoo import DISPLAY_NAMES, KINDS, ZOO, zoo_names
 
@@ -31,9 +29,7 @@ def test_the_selections_of_the_zoo():
 
 def test_the_shell_scripts_read_the_names_from_the_module():
     def names(*flags: str) -> list[str]:
-        out = subprocess.run([sys.executable, "-m", "model.zoo", "--names", *flags], cwd=ROOT, check=True,
-                             capture_output=True, text=True, timeout=120).stdout
-        return out.split()
+        return run("-m", "model.zoo", "--names", *flags).stdout.split()
     assert names() == list(ZOO) and names("--attending") == zoo_names(attending=True)
     assert names("--recurrent") == zoo_names(recurrent=True)
 
