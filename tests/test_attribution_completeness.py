@@ -13,7 +13,8 @@ import re
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
+
+from helpers.apptest import new_app
 
 from conftest import ROOT
 from model.attribution import (IG_TARGET_GAP, complete_integrated_gradients, embeddings, gradient_attribution,
@@ -86,7 +87,7 @@ def test_the_shipped_transformer_needs_more_points_and_gets_them():
 
 def test_the_pages_completeness_figure_is_captums_delta_over_f_x_minus_f_baseline(tiny_zoo):
     from ui.zoo_cache import cached_translate
-    at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=120).run()
+    at = new_app(str(ROOT / "navigation.py"), 120).run()
     at.query_params.update(model="luong-dot", text="3 1 4 1 5")
     at.switch_page("app_pages/attribution.py")
     at = at.run()

@@ -6,6 +6,8 @@ import json
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from helpers.apptest import new_app
+
 from conftest import ROOT
 from ui.examples import DEFAULT_SENTENCE
 
@@ -19,7 +21,7 @@ def run(at) -> AppTest:
 
 
 def page(**params) -> AppTest:
-    at = run(AppTest.from_file(APP, default_timeout=120))
+    at = run(new_app(APP, 120))
     for k, v in params.items():
         at.query_params[k] = v
     at.switch_page("app_pages/attribution.py")
@@ -111,7 +113,7 @@ def test_models_page_shows_the_knock_out_test_and_aer_by_method(tiny_zoo, tmp_pa
         assert align_main(["--checkpoint", str(tiny_zoo / "rnnsearch"), "--gold", str(gold), "--method", method,
                            "--csv", str(folder / "aer.csv")]) == 0
     monkeypatch.setenv("ATTN_EXPLORER_RESULTS", str(tmp_path / "results"))
-    at = run(AppTest.from_file(APP, default_timeout=120))
+    at = run(new_app(APP, 120))
     at.switch_page("app_pages/models.py")
     at = run(at)
     knock = json.loads((folder / "faithfulness.json").read_text(encoding="utf-8"))["models"][0]

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from helpers.apptest import APP, array, figures, page, run, TIMEOUT
+from helpers.apptest import APP, array, figures, new_app, page, run, TIMEOUT
 
 
 def test_bleu_vs_length_from_shipped_results(product):
@@ -37,7 +37,7 @@ def test_bleu_vs_length_from_shipped_results(product):
 def as_teacher(path: str) -> AppTest:
     """A page opened by the session signed in with the class store's teacher key."""
     from server.class_store import class_store
-    at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))
+    at = run(new_app(APP, TIMEOUT))
     at.session_state["class_teacher_key"] = class_store().teacher_key()  # what the sign-in box keeps
     at.switch_page(path)
     return run(at)

@@ -7,13 +7,15 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
+from helpers.apptest import new_app
+
 from conftest import ROOT, TEACHER_KEY
 from server.class_store import new_session_id
 
 
 def teacher_on(code: str) -> AppTest:
     """The teacher's tab on the class (signed in first: a tab without the key that opens a class link joins it)."""
-    at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=60)
+    at = new_app(str(ROOT / "navigation.py"), 60)
     at.session_state["class_panel"] = True
     at.run()
     at.text_input(key="class_key_box").set_value(TEACHER_KEY)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from helpers.apptest import new_app
+
 from ui.examples import EXAMPLES
 from conftest import ROOT, TEACHER_KEY
 from teaching.exercises import alignment_exercise, MECHANISMS, score_alignment, step_exercise, which_exercise
@@ -20,7 +22,7 @@ KEY = TEACHER_KEY
 
 
 def open_exercise(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = new_app(APP, 60)
     at.query_params.update(query)
     at.run()
     at.switch_page("app_pages/exercises.py")
@@ -183,7 +185,7 @@ def test_the_teacher_opens_a_class_and_a_follower_gets_the_page(store):
     at.button(key="class_send").click().run()
     sent = store.follow(code)
     assert sent.page == "exercises" and (sent.params["ex"], sent.params["seed"]) == ("step", "4")
-    student = AppTest.from_file(APP, default_timeout=60)
+    student = new_app(APP, 60)
     student.query_params.update({"class": code})
     student.run()  # the class link: the follow fragment reads the teacher's state and opens the page in the session
     assert not student.exception, [e.value for e in student.exception]

@@ -143,7 +143,7 @@ def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(stor
     dropped, so the sent exercise shows as its link sets it; a later change of the student's is
     kept on the next rerun of the same link (taken once), and a link that is not the teacher's
     last send changes nothing. One run: the follow panel never has to switch page itself."""
-    from streamlit.testing.v1 import AppTest
+    from helpers.apptest import new_app
     from conftest import ROOT, TEACHER_KEY
     from server.follow import follow_board
     from ui import class_follow
@@ -151,7 +151,7 @@ def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(stor
     opened = class_follow._open_sent
     monkeypatch.setattr(class_follow, "_open_sent", lambda *a: (switched.append(a[2].page), opened(*a)))
     code = store.open_class(TEACHER_KEY).code
-    at = AppTest.from_file(str(ROOT / "navigation.py"), default_timeout=60)
+    at = new_app(str(ROOT / "navigation.py"), 60)
     at.query_params.update({"class": code, "ex": "which", "seed": "2"})
     at.run()
     at.switch_page("app_pages/exercises.py")

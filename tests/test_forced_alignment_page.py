@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from model.align import forced_alignment
 from model.search import forced, prepare_source
-from helpers.apptest import APP, chart, DIGITS, open_page
+from helpers.apptest import APP, chart, DIGITS, new_app, open_page
 
 
 def test_forced_alignment_shows_per_word_probabilities(tiny, tmp_path, monkeypatch):
@@ -16,7 +15,7 @@ def test_forced_alignment_shows_per_word_probabilities(tiny, tmp_path, monkeypat
     (gold / "enfr.src-tgt").write_text("1 2 3 4 5 ||| 5 4 3 2 1\n", encoding="utf-8")
     (gold / "enfr.gold").write_text("1-5 2-4 3-3 4-2 5p1\n", encoding="utf-8")
     monkeypatch.setenv("ATTN_EXPLORER_GOLD", str(gold))
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = new_app(APP, 60)
     at.run()
     at.switch_page("app_pages/forced_alignment.py")
     at.run()

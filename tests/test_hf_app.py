@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from helpers.apptest import APP, TIMEOUT, array, heatmaps, page, run, texts, toy_test_split, translate_app
+from helpers.apptest import APP, array, heatmaps, new_app, page, run, texts, TIMEOUT, toy_test_split, translate_app
 
 TEXT = "the cat sat on the mat"
 MISSING = "no-such-org/opus-mt-en-xx"
@@ -117,7 +116,7 @@ def test_an_unloadable_name_is_named_and_every_page_renders(hf_app, tiny_hf, mon
     monkeypatch.setenv("ATTN_EXPLORER_HF_MODELS", f"{tiny_hf},{MISSING}")
     zoo_cache._load_zoo.clear()
     try:
-        at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))
+        at = run(new_app(APP, TIMEOUT))
         for path in PAGES:
             at.switch_page(path)
             run(at)

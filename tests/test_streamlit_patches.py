@@ -19,14 +19,15 @@ from helpers.browser import wait_until
 from helpers.lecture import load_bench
 
 from server import serving
-from server.streamlit_patches import patches, reads
+from server.streamlit_patches import patches, reads, testing
 from server.streamlit_patches.fingerprints import fingerprint, resolve, source_of
 from server.streamlit_patches.patches import BY_NAME, PATCHES
 from server.streamlit_patches.reads import READS
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-TARGETS = [(p.name, p.targets) for p in PATCHES] + [(f"read {r.name}", r.targets) for r in READS]
+TARGETS = ([(p.name, p.targets) for p in PATCHES] + [(f"read {r.name}", r.targets) for r in READS]
+           + [("testing shared_components", testing.TARGETS)])
 EVERY = [p.name for p in PATCHES] + [r.name for r in READS]  # what the switch names, patches first
 
 
@@ -49,6 +50,16 @@ def undone():
 @pytest.mark.parametrize(("name", "targets"), TARGETS, ids=[name for name, _ in TARGETS])
 def test_each_target_is_the_code_its_patch_was_written_against(name, targets):
     assert stale_targets(name, targets) == []
+
+
+def test_the_suites_apptests_share_one_registry_of_components():
+    """Two new AppTests of the app run with one registry of v2 components, made once per process
+    (server/streamlit_patches/testing.py), and it finds what a registry of their own would: none."""
+    from streamlit.components.v2.manifest_scanner import scan_component_manifests
+    from helpers.apptest import new_app, run
+    first, second = run(new_app()), run(new_app())
+    assert first._bidi_component_manager is second._bidi_component_manager is testing._registry()
+    assert scan_component_manifests() == []  # what each AppTest's own registry would have registered
 
 
 def test_a_changed_target_fails_its_fingerprint_and_names_the_patch():

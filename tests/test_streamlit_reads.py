@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from streamlit.testing.v1 import AppTest
+
+from helpers.apptest import new_app
 
 from conftest import ROOT, TEACHER_KEY
 from server.serving import ENV
@@ -68,7 +69,7 @@ def _trap(cls, streamlits, found: list[str]):
 def a_class_run(store) -> None:
     """The teacher signs in on the Exercises page, opens a class and sends the page; a student
     follows the class link and answers; the teacher's next run reads the answer."""
-    teacher = AppTest.from_file(APP, default_timeout=60)
+    teacher = new_app(APP, 60)
     teacher.query_params.update({"ex": "step", "seed": "4"})
     teacher.run()
     teacher.switch_page("app_pages/exercises.py")
@@ -79,7 +80,7 @@ def a_class_run(store) -> None:
     teacher.button(key="class_open").click().run()
     code = teacher.session_state["class_code"]
     teacher.button(key="class_send").click().run()
-    student = AppTest.from_file(APP, default_timeout=60)
+    student = new_app(APP, 60)
     student.query_params.update({"class": code})
     student.run()
     student.run()

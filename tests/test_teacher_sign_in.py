@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from helpers.apptest import new_app
+
 from conftest import ROOT
 from server.class_store import ClassStore
 from server.sign_in import sign_in_attempts
@@ -26,7 +28,7 @@ def store(tmp_path, monkeypatch, tiny_zoo):
 
 
 def panel() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = new_app(APP, 60)
     at.session_state["class_panel"] = True  # the sidebar's Class panel, opened
     at.run()
     assert not at.exception

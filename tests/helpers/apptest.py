@@ -10,6 +10,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from helpers import ROOT
+from server.streamlit_patches.testing import shared_components
 
 APP = str(ROOT / "navigation.py")
 TIMEOUT = 60
@@ -48,6 +49,12 @@ def record_of(model: str, text: str, beam: int = 1):
     return cached_translate(model, text, beam)
 
 
+def new_app(path: str = APP, timeout: float = TIMEOUT) -> AppTest:
+    """A new AppTest of ``path`` (the app by default): a new session, sharing the process's registry
+    of Streamlit components (server/streamlit_patches/testing.py) rather than making its own."""
+    return shared_components(AppTest.from_file(path, default_timeout=timeout))
+
+
 def run(at) -> AppTest:
     """Run the app (or rerun it after a widget change) and fail on any exception."""
     at = at.run()
@@ -56,7 +63,7 @@ def run(at) -> AppTest:
 
 
 def translate_app(text: str | None = None, **params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = new_app()
     if text is not None:
         at.query_params["text"] = text
     for k, v in params.items():
@@ -66,7 +73,7 @@ def translate_app(text: str | None = None, **params) -> AppTest:
 
 def page(path: str, **params) -> AppTest:
     """A page other than the default one, opened with the given URL parameters."""
-    at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))  # AppTest switches pages only after a first run
+    at = run(new_app())  # AppTest switches pages only after a first run
     for k, v in params.items():
         at.query_params[k] = v
     at.switch_page(path)
@@ -102,7 +109,7 @@ def open_page(page: str, show: tuple[str, ...] = (), **query) -> AppTest:
     """The page after its first run; ``show`` names Step through's sections to show, as a
     student's choice in its picker would (those the model has: a key the picker does not offer
     is left out)."""
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = new_app(APP, 60)
     at.query_params.update(query)
     at.run()  # the default page first: AppTest can only switch pages after a run
     at.switch_page(f"app_pages/{page}.py")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from helpers.apptest import APP
+from helpers.apptest import APP, new_app
 from helpers.browser import PAGE_BUDGET
 
 N = 11  # the lesson's stops
@@ -51,7 +51,7 @@ def walk_lesson(page, url: str, text: str, shots=None, stops: int = N, timeout: 
 
 
 def open_lesson(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = new_app(APP, 60)
     at.query_params.update(query)
     at.run()  # the default page first: AppTest can only switch pages after a run
     at.switch_page("app_pages/lesson.py")
