@@ -121,15 +121,16 @@ def toy_accuracy(model: Seq2Seq, vocab: Vocabulary, task: str = "reverse", n: in
 
 
 def make_tiny_checkpoint(folder: str | Path, decoder: str = "rnnsearch", attention: str = "additive",
-                         steps: int = 150, task: str = "reverse") -> Path:
+                         steps: int = 150, task: str = "reverse", lr: float = 0.01,
+                         lengths: tuple[int, int] = (4, 9)) -> Path:
     """Train a tiny model on a toy task for a few seconds and save it as a real checkpoint folder."""
     folder = Path(folder)
     vocab = toy_vocabulary(folder / "_vocab")
     cfg = tiny_config(vocab, decoder, attention)
     if decoder == "transformer":  # no recurrence to carry order: it needs a gentler rate and more steps
-        model = train_toy(cfg, vocab, task, max(steps, 300), lr=0.003)
+        model = train_toy(cfg, vocab, task, max(steps, 300), lr=0.003, lengths=lengths)
     else:
-        model = train_toy(cfg, vocab, task, steps)
+        model = train_toy(cfg, vocab, task, steps, lr=lr, lengths=lengths)
     save_checkpoint(folder, model, vocab, {"name": folder.name, "description": f"tiny {decoder}/{attention} on toy task {task}",
                                            "training": {"data": f"toy:{task}", "steps": steps}})
     return folder

@@ -21,6 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from model.toy import make_tiny_checkpoint, TINY_ZOO, TINY_ZOO_STEPS  # noqa: E402
 
+COPY_GENERAL = "copy_general"  # beside the zoo's folder
+
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -36,6 +38,12 @@ def main(argv=None) -> int:
     one_vocabulary(out, list(TINY_ZOO))
     for name in TINY_ZOO:
         print(f"{name}: {sum(f.stat().st_size for f in (out / name).iterdir()) / 1024:.0f} KiB", flush=True)
+    # local-p's test starts from a global `general` model that copies digits (tests/test_attention.py)
+    copy = out.parent / COPY_GENERAL
+    shutil.rmtree(copy, ignore_errors=True)
+    make_tiny_checkpoint(copy, "luong", "general", steps=300, task="copy", lr=0.005, lengths=(4, 11))
+    shutil.rmtree(copy / "_vocab", ignore_errors=True)
+    shutil.copyfile(out / next(iter(TINY_ZOO)) / "spm.model", copy / "spm.model")  # the zoo's pieces, one copy in git
     return 0
 
 

@@ -11,7 +11,7 @@ import torch
 from model.attention import AdditiveAttention, attend, build_attention, DotAttention, GeneralAttention, LocalPAttention
 from model.model import Seq2Seq
 from model.search import forced, prepare_source
-from model.toy import tiny_config, toy_vocabulary
+from model.toy import tiny_config
 
 
 def test_additive_energies_match_the_formula():
@@ -121,15 +121,17 @@ def test_local_p_position_follows_the_alignment():
     with eq. 10's window mass p_i tracks argmax_j α_ij (mean distance < 1 piece); with the
     Gaussian only renormalised into the softmax it lagged behind (1.8 pieces on this setup),
     as the shipped checkpoint's p_i ≈ 0 did on real text."""
+    from conftest import TINY_CHECKPOINTS
+    from model.checkpoint import load_checkpoint
     from model.toy import toy_pair, train_toy
-    vocab = toy_vocabulary()
-    torch.manual_seed(0)
-    general = train_toy(tiny_config(vocab, "luong", "general"), vocab, "copy", steps=300, lr=0.005, lengths=(4, 11))
+    # the global model, trained 300 steps on copying (scripts/make_tiny_zoo.py): kept, as the tiny
+    # zoo is, so every host starts local-p from the same weights
+    general, vocab = load_checkpoint(TINY_CHECKPOINTS.parent / "copy_general")[:2]
     cfg = tiny_config(vocab, "luong", "local-general")
     cfg.local_window = 3
     local = Seq2Seq(cfg)
     local.load_state_dict({k.replace("decoder.attention.", "decoder.attention.inner."): v
-                           for k, v in general.state_dict().items()}, strict=False)
+                           for k, v in general.state_dict().items()}, strict=False)  # fp16 kept, fp32 here
     local = train_toy(cfg, vocab, "copy", steps=150, lr=0.005, lengths=(4, 11), model=local, seed=1)
     rng, distances, rhos = __import__("random").Random(7), [], []
     for _ in range(30):
