@@ -1,5 +1,6 @@
 """The tests' tiny checkpoints: one per kind of the shipped zoo, trained for seconds on digit
-reversal (``model.toy.make_tiny_checkpoint``), written as ordinary checkpoint folders.
+reversal (``model.toy.make_tiny_checkpoint``), written as ordinary checkpoint folders; and beside
+them ``copy_general/``, the global model that local-p's test trains its window from.
 
     python scripts/make_tiny_zoo.py [--out tests/fixtures/tiny_zoo]
 
