@@ -201,3 +201,24 @@ def test_processes_starting_together_upgrade_one_store_once(store_url):
     finally:
         for e in engines:
             e.dispose()
+
+
+def test_a_connection_asking_for_wal_while_another_holds_the_new_file_asks_again(tmp_path):
+    """SQLite answers a journal-mode change "database is locked" while another connection holds
+    the file; ``write_ahead_log`` asks again within its wait (servers starting together on a new
+    store: the test above failed 3 times in 40 without it), and gives up after it."""
+    import sqlite3
+    from server.class_store.engine import write_ahead_log
+    path = tmp_path / "new.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    asker = sqlite3.connect(path, timeout=0.05, isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        write_ahead_log(asker.cursor(), wait_s=0)
+    release = threading.Timer(0.3, holder.rollback)
+    release.start()
+    write_ahead_log(asker.cursor(), wait_s=10)
+    release.join()
+    assert asker.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    asker.close()
+    holder.close()

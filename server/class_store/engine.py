@@ -4,7 +4,9 @@ one transaction per call, database errors as the store's own."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -18,6 +20,7 @@ from server.class_store.schema import (AnswerRefused, meta, NotTeacher, StoreBus
 # PostgreSQL's lock_not_available, query_canceled (statement_timeout) and
 # idle_in_transaction_session_timeout; SQLite's busy timeout
 BUSY_SQLSTATES = {"55P03", "57014", "25P03"}
+SQLITE_BUSY_S = 15  # how long a SQLite connection waits for another's lock
 
 
 def _busy(error: DBAPIError) -> bool:
@@ -43,14 +46,14 @@ def engine_for(url: str) -> sa.Engine:
     if path and path != ":memory:":
         private_file(Path(path))
     engine = sa.create_engine(url, pool_size=8, max_overflow=24, pool_timeout=10,
-                              connect_args={"timeout": 15, "check_same_thread": False})
+                              connect_args={"timeout": SQLITE_BUSY_S, "check_same_thread": False})
 
     @sa.event.listens_for(engine, "connect")
     def _sqlite_connect(dbapi_connection, _record):
         dbapi_connection.isolation_level = None  # SQLAlchemy's "begin" event below issues BEGIN itself
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA busy_timeout=15000")
+        write_ahead_log(cursor)
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_S * 1000}")
         cursor.execute("PRAGMA synchronous=NORMAL")  # WAL's usual setting: durable at each checkpoint
         cursor.close()
 
@@ -59,6 +62,22 @@ def engine_for(url: str) -> sa.Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
     return engine
+
+
+def write_ahead_log(cursor, wait_s: float = SQLITE_BUSY_S) -> None:
+    """``PRAGMA journal_mode=WAL``. The first connection to a new file converts it, and one asking
+    while another holds a lock then is told "database is locked" at once: SQLite does not wait its
+    busy timeout for a journal-mode change. So it asks again, within the busy timeout (servers
+    starting together on a new store, ``tests/test_migrations.py``)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def private_file(path: Path) -> None:
