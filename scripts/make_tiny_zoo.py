@@ -36,30 +36,28 @@ def main(argv=None) -> int:
         shutil.rmtree(out / name, ignore_errors=True)
         make_tiny_checkpoint(out / name, decoder, attention, steps=TINY_ZOO_STEPS)
         shutil.rmtree(out / name / "_vocab", ignore_errors=True)  # the vocabulary is the folder's spm.model
-    one_vocabulary(out, list(TINY_ZOO))
-    for name in TINY_ZOO:
-        print(f"{name}: {sum(f.stat().st_size for f in (out / name).iterdir()) / 1024:.0f} KiB", flush=True)
     # local-p's test starts from a global `general` model that copies digits (tests/test_attention.py)
     copy = out.parent / COPY_GENERAL
     shutil.rmtree(copy, ignore_errors=True)
     make_tiny_checkpoint(copy, "luong", "general", steps=300, task="copy", lr=0.005, lengths=(4, 11))
     shutil.rmtree(copy / "_vocab", ignore_errors=True)
-    shutil.copyfile(out / next(iter(TINY_ZOO)) / "spm.model", copy / "spm.model")  # the zoo's pieces, one copy in git
+    one_vocabulary([*(out / name for name in TINY_ZOO), copy])
+    for name in TINY_ZOO:
+        print(f"{name}: {sum(f.stat().st_size for f in (out / name).iterdir()) / 1024:.0f} KiB", flush=True)
     return 0
 
 
-def one_vocabulary(out: Path, names: list[str]) -> None:
+def one_vocabulary(folders: list[Path]) -> None:
     """Every folder's spm.model made byte-identical to the first's (git then keeps one copy).
     Each was trained on the same toy data and differs only in the training path it records;
     the pieces and their ids are checked equal first."""
     import sentencepiece as spm
-    first = out / names[0] / "spm.model"
-    pieces = [spm.SentencePieceProcessor(model_file=str(out / n / "spm.model")) for n in names]
-    for name, sp in zip(names[1:], pieces[1:]):
+    first = folders[0] / "spm.model"
+    pieces = [spm.SentencePieceProcessor(model_file=str(f / "spm.model")) for f in folders]
+    for folder, sp in zip(folders[1:], pieces[1:]):
         assert [sp.id_to_piece(i) for i in range(sp.get_piece_size())] == \
-            [pieces[0].id_to_piece(i) for i in range(pieces[0].get_piece_size())], f"{name}'s vocabulary differs"
-        shutil.copyfile(first, out / name / "spm.model")
-
+            [pieces[0].id_to_piece(i) for i in range(pieces[0].get_piece_size())], f"{folder.name}'s vocabulary differs"
+        shutil.copyfile(first, folder / "spm.model")
 
 if __name__ == "__main__":
     sys.exit(main())
