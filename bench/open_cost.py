@@ -3,7 +3,7 @@ new session that loads the page's HTML (the student cookie) and opens Translate 
 sentence no tab asked before (WMT newstest, the same seeded order for every app), as the class
 bench's ``open`` does. The server's CPU per open, and optionally a py-spy profile of the opens.
 
-    python bench/open_cost.py [--opens 80] [--app DIR] [--profile FILE.raw] [--append FILE]
+    python bench/open_cost.py [--opens 80] [--cached | --sent] [--app DIR] [--profile FILE.raw] [--append FILE]
 
 ``--app DIR`` runs another checkout's app.py (``/tmp/attn-side-by-side/COMMIT``, made by
 ``bench/side_by_side.py``); ``--profile`` records ``py-spy record -f raw --nonblocking`` of the
@@ -21,18 +21,18 @@ from urllib.parse import quote, urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom import ROOT, Tab, server  # noqa: E402
-from classroom_lesson import news_sentences  # noqa: E402
+from classroom_lesson import SENDS, news_sentences  # noqa: E402
 from classroom_report import emit, stamp  # noqa: E402
 from classroom_servers import cpu_seconds  # noqa: E402
 
 WARM = 3
 
 
-async def opens(base: str, sentences: list[str]) -> None:
-    for text in sentences:
+async def opens(base: str, links: list[tuple[str, str]]) -> None:
+    for path, query in links:
         tab = Tab(base, 120, load_page=True)
         try:
-            _, _, error = await tab.do(("open", "", urlencode({"text": text, "model": "rnnsearch"}, quote_via=quote)))
+            _, _, error = await tab.do(("open", path, query))
         finally:
             await tab.close()
         if error:
@@ -43,23 +43,37 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--opens", type=int, default=80)
     parser.add_argument("--app", type=Path, default=ROOT)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--cached", action="store_true",
+                        help="open one Translate link every time (decoded by the warm-up opens): a new session's "
+                             "own cost, without a decoding")
+    which.add_argument("--sent", action="store_true",
+                        help="open the teacher's three sent pages in turn (cached after their first open), "
+                             "as the reference run's follow does, not Translate on new sentences")
     parser.add_argument("--profile", type=Path, help="py-spy's raw samples of the server, to this file")
     parser.add_argument("--append", type=Path, help="also append the JSON line to this file")
     args = parser.parse_args(argv)
-    sentences = news_sentences(7)[:WARM + args.opens]
+    if args.cached:
+        links = [("", urlencode({"text": news_sentences(7)[0], "model": "rnnsearch"}, quote_via=quote))]
+        links *= WARM + args.opens
+    elif args.sent:
+        links = [(page, urlencode(params)) for page, params in SENDS] * (1 + (WARM + args.opens) // len(SENDS))
+    else:
+        links = [("", urlencode({"text": text, "model": "rnnsearch"}, quote_via=quote)) for text in news_sentences(7)]
+    links = links[:WARM + args.opens]
     with server(None, root=args.app) as target:
         pid = target.pids()[0]
-        asyncio.run(opens(target.base, sentences[:WARM]))
+        asyncio.run(opens(target.base, links[:WARM]))
         spy = subprocess.Popen(["py-spy", "record", "-p", str(pid), "-f", "raw", "-r", "200", "--nonblocking",
                                 "-o", str(args.profile)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL) if args.profile else None
         before = cpu_seconds(pid)
-        asyncio.run(opens(target.base, sentences[WARM:]))
+        asyncio.run(opens(target.base, links[WARM:]))
         spent = cpu_seconds(pid) - before
         if spy:
             spy.send_signal(signal.SIGINT)  # py-spy writes its file on an interrupt
             spy.wait()
-    emit({"bench": "open_cost", "app": str(args.app), "opens": args.opens,
+    emit({"bench": "open_cost", "app": str(args.app), "opens": args.opens, "sent": args.sent, "cached": args.cached,
           "server_cpu_ms_per_open": round(spent * 1000 / args.opens, 1), **stamp(args.app)}, args.append)
     return 0
 
