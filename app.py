@@ -169,8 +169,10 @@ def _middleware():
     from starlette.middleware import Middleware
     from server.identity import SameOriginSockets  # a websocket from another origin (another port too) refused
     from server.identity import StudentCookie  # one anonymous, signed student id per browser
+    from server.app_shell import AppShell  # a page load's HTML from memory, as Streamlit first answered it
     from server.proxies import BelieveProxiesOnly  # X-Forwarded-For from ATTN_EXPLORER_PROXIES only
-    return [Middleware(BelieveProxiesOnly), Middleware(SameOriginSockets), Middleware(StudentCookie)]
+    return [Middleware(BelieveProxiesOnly), Middleware(SameOriginSockets), Middleware(StudentCookie),
+            Middleware(AppShell)]
 
 
 # `streamlit run app.py` finds the server by reading this file: an `app = st.App(...)` at the top level
