@@ -1,6 +1,6 @@
 """What a page load's HTML costs the server: ``--loads`` GETs of a page's address asking for HTML
 (a browser's first request for a page, and each reload), from 16 kept-alive connections at once
-with the student cookie, in ``--rounds`` rounds. The server's CPU per load, each round.
+with the student cookie and a browser's Accept-Encoding, in ``--rounds`` rounds. The server's CPU per load, each round.
 
     python bench/html_cost.py [--loads 1600] [--rounds 3] [--path /exercises] [--app DIR] [--append FILE]
 
@@ -35,7 +35,8 @@ def loads(base: str, path: str, n: int) -> set[int]:
     cookie = "; ".join(c.split(";", 1)[0] for c in answer.headers.get_all("Set-Cookie") or [])
     statuses = set()
     for _ in range(n):
-        page.request("GET", path, headers={"Accept": "text/html,application/xhtml+xml", "Cookie": cookie})
+        page.request("GET", path, headers={"Accept": "text/html,application/xhtml+xml", "Cookie": cookie,
+                                           "Accept-Encoding": "gzip, deflate, br"})  # as every browser asks
         answer = page.getresponse()
         answer.read()
         statuses.add(answer.status)

@@ -63,12 +63,28 @@ def test_what_it_cannot_repeat_goes_to_streamlit_every_time():
         load(shell, **request)
         assert len(inner.calls) == calls + 1, request
     for answer in (Streamlit(status=404), Streamlit(headers=[*HEADERS, (b"set-cookie", b"s=1")]),
-                   Streamlit(headers=[*HEADERS, (b"content-encoding", b"gzip")]),
+                   Streamlit(headers=[*HEADERS, (b"content-encoding", b"gzip")]),  # to a request without gzip
+                   Streamlit(headers=[*HEADERS, (b"content-encoding", b"br")]),
                    Streamlit(chunks=(PAGE[:10],))):  # shorter than its content-length
         shell = AppShell(answer)
         load(shell)
         load(shell)
         assert answer.calls == ["/exercises", "/exercises"]
+
+
+def test_a_compressed_page_is_given_to_requests_that_accept_it_only():
+    inner = Streamlit(headers=[*HEADERS, (b"content-encoding", b"gzip")])
+    shell = AppShell(inner)
+    gzip = {"accept_encoding": b"gzip, deflate, br"}
+    assert load(shell, **gzip) == load(shell, **gzip) == (200, inner.headers, PAGE)
+    assert inner.calls == ["/exercises"]
+    load(shell)  # no gzip: Streamlit's own answer (compressed here, so never kept for such requests)
+    load(shell)
+    assert inner.calls == ["/exercises"] * 3
+    plain = Streamlit()
+    shell = AppShell(plain)
+    load(shell)
+    assert load(shell, **gzip) == (200, HEADERS, PAGE) and plain.calls == ["/exercises", "/exercises"]
 
 
 def test_a_long_answer_in_parts_is_kept_whole_and_made_up_paths_are_bounded():
