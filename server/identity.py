@@ -128,6 +128,11 @@ async def _in_thread(work, *args):
 
 
 async def _secret() -> bytes | None:
+    from server.class_store import built_class_store
+    store = built_class_store()
+    known = store.known_cookie_secret() if store is not None else None
+    if known is not None:  # read once per store: a page load does not wait for a worker thread
+        return known
     return await _in_thread(lambda: _store().cookie_secret())
 
 

@@ -89,7 +89,13 @@ def class_store() -> ClassStore:
         return _stores[config]
 
 
-__all__ = ["ClassStore", "class_store", "Admission", "AwaitingApproval",
+def built_class_store() -> ClassStore | None:
+    """:func:`class_store` if this process has made it for the configuration now, else None: never
+    makes one and never waits on the lock (for the event loop, which must not wait on a database)."""
+    return _stores.get((settings.class_db(), settings.class_hours(), settings.teacher_key()))
+
+
+__all__ = ["ClassStore", "class_store", "built_class_store", "Admission", "AwaitingApproval",
            "AnswerRefused", "ClassCounts", "ClassInfo", "CODE_ALPHABET", "CODE_LENGTH",
            "EXERCISE_ID", "FIRST_ATTEMPT", "FOLLOW_CHANNEL", "FollowState", "LESSON_STOP", "MAX_ANSWER_BYTES", "MAX_ANSWER_DEPTH",
            "MAX_ATTEMPTS", "MAX_EXERCISES", "MAX_SENT_EXERCISES", "MAX_STUDENT_ANSWERS", "MAX_STUDENT_EXERCISES",

@@ -33,6 +33,10 @@ class TeacherKeys:
         self._cookie_secret = bytes.fromhex(self._meta_value("cookie_secret", lambda: secrets.token_hex(32)))
         return self._cookie_secret
 
+    def known_cookie_secret(self) -> bytes | None:
+        """The cookie secret if this store object has read it, else None: no read (for the event loop)."""
+        return getattr(self, "_cookie_secret", None)
+
     def is_teacher(self, key: str | None) -> bool:
         return bool(key) and hmac.compare_digest(str(key).encode(), self.teacher_key().encode())
 
