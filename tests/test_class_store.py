@@ -283,7 +283,9 @@ def test_one_student_is_stopped_at_their_own_cap_and_another_is_still_counted(st
 
 def test_the_cookie_secret_is_one_per_store(store_url):
     stores = [ClassStore(store_url, hours=1, teacher_key=KEY) for _ in range(2)]
+    assert stores[0].known_cookie_secret() is None  # not read yet: the event loop's fast path finds nothing
     secret = stores[0].cookie_secret()
     assert len(secret) == 32 and stores[1].cookie_secret() == secret
+    assert stores[0].known_cookie_secret() == secret  # read once, then known without a read
     for s in stores:
         s.engine.dispose()

@@ -82,7 +82,7 @@ def class_store() -> ClassStore:
     """This process's store (one engine and pool, shared by every session), as configured now.
     Kept in this module, not in ``st.cache_resource``: a visitor's ``clear_cache`` message empties
     that, and would drop the engine and its pool under every session (server/shared.py)."""
-    config = (settings.class_db(), settings.class_hours(), settings.teacher_key())
+    config = _config()
     with _stores_lock:
         if config not in _stores:
             _stores[config] = ClassStore(*config)
@@ -92,7 +92,11 @@ def class_store() -> ClassStore:
 def built_class_store() -> ClassStore | None:
     """:func:`class_store` if this process has made it for the configuration now, else None: never
     makes one and never waits on the lock (for the event loop, which must not wait on a database)."""
-    return _stores.get((settings.class_db(), settings.class_hours(), settings.teacher_key()))
+    return _stores.get(_config())
+
+
+def _config() -> tuple:
+    return settings.class_db(), settings.class_hours(), settings.teacher_key()
 
 
 __all__ = ["ClassStore", "class_store", "built_class_store", "Admission", "AwaitingApproval",
