@@ -124,6 +124,22 @@ def cpu_ms_by_kind(cpu: dict[str, list[float]]) -> dict[str, float]:
     return {kind: round(1000 * sum(v) / len(v), 1) for kind, v in cpu.items()}
 
 
+@contextmanager
+def profiled(pid: int, path: Path | None):
+    """``py-spy record -f raw --gil --nonblocking`` of ``pid`` into ``path`` while the block runs
+    (nothing when ``path`` is None). Only the thread holding the GIL: a thread waiting for it (30
+    reruns at once, a hash or a socket write that let it go) is not where the CPU went. Non-blocking:
+    a blocking attach stalls the server it measures."""
+    spy = subprocess.Popen(["py-spy", "record", "-p", str(pid), "-f", "raw", "-r", "200", "--gil", "--nonblocking",
+                            "-o", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if path else None
+    try:
+        yield
+    finally:
+        if spy:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its file on an interrupt
+            spy.wait()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (all its threads), from /proc/PID/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

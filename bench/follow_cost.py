@@ -4,7 +4,8 @@ Per follower and send: the milliseconds from the page's listener clicking *Look 
 server answered ``/_attn/follow``) until the sent page has drawn, and the server's CPU per
 follower. One JSON line.
 
-    python bench/follow_cost.py [--followers 30] [--rounds 3] [--app DIR] [--append FILE]
+    python bench/follow_cost.py [--followers 30] [--rounds 3] [--send PATH?QUERY ...] [--app DIR] [--profile FILE.raw]
+                                [--append FILE]
 
 Nothing else runs on the server: the sent pages are warmed first (the teacher's own screen
 drew them), so what is timed is the followers' own reruns, all woken at the same moment as a
@@ -24,36 +25,38 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom import ROOT, SENDS, server, Tab  # noqa: E402
 from classroom_modes import until_sent  # noqa: E402
 from classroom_report import emit, pct, stamp  # noqa: E402
-from classroom_servers import cpu_seconds  # noqa: E402
+from classroom_servers import cpu_seconds, profiled  # noqa: E402
 
 
-async def follow(base: str, pid: int, store, key: str, code: str, followers: int, rounds: int) -> dict:
+async def follow(base: str, pid: int, store, key: str, code: str, followers: int, rounds: int,
+                 profile: Path | None = None, sends=SENDS) -> dict:
     tabs = [Tab(base, 60) for _ in range(followers)]
     for tab in tabs:
         await tab.do(("open", "exercises", urlencode({"class": code})))
     teacher = Tab(base, 60)
-    for page, params in SENDS:
+    for page, params in sends:
         await teacher.do(("open", page, urlencode(params)))
     clicks, cpu, errors = [], 0.0, []
-    for _ in range(rounds):
-        for page, params in SENDS:
-            await asyncio.sleep(1.0)  # every listener waiting again
-            before = cpu_seconds(pid)
-            await asyncio.to_thread(store.send, key, code, page, params)
-            results = await asyncio.gather(*(until_sent(tab, page, time.perf_counter() + 30) for tab in tabs))
-            await asyncio.sleep(0.1)  # the replies still being sent belong to this send
-            cpu += cpu_seconds(pid) - before
-            clicks += [ms for ms, _, error in results if not error and ms is not None]
-            errors += [error for _, _, error in results if error]
+    with profiled(pid, profile):
+        for _ in range(rounds):
+            for page, params in sends:
+                await asyncio.sleep(1.0)  # every listener waiting again
+                before = cpu_seconds(pid)
+                await asyncio.to_thread(store.send, key, code, page, params)
+                results = await asyncio.gather(*(until_sent(tab, page, time.perf_counter() + 30) for tab in tabs))
+                await asyncio.sleep(0.1)  # the replies still being sent belong to this send
+                cpu += cpu_seconds(pid) - before
+                clicks += [ms for ms, _, error in results if not error and ms is not None]
+                errors += [error for _, _, error in results if error]
     return {"click_p10_ms": pct(clicks, 0.1), "click_p50_ms": pct(clicks, 0.5), "click_p67_ms": pct(clicks, 0.67),
             "click_p95_ms": pct(clicks, 0.95), "click_max_ms": round(max(clicks), 1),
-            "server_cpu_ms_per_follow": round(1000 * cpu / (followers * rounds * len(SENDS)), 1),
+            "server_cpu_ms_per_follow": round(1000 * cpu / (followers * rounds * len(sends)), 1),
             "follows": len(clicks), "errors": len(errors), "error_kinds": sorted(set(errors))}
 
 
@@ -62,8 +65,14 @@ def main(argv=None) -> int:
     p.add_argument("--followers", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--app", type=Path, default=ROOT, help="the checkout whose app.py runs (default: this one)")
+    p.add_argument("--send", action="append", metavar="PATH[?QUERY]",
+                   help="send these pages in turn instead of the lesson's three (repeat; two at least, as a "
+                        "page sent again with the same link opens nothing new)")
+    p.add_argument("--profile", type=Path, help="py-spy raw samples of the server during the sends")
     p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
     args = p.parse_args(argv)
+    sends = [(path, dict(parse_qsl(query))) for path, _, query in (s.partition("?") for s in args.send)] \
+        if args.send else SENDS
     class_dir = tempfile.mkdtemp(prefix="follow-cost-")
     key = secrets.token_urlsafe(12)
     env = {"ATTN_EXPLORER_CLASS_DIR": class_dir, "ATTN_EXPLORER_TEACHER_KEY": key, "ATTN_EXPLORER_CLASS_DB": "",
@@ -75,11 +84,13 @@ def main(argv=None) -> int:
         key = store.teacher_key()
         code = store.open_class(key).code
         with server(None, env=env, root=args.app.resolve()) as target:
-            result = asyncio.run(follow(target.base, target.pids()[0], store, key, code, args.followers, args.rounds))
+            result = asyncio.run(follow(target.base, target.pids()[0], store, key, code, args.followers,
+                                       args.rounds, args.profile, sends))
     finally:
         store.engine.dispose()
         shutil.rmtree(class_dir, ignore_errors=True)
-    emit({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds, "app": str(args.app), **result,
+    emit({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds, "app": str(args.app),
+          **({"sends": args.send} if args.send else {}), **result,
           **stamp(args.app)}, args.append)
     return 0
 

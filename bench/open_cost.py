@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -23,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom import ROOT, Tab, server  # noqa: E402
 from classroom_lesson import SENDS, news_sentences  # noqa: E402
 from classroom_report import emit, stamp  # noqa: E402
-from classroom_servers import cpu_seconds  # noqa: E402
+from classroom_servers import cpu_seconds, profiled  # noqa: E402
 
 WARM = 3
 
@@ -64,15 +62,10 @@ def main(argv=None) -> int:
     with server(None, root=args.app) as target:
         pid = target.pids()[0]
         asyncio.run(opens(target.base, links[:WARM]))
-        spy = subprocess.Popen(["py-spy", "record", "-p", str(pid), "-f", "raw", "-r", "200", "--nonblocking",
-                                "-o", str(args.profile)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL) if args.profile else None
         before = cpu_seconds(pid)
-        asyncio.run(opens(target.base, links[WARM:]))
+        with profiled(pid, args.profile):
+            asyncio.run(opens(target.base, links[WARM:]))
         spent = cpu_seconds(pid) - before
-        if spy:
-            spy.send_signal(signal.SIGINT)  # py-spy writes its file on an interrupt
-            spy.wait()
     emit({"bench": "open_cost", "app": str(args.app), "opens": args.opens, "sent": args.sent, "cached": args.cached,
           "server_cpu_ms_per_open": round(spent * 1000 / args.opens, 1), **stamp(args.app)}, args.append)
     return 0
