@@ -1,0 +1,68 @@
+"""What a slider move on Step through costs its server, the class bench's ``slide``: ``--tabs``
+sessions open the lesson's Step through link (a news sentence, RNNsearch, its two sections) and
+move the step slider, one tab after another, ``--moves`` rounds; each move is one rerun of the
+page's step fragment. The server's CPU per move, and optionally a py-spy profile of the moves.
+
+    python bench/slide_cost.py [--tabs 5] [--moves 40] [--app DIR] [--profile FILE.raw] [--append FILE]
+
+``--app DIR`` runs another checkout's app.py (a worktree made by ``bench/side_by_side.py``), so
+two commits' figures can be taken back to back on one host. Every tab first moves through every
+step once (untimed), so the decodings and figures are the shared caches' and what is timed is the
+rerun.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from classroom import ROOT, Tab, server  # noqa: E402
+from classroom_lesson import SHOWN_SECTIONS, news_sentences  # noqa: E402
+from classroom_report import emit, stamp  # noqa: E402
+from classroom_servers import cpu_seconds, profiled  # noqa: E402
+
+STEPS = range(2, 7)  # the lesson's slider positions (bench/classroom_lesson.py)
+
+
+async def slides(base: str, pid: int, tabs: int, moves: int, profile: Path | None) -> float:
+    """Milliseconds of the server's CPU per timed move."""
+    link = urlencode({"text": news_sentences(3)[0], "model": "rnnsearch", "sections": SHOWN_SECTIONS},
+                     quote_via=quote, safe=",")
+    opened = [Tab(base, 60) for _ in range(tabs)]
+    for tab in opened:
+        if (error := (await tab.do(("open", "step-through", link)))[2]):
+            raise RuntimeError(error)
+        for step in STEPS:
+            await tab.do(("set", "step_i", step))
+    before = cpu_seconds(pid)
+    with profiled(pid, profile):
+        for move in range(moves):
+            for tab in opened:
+                if (error := (await tab.do(("set", "step_i", STEPS[move % len(STEPS)])))[2]):
+                    raise RuntimeError(error)
+    spent = cpu_seconds(pid) - before
+    for tab in opened:
+        await tab.close()
+    return round(1000 * spent / (tabs * moves), 2)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tabs", type=int, default=5)
+    parser.add_argument("--moves", type=int, default=40)
+    parser.add_argument("--app", type=Path, default=ROOT)
+    parser.add_argument("--profile", type=Path, help="py-spy raw samples of the server during the moves")
+    parser.add_argument("--append", type=Path, help="also append the JSON line to this file")
+    args = parser.parse_args(argv)
+    with server(None, root=args.app) as target:
+        ms = asyncio.run(slides(target.base, target.pids()[0], args.tabs, args.moves, args.profile))
+    emit({"bench": "slide_cost", "app": str(args.app), "tabs": args.tabs, "moves": args.moves,
+          "server_cpu_ms_per_slide": ms, **stamp(args.app)}, args.append)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
