@@ -6,8 +6,8 @@ bench's ``open`` does. The server's CPU per open, and optionally a py-spy profil
     python bench/open_cost.py [--opens 80] [--cached | --sent] [--app DIR] [--profile FILE.raw] [--append FILE]
 
 ``--app DIR`` runs another checkout's app.py (``/tmp/attn-side-by-side/COMMIT``, made by
-``bench/side_by_side.py``); ``--profile`` records ``py-spy record -f raw --nonblocking`` of the
-server during the timed opens (three untimed opens warm it first).
+``bench/side_by_side.py``); ``--profile`` records py-spy's samples of the server's GIL holder
+during the timed opens (``classroom_servers.profiled``; three untimed opens warm it first).
 """
 from __future__ import annotations
 
