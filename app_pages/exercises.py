@@ -480,8 +480,10 @@ if teacher:
         else:
             room_before_reveal(s)
         if summaries:
+            # one type a column: "—" beside counts would send Arrow a mixed column, which Streamlit
+            # converts again on every rerun, logging the failed first try
             st.dataframe([{"exercise": exercise_name(x.exercise), "students": x.students,
-                           "right at first": x.correct if x.exercise != ex_id or revealed_to_class(ex_id) else "—",
+                           "right at first": str(x.correct) if x.exercise != ex_id or revealed_to_class(ex_id) else "—",
                            "gave up": x.gave_up, "retries": x.retries}
                           for x in summaries.values()], hide_index=True, key="ex_class_table")
     class_view()
