@@ -46,10 +46,10 @@ def answer(store, code: str, half: str) -> None:
 def open_half(page, half: str) -> None:
     """*Open the check …* pressed, then waited for until the page says that half is open (its button
     disabled). Pressed again only when the page is idle, the half still closed and its button still
-    enabled 20 s on: in one run of the whole suite a press made while the teacher's live views
-    redrew the hand-ins was lost (the half stayed closed for 180 s), as a press landing during a
-    redraw can be (tests/test_browser_class_view.py); a teacher would press again, and a second
-    press only re-sends the screens. A half that never opens fails with what the page shows."""
+    enabled 20 s on: a press made while the teacher's live views redraw the hand-ins can be lost,
+    as a press landing during a redraw can be (tests/test_browser_class_view.py), and the half then
+    stays closed; a teacher would press again, and a second press only re-sends the screens. A
+    half that never opens fails with what the page shows."""
     button = page.locator(".st-key-class_check_controls").get_by_role("button", name=f"Open the check {half}")
     opened = (f"(t => / the check {half}[ ;]/.test(t) && t.includes('Open now:'))"
               "(document.querySelector('.st-key-class_check_controls')?.innerText || '') && " + APP_IDLE)
