@@ -125,6 +125,36 @@ def test_each_patch_applies_and_undoes_cleanly(undone):
     assert "_on_scriptrunner_event" in vars(AppSession)  # Streamlit's own, where Streamlit put it
 
 
+def test_a_held_rerun_keeps_the_press_of_the_request_it_replaces(monkeypatch):
+    """``pace_reruns`` keeps only a tab's newest held request, but a button pressed in the one it
+    replaces still reaches the run: the browser sends a press once (a trigger), and a value typed
+    since wins. Real ClientState protos and Streamlit's own merge; the tab is a plain object."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    waits = iter([0.05, 0.05, 0.0])  # both requests held, then the share allows the kept one
+    monkeypatch.setattr(patches, "_PACER", [lambda who: next(waits)])
+    arrived = []
+    request = patches._paced(lambda tab, state: arrived.append(state))
+
+    def client_state(query: str, box: str, pressed: bool) -> ClientState:
+        state = ClientState(query_string=query)
+        widget = state.widget_states.widgets.add(id="box")
+        widget.string_value = box
+        if pressed:
+            state.widget_states.widgets.add(id="open_after").trigger_value = True
+        return state
+
+    async def two_requests():
+        tab = type("Tab", (), {"id": "tab"})()
+        request(tab, client_state("a=1", "old", pressed=True))
+        request(tab, client_state("a=2", "new", pressed=False))
+        await asyncio.sleep(0.5)
+
+    asyncio.run(two_requests())
+    assert len(arrived) == 1 and arrived[0].query_string == "a=2"
+    values = {w.id: getattr(w, w.WhichOneof("value")) for w in arrived[0].widget_states.widgets}
+    assert values == {"box": "new", "open_after": True}
+
+
 def test_superseded_reads_streamlits_own_script_requests(monkeypatch):
     """A rerun or a stop the tab asked for since the run started supersedes it; a fragment's rerun
     while the page runs does not (Streamlit runs it after the page). Real ScriptRequests, no fake."""

@@ -246,7 +246,8 @@ def _paced(streamlits_request):
         if not wait:
             return streamlits_request(self, client_state)
         newest = getattr(self, "_attn_held", None)
-        self._attn_held = client_state  # only the newest request of the tab is kept
+        # only the newest request of the tab is kept, with the presses of the one it replaces
+        self._attn_held = client_state if newest is None else _with_presses_of(newest, client_state)
         if newest is None:
             def run_newest():
                 held, self._attn_held = self._attn_held, None
@@ -254,6 +255,23 @@ def _paced(streamlits_request):
                     request_rerun(self, held)
             loop.call_later(wait, run_newest)
     return request_rerun
+
+
+_COALESCE = "streamlit.runtime.scriptrunner_utils.script_requests:_coalesce_widget_states"
+
+
+def _with_presses_of(older, newer):
+    """``newer`` (a ``ClientState``) keeping what ``older``, which it replaces, pressed: a button's,
+    a chat input's or a selection's trigger, which the browser sends once and never again. As
+    Streamlit merges two rerun requests of a running script (its ``_coalesce_widget_states``):
+    the newer value wins for everything else."""
+    owner, attr = resolve(_COALESCE)
+    states = getattr(owner, attr)(older.widget_states, newer.widget_states)
+    merged = type(newer)()
+    merged.CopyFrom(newer)
+    if states is not None:
+        merged.widget_states.CopyFrom(states)
+    return merged
 
 
 # ---- send_promptly: one wake-up of the loop per burst of script events, a flush in one turn
@@ -385,7 +403,8 @@ PATCHES: tuple[Patch, ...] = (
     _swapping("theme_once", _Swap(f"{_AS}:_populate_theme_msg", _theme_once, "844b9eb40d0f7d97")),
     _swapping("guard_clear_cache", _Swap(f"{_AS}:AppSession._handle_clear_cache_request", _clear_own_state,
                                          "06374e0ae3505882", replaces=True)),
-    _swapping("pace_reruns", _Swap(f"{_AS}:AppSession.request_rerun", _paced, "4cb6506c80c5701a")),
+    _swapping("pace_reruns", _Swap(f"{_AS}:AppSession.request_rerun", _paced, "4cb6506c80c5701a"),
+              relies_on={_COALESCE: "b2f3775c99ff1694"}),  # a held request's presses kept (_with_presses_of)
     _swapping("send_promptly", _Swap(f"{_RT}:asyncio", lambda _asyncio: _FlushInOneTurn()),
               _Swap(f"{_RT}:Runtime._enqueued_some_message", _flush_set_on_loop, "bb83a3758a4e237c"),
               _Swap(f"{_AS}:AppSession._on_scriptrunner_event", _events_in_one_wake_up, "ad85d5ec989dc8a6", replaces=True),
