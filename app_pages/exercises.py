@@ -485,5 +485,6 @@ if teacher:
             st.dataframe([{"exercise": exercise_name(x.exercise), "students": x.students,
                            "right at first": str(x.correct) if x.exercise != ex_id or revealed_to_class(ex_id) else "—",
                            "gave up": x.gave_up, "retries": x.retries}
-                          for x in summaries.values()], hide_index=True, key="ex_class_table")
+                          for x in summaries.values()], hide_index=True, key="ex_class_table",
+                         column_config={"right at first": st.column_config.TextColumn(alignment="right")})
     class_view()
