@@ -75,7 +75,9 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   0.5 s) during the concurrent run.
 - ``reference_cpu_ms``: the server's CPU milliseconds per interaction, by kind, in the reference
   run (each session alone on its server, so each interaction's CPU is its own; mean of 10 ms
-  ticks): where a click's CPU goes, page by page.
+  ticks): where a click's CPU goes, page by page. Its ``follow`` is a fresh open of each page the
+  teacher sends (``reference_follow``: "opens"; a move that sends no page is not counted), not a
+  follower's rerun inside its session, which ``bench/follow_cost.py`` measures.
 - ``server_cpu_s``, ``client_cpu_s``, ``wall_s``: CPU seconds the server and this client used
   during the concurrent run, and its length: a server near one CPU-second per second is
   bound by the GIL (its Python runs on one core at a time).
@@ -111,8 +113,8 @@ from best_line import against_best, ratios, read, report, RESULTS  # noqa: E402
 from classroom_check import play_check  # noqa: E402
 from classroom_lesson import (BAD_TEXT, COMPARED, FAULTS, MODELS, ROOT, SENDS, SENTENCES,  # noqa: E402,F401
                               SHOWN_SECTIONS, Lesson, make_lessons, news_sentences)
-from classroom_modes import (FOLLOWED, STARVE_WORK, TeacherSends, attend, classroom, follow_the_teacher,  # noqa: E402,F401
-                             reconnect, reference, soak)
+from classroom_modes import (FOLLOWED, REFERENCE_FOLLOW, STARVE_WORK, TeacherSends, attend,  # noqa: E402,F401
+                             classroom, follow_the_teacher, reconnect, reference, soak)
 from classroom_report import emit, host, pct, print_table, stamp, summary  # noqa: E402,F401
 from classroom_servers import Meter, Target, cpu_ms_by_kind, cpu_seconds, lecture, rss_kb, server  # noqa: E402,F401
 from classroom_tab import Tab, draw  # noqa: E402,F401
@@ -230,6 +232,7 @@ def play_class(args, lessons: list[Lesson], store, key, code, say, setup: str) -
         ref = asyncio.run(reference(distinct, target, args, alone))
     # server CPU per interaction kind, each session alone on a fresh server (the tick is 10 ms)
     result["reference_cpu_ms"] = cpu_ms_by_kind(alone)
+    result["reference_follow"] = REFERENCE_FOLLOW
     say(f"class: {n} session(s) ({sum(bool(x.fault) for x in lessons)} faulty), think {args.think} s, {setup}")
     # the students the class refused, every student's cookie, the answers told "Not counted" (``attend``)
     args.refused, args.students, args.not_counted, args.told = set(), [], [], []

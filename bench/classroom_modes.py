@@ -84,6 +84,12 @@ class TeacherSends:
             self.sent[k].set()
 
 
+# what the reference run's ``follow`` measures: a fresh open of each page the teacher sends (as
+# ``c0d2c47``'s bench measured its three sends), not the moves that send none; a follower's rerun
+# inside its session is bench/follow_cost.py's figure
+REFERENCE_FOLLOW = "opens"
+
+
 async def follow(tab: Tab, k: int, link: tuple[str, str | None], teacher: TeacherSends | None,
                  timeout: float) -> tuple[float, str | None, str | None]:
     """Follow the teacher's k-th move: wait for it, then do what the page does until it shows the
@@ -202,7 +208,10 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
                 ms, digest, error = 0.0, None, check(tab, action[1], action[2], teacher)
             else:
                 ms, digest, error = await tab.do(action)
-            if server_cpu:
+            if server_cpu and not (kind == "follow" and teacher is None and action[2][1] is None):
+                # a teacher's move that sends no page (a reveal, a removal, its undo) opens nothing
+                # here: counted, it would make a fresh open of a sent page look cheaper by the
+                # moves that draw nothing (REFERENCE_FOLLOW)
                 await asyncio.sleep(0.05)  # the replies still being sent belong to this interaction
                 cpu.setdefault(kind, []).append(server_cpu() - before)
             if error and error.startswith("no widget") and any(said in before_page for said in TOLD):

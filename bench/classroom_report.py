@@ -54,6 +54,8 @@ def summary(out: list, lessons: list[Lesson], ref: dict | None, say, killed: str
     the errors of its sessions apart from the others' and how long they took to be served again."""
     rows = {"normal": [], "faulty": []}
     reconnects, by_replica, on_killed = [], {}, set()
+    moves: dict[int, list] = {}  # the teacher's k-th move -> its follows' rows (the ordinary sessions')
+    plans: dict[Lesson, list] = {}
     for session, step, kind, ms, digest, error, replica in out:
         lesson = lessons[session]
         if replica:
@@ -71,6 +73,9 @@ def summary(out: list, lessons: list[Lesson], ref: dict | None, say, killed: str
         if error and error.startswith("mismatch: "):  # a check of what the tab shows (classroom_modes.check)
             mismatch, error = True, None
         rows["faulty" if lesson.fault else "normal"].append((kind, ms, error, mismatch, session))
+        if kind == "follow" and not lesson.fault:
+            plan = plans.setdefault(lesson, lesson.steps())
+            moves.setdefault(plan[step][1][1], []).append((kind, ms, error, mismatch, session))
         if error or mismatch:
             say(f"session {session} step {step} ({kind}, fault {lesson.fault}, replica {replica or '-'}): "
                 + (error or (told if kind == "check" else f"page {digest} differs from the reference {expected}")))
@@ -91,7 +96,9 @@ def summary(out: list, lessons: list[Lesson], ref: dict | None, say, killed: str
               "reference_errors": sum(bool(e) for steps in ref.values() for _, e in steps.values()) if ref else None,
               "replica_sessions": {name: len(s) for name, s in sorted(by_replica.items())} or None,
               "per_kind": {kind: stats([r for r in rows["normal"] if r[0] == kind])
-                           for kind in dict.fromkeys(r[0] for r in rows["normal"])}}
+                           for kind in dict.fromkeys(r[0] for r in rows["normal"])},
+              # each teacher's move apart (the sends, then MOVES): which burst sets the follows' tail
+              "follow_per_move": {k: stats(moves[k]) for k in sorted(moves)} or None}
     if killed:
         all_rows = rows["normal"] + rows["faulty"]
         result.update(

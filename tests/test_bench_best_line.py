@@ -41,6 +41,17 @@ def test_per_kind_figures_are_compared_kind_by_kind_and_missing_kinds_are_left_o
     assert ratios(compared) == {"reference_cpu_ms": {"open": 1.1, "follow": 0.8}}
 
 
+def test_the_reference_follow_is_compared_only_with_lines_that_measured_it_alike():
+    # older lines averaged the teacher's moves that open no page into `follow` (cheaper by them);
+    # a line that counts only the fresh opens of sent pages is set against such lines alone
+    recorded = [line(reference_cpu_ms={"open": 40.0, "follow": 11.0}),
+                line(reference_cpu_ms={"open": 45.0, "follow": 21.0}, reference_follow="opens")]
+    here = line(reference_cpu_ms={"open": 44.0, "follow": 20.0}, reference_follow="opens")
+    assert ratios(against_best(here, recorded)) == {"reference_cpu_ms": {"open": 1.1, "follow": 0.95}}
+    older = line(reference_cpu_ms={"open": 44.0, "follow": 12.0})
+    assert ratios(against_best(older, recorded)) == {"reference_cpu_ms": {"open": 1.1, "follow": 1.09}}
+
+
 def test_cpu_past_the_margin_is_a_budget_warning_and_latency_is_not():
     recorded = [line(p95_ms=100.0, server_cpu_ms_per_click=20.0)]
     said = []
