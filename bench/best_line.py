@@ -32,7 +32,7 @@ SETTINGS = {
     "classroom-follow": {"sessions": None, "replicas": 1, "streamlit_patches": "all"},
     "classroom-check": {"sessions": None, "replicas": 1},
     "page_cost": {"lessons": None},
-    "follow_cost": {"followers": None, "rounds": None},
+    "follow_cost": {"followers": None, "rounds": None, "named": False},  # named: followers with a student cookie
 }
 # the figures compared, each lower-is-better; a dict figure (per kind) is compared key by key
 FIGURES = {

@@ -11,8 +11,9 @@ Nothing else runs on the server: the sent pages are warmed first (the teacher's 
 drew them), so what is timed is the followers' own reruns, all woken at the same moment as a
 class's are. The teacher sends through the class store from this process, so the server's
 follow board sees it at its next read of the store (SQLite: ``server.follow.POLL_S``); that
-wait is not in the click times. ``--app DIR`` runs another checkout's app.py (a before/after
-on the same host).
+wait is not in the click times. Each follower loads the page before its socket, as a browser
+does, so its listener's requests carry its student cookie (``named`` in the line). ``--app DIR``
+runs another checkout's app.py (a before/after on the same host).
 """
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ from classroom_servers import cpu_seconds, profiled  # noqa: E402
 
 async def follow(base: str, pid: int, store, key: str, code: str, followers: int, rounds: int,
                  profile: Path | None = None, sends=SENDS) -> dict:
-    tabs = [Tab(base, 60) for _ in range(followers)]
+    # each follower loads the page first, as a browser does: its student cookie names its listener's
+    # requests (a tab without one is an unnamed request, which the server places apart)
+    tabs = [Tab(base, 60, load_page=True) for _ in range(followers)]
     for tab in tabs:
         await tab.do(("open", "exercises", urlencode({"class": code})))
     teacher = Tab(base, 60)
@@ -89,7 +92,7 @@ def main(argv=None) -> int:
     finally:
         store.engine.dispose()
         shutil.rmtree(class_dir, ignore_errors=True)
-    emit({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds, "app": str(args.app),
+    emit({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds, "named": True, "app": str(args.app),
           **({"sends": args.send} if args.send else {}), **result,
           **stamp(args.app)}, args.append)
     return 0

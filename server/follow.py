@@ -183,6 +183,13 @@ class FollowBoard:
                     self._unnamed.pop(code, None)
 
     # -- who asks ------------------------------------------------------------------------------
+    def known_held(self, code: str) -> bool:
+        """:meth:`known`'s True when it needs no read (a state this board holds, or the codes read
+        last); False means "ask :meth:`known`"."""
+        with self._lock:
+            held = self._states.get(code)
+            return (held is not None and held[0] is not None) or code in self._codes[0]
+
     def known(self, code: str) -> bool:
         """Does ``code`` name a class of the store? From memory: a state this board holds, else the
         set of every class's code, read again (one read for every request asking meanwhile) only
@@ -234,6 +241,25 @@ class FollowBoard:
             while len(self._members) > 20_000:
                 del self._members[next(iter(self._members))]
         return True
+
+    def member_held(self, code: str, student: str) -> bool:
+        """:meth:`member`'s True when it is in memory now (a student found less than MEMBER_S ago,
+        of a class this board holds or knows), so that a follow request asks no worker thread;
+        False means "ask :meth:`member`", not "not a member"."""
+        if not code or not student or not self.known_held(code):
+            return False
+        with self._lock:
+            seen = self._members.get((code, student))
+        return seen is not None and time.monotonic() - seen < MEMBER_S
+
+    def removed_held(self, state: FollowState, student: str) -> bool | None:
+        """:meth:`removed` when it needs no read (nobody removed, or the removed ids of this version
+        in memory), else None."""
+        if not state.removals or not student:
+            return False
+        with self._lock:
+            kept = self._removed.get(state.code)
+        return student in kept[1] if kept is not None and kept[0] == state.version else None
 
     def removed(self, state: FollowState, student: str) -> bool:
         """Is ``student`` removed from the class? One read per process and class version (every
@@ -415,18 +441,6 @@ def _address(request) -> str:
     return client_address(request.client.host if request.client else None, request.headers.get("x-forwarded-for"))
 
 
-def _who(request) -> tuple[str, str]:
-    """(the request's student id or "", its address), as the class panel knows them."""
-    from server import identity
-    address = _address(request)
-    value = request.cookies.get(identity.STUDENT_COOKIE)
-    try:
-        student = identity.student_id(class_store().cookie_secret(), value) if value else None
-    except StoreUnavailable:
-        student = None
-    return student or "", address
-
-
 def _named(code: str, student: str) -> str:
     """``student`` when they are on class ``code``'s roster, else "" (the request is unnamed)."""
     try:
@@ -449,19 +463,24 @@ async def follow_changes(request):
     except ValueError:
         seen = -1
     headers = {"Cache-Control": "no-store"}
-    # a request without the student cookie (a script's) is placed without a thread: no store to ask
+    # a request without the student cookie (a script's) is placed without a thread: no store to ask;
+    # a follower's asks none either once the cookie's secret, the class and its roster place are in
+    # memory (every request after a tab's first): a send wakes a whole class's listeners at once
+    from server.identity import student_of
     has_cookie = request.cookies.get(_student_cookie())
-    student, address = await asyncio.to_thread(_who, request) if has_cookie else ("", _address(request))
+    student, address = (await student_of(has_cookie) if has_cookie else ""), _address(request)
     if student and code and (wait := follow_board().codes_wait(code)):
         await asyncio.sleep(wait)  # a class opened since the codes were read: the next read finds it
-    student = await asyncio.to_thread(_named, code, student) if student else ""
+    if student and not follow_board().member_held(code, student):
+        student = await asyncio.to_thread(_named, code, student)
     if not student:  # unnamed: guesses of unknown codes are counted against its address
         wait = _unknown_codes().take(address, time.monotonic())
         if wait:  # the address asked about too many unknown codes: it is not even looked up
             return JSONResponse({"error": "too many unknown class codes from your network; try again later"},
                                 status_code=429, headers={**headers, "Retry-After": str(max(1, round(wait)))})
         try:
-            known = bool(code) and await asyncio.to_thread(follow_board().known, code)
+            known = bool(code) and (follow_board().known_held(code)
+                                    or await asyncio.to_thread(follow_board().known, code))
         except StoreUnavailable as e:
             _unknown_codes().give_back(address, time.monotonic())
             return JSONResponse({"error": str(e)}, status_code=503, headers=headers)
@@ -482,7 +501,9 @@ async def follow_changes(request):
     page = None  # an unnamed request's page is not known: it reruns at every change
     try:
         if student:
-            removed = state.removals and await asyncio.to_thread(follow_board().removed, state, student)
+            removed = follow_board().removed_held(state, student)
+            if removed is None:
+                removed = await asyncio.to_thread(follow_board().removed, state, student)
             page = page_signature(code, state, removed)
     except StoreUnavailable:
         pass

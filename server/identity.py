@@ -136,6 +136,13 @@ async def _secret() -> bytes | None:
     return await _in_thread(lambda: _store().cookie_secret())
 
 
+async def student_of(value: str | None) -> str:
+    """The student id a cookie's value carries ("" for none, a forged one, or the store down),
+    checked with the store's secret as read once: no worker thread after the first."""
+    secret = await _secret() if value else None
+    return (student_id(secret, value) or "") if secret is not None else ""
+
+
 def _from_proxy(scope) -> bool:
     from server.proxies import from_proxy
     return from_proxy((scope.get("client") or ("",))[0])

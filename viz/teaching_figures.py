@@ -388,9 +388,12 @@ def latex_matrix(values: np.ndarray, row_labels: Sequence[str] | None = None, sp
     ([s_{i-1} ; h_j] as its two halves)."""
     m = np.atleast_2d(np.asarray(values, dtype=float))
     rows = []
-    for r, row in enumerate(m):
-        # round first, then add 0.0, so -0.001 prints as 0.00 and not as -0.00
-        rows.append(" & ".join(f"{round(v, digits) + 0.0:.{digits}f}" for v in row)
+    # rounded as numpy rounds (half to even after scaling: the numbers a page always showed) in one
+    # call, then written from Python floats: numpy scalars one by one cost four times more, and a
+    # sent page's matrices are written again on every follower's rerun; adding 0.0 after rounding
+    # prints -0.001 as 0.00, not -0.00
+    for r, row in enumerate((np.round(m, digits) + 0.0).tolist()):
+        rows.append(" & ".join(f"{v:.{digits}f}" for v in row)
                     + (r" \\ \hline " if split_after == r + 1 else r" \\ " if r + 1 < len(m) else ""))
     columns = "r" * m.shape[1] if split_column is None else "r" * split_column + "|" + "r" * (m.shape[1] - split_column)
     body = r"\left[\begin{array}{" + columns + "}" + "".join(rows) + r"\end{array}\right]"
