@@ -183,23 +183,19 @@ class FollowBoard:
                     self._unnamed.pop(code, None)
 
     # -- who asks ------------------------------------------------------------------------------
-    def known_held(self, code: str) -> bool:
-        """:meth:`known`'s True when it needs no read (a state this board holds, or the codes read
-        last); False means "ask :meth:`known`"."""
-        with self._lock:
-            held = self._states.get(code)
-            return (held is not None and held[0] is not None) or code in self._codes[0]
-
-    def known(self, code: str) -> bool:
+    def known(self, code: str, read: bool = True) -> bool | None:
         """Does ``code`` name a class of the store? From memory: a state this board holds, else the
         set of every class's code, read again (one read for every request asking meanwhile) only
         when it lacks ``code`` and is older than CODES_READ_S. So a flood of made-up codes costs at
-        most one store read a CODES_READ_S, whoever sends it."""
+        most one store read a CODES_READ_S, whoever sends it. With ``read=False`` (the event loop,
+        which asks no worker thread when memory answers), None where memory does not say yes."""
         with self._lock:
             held = self._states.get(code)
             codes, when = self._codes
         if (held is not None and held[0] is not None) or code in codes:
             return True
+        if not read:
+            return None
         if time.monotonic() - when < CODES_READ_S:
             return False
         with self._reading:
@@ -222,17 +218,20 @@ class FollowBoard:
             return 0.0
         return max(0.0, CODES_READ_S - (time.monotonic() - when))
 
-    def member(self, code: str, student: str) -> bool:
+    def member(self, code: str, student: str, read: bool = True) -> bool | None:
         """Is ``student`` on the roster of class ``code`` (a known code; removed or not)? A student
         found is remembered MEMBER_S (at most 20,000 kept), so a class's followers cost a read each
-        per MEMBER_S; one not found costs a read (by key) each time, and only for a code that exists."""
-        if not student or not self.known(code):
-            return False
+        per MEMBER_S; one not found costs a read (by key) each time, and only for a code that exists.
+        With ``read=False``, None where that needs a read."""
+        if not student or not (known := self.known(code, read)):
+            return known if known is None else False
         now = time.monotonic()
         with self._lock:
             seen = self._members.get((code, student))
         if seen is not None and now - seen < MEMBER_S:
             return True
+        if not read:
+            return None
         if not self.store.on_roster(code, student):
             return False
         with self._lock:
@@ -242,32 +241,16 @@ class FollowBoard:
                 del self._members[next(iter(self._members))]
         return True
 
-    def member_held(self, code: str, student: str) -> bool:
-        """:meth:`member`'s True when it is in memory now (a student found less than MEMBER_S ago,
-        of a class this board holds or knows), so that a follow request asks no worker thread;
-        False means "ask :meth:`member`", not "not a member"."""
-        if not code or not student or not self.known_held(code):
-            return False
-        with self._lock:
-            seen = self._members.get((code, student))
-        return seen is not None and time.monotonic() - seen < MEMBER_S
-
-    def removed_held(self, state: FollowState, student: str) -> bool | None:
-        """:meth:`removed` when it needs no read (nobody removed, or the removed ids of this version
-        in memory), else None."""
-        if not state.removals or not student:
-            return False
-        with self._lock:
-            kept = self._removed.get(state.code)
-        return student in kept[1] if kept is not None and kept[0] == state.version else None
-
-    def removed(self, state: FollowState, student: str) -> bool:
+    def removed(self, state: FollowState, student: str, read: bool = True) -> bool | None:
         """Is ``student`` removed from the class? One read per process and class version (every
-        removal and *Undo* moves it), none while nobody is removed."""
+        removal and *Undo* moves it), none while nobody is removed. With ``read=False``, None where
+        that needs a read."""
         if not state.removals or not student:
             return False
         with self._lock:
             kept = self._removed.get(state.code)
+        if (kept is None or kept[0] != state.version) and not read:
+            return None
         if kept is None or kept[0] != state.version:
             kept = (state.version, self.store.removed_sessions(state.code))
             with self._lock:
@@ -431,11 +414,6 @@ def _unknown_codes() -> UnknownCodes:
     return UnknownCodes()
 
 
-def _student_cookie() -> str:
-    from server.identity import STUDENT_COOKIE
-    return STUDENT_COOKIE
-
-
 def _address(request) -> str:
     from server.proxies import client_address
     return client_address(request.client.host if request.client else None, request.headers.get("x-forwarded-for"))
@@ -463,15 +441,14 @@ async def follow_changes(request):
     except ValueError:
         seen = -1
     headers = {"Cache-Control": "no-store"}
-    # a request without the student cookie (a script's) is placed without a thread: no store to ask;
-    # a follower's asks none either once the cookie's secret, the class and its roster place are in
-    # memory (every request after a tab's first): a send wakes a whole class's listeners at once
-    from server.identity import student_of
-    has_cookie = request.cookies.get(_student_cookie())
+    # no worker thread where memory answers (a script's request, without the student cookie; a
+    # follower's after its tab's first): a send wakes a whole class's listeners at once
+    from server.identity import STUDENT_COOKIE, student_of
+    has_cookie = request.cookies.get(STUDENT_COOKIE)
     student, address = (await student_of(has_cookie) if has_cookie else ""), _address(request)
     if student and code and (wait := follow_board().codes_wait(code)):
         await asyncio.sleep(wait)  # a class opened since the codes were read: the next read finds it
-    if student and not follow_board().member_held(code, student):
+    if student and not follow_board().member(code, student, read=False):
         student = await asyncio.to_thread(_named, code, student)
     if not student:  # unnamed: guesses of unknown codes are counted against its address
         wait = _unknown_codes().take(address, time.monotonic())
@@ -479,7 +456,7 @@ async def follow_changes(request):
             return JSONResponse({"error": "too many unknown class codes from your network; try again later"},
                                 status_code=429, headers={**headers, "Retry-After": str(max(1, round(wait)))})
         try:
-            known = bool(code) and (follow_board().known_held(code)
+            known = bool(code) and (follow_board().known(code, read=False)
                                     or await asyncio.to_thread(follow_board().known, code))
         except StoreUnavailable as e:
             _unknown_codes().give_back(address, time.monotonic())
@@ -501,7 +478,7 @@ async def follow_changes(request):
     page = None  # an unnamed request's page is not known: it reruns at every change
     try:
         if student:
-            removed = follow_board().removed_held(state, student)
+            removed = follow_board().removed(state, student, read=False)
             if removed is None:
                 removed = await asyncio.to_thread(follow_board().removed, state, student)
             page = page_signature(code, state, removed)

@@ -238,27 +238,27 @@ def test_made_up_codes_cost_one_read_a_second_and_a_new_class_is_found_at_the_ne
 
 
 def test_a_followers_request_needs_no_read_once_its_place_is_in_memory(tmp_path, monkeypatch):
-    """``member_held`` / ``removed_held``: what a follow request may answer on the event loop, with
-    no worker thread (a send wakes a whole class's listeners at once). Nothing is taken for held
-    before the read that finds it, nor after MEMBER_S; a removal's new version needs its read."""
+    """``read=False``: what a follow request may answer on the event loop, with no worker thread (a
+    send wakes a whole class's listeners at once). None ("ask with a read") before the read that
+    finds it and after MEMBER_S; a removal's new version needs its read; "no" needs none."""
     teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
     code = teacher.open_class(KEY).code
     board = FollowBoard(here)
     student, other = "c" * 16, "d" * 16
     teacher.join(code, student)
     gone = teacher.join(code, other).nickname
-    assert not board.member_held(code, student) and not board.known_held(code)  # never read: ask
-    assert board.known(code) and board.known_held(code) and not board.known_held("ZZZZ99")
-    assert board.member(code, student) and board.member_held(code, student)
-    assert not board.member_held(code, other) and not board.member_held("", student)
+    assert board.known(code, read=False) is None and board.member(code, student, read=False) is None
+    assert board.member(code, student) and board.member(code, student, read=False) is True
+    assert board.known(code, read=False) is True and board.known("ZZZZ99", read=False) is None
+    assert board.member(code, other, read=False) is None and not board.member("", student, read=False)
     monkeypatch.setattr(follow, "MEMBER_S", 0.0)
-    assert not board.member_held(code, student)  # too old: read again
+    assert board.member(code, student, read=False) is None  # too old: read again
     state = here.follow(code)
-    assert board.removed_held(state, student) is False  # nobody removed: nothing to read
+    assert board.removed(state, student, read=False) is False  # nobody removed: nothing to read
     teacher.remove(KEY, code, gone)
     state = here.follow(code)
-    assert board.removed_held(state, other) is None  # this version's removed ids are not read yet
-    assert board.removed(state, other) and board.removed_held(state, other) is True
-    assert board.removed_held(state, student) is False
+    assert board.removed(state, other, read=False) is None  # this version's removed ids are not read yet
+    assert board.removed(state, other) and board.removed(state, other, read=False) is True
+    assert board.removed(state, student, read=False) is False
     teacher.readmit(KEY, code, gone)
-    assert board.removed_held(here.follow(code), other) is False  # let back in: nobody removed again
+    assert board.removed(here.follow(code), other, read=False) is False  # let back in: nobody removed again
