@@ -229,7 +229,7 @@ def step_page():
     if clicked and not entered:
         st.warning("Enter your numbers first: an empty answer is not checked.", icon=":material/edit:")
         clicked = False
-    check = check_step(ex, e, alpha, c)
+    check = check_step(ex, e, alpha, c) if entered else None  # a follower's fresh page has nothing to judge
     if clicked:
         commit(answer_record("right" if check.right else "wrong: " + " ".join(check.wrong_parts()), check.right,
                              [f"{p} wrong" for p in check.wrong_parts()] + list(check.slips),

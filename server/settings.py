@@ -40,6 +40,7 @@ ATTN_EXPLORER_STREAMLIT_PATCHES  all  the changes to, and private reads of, Stre
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -140,8 +141,14 @@ def class_db() -> str:
     url = os.environ.get("ATTN_EXPLORER_CLASS_DB", "").strip()
     if url:
         return url
-    folder = _path("ATTN_EXPLORER_CLASS_DIR", Path.home() / ".cache" / "attention-explorer")
-    return f"sqlite:///{folder / 'classes.sqlite3'}"
+    return _sqlite_url(os.environ.get("ATTN_EXPLORER_CLASS_DIR", ""), os.environ.get("HOME", ""))
+
+
+@functools.lru_cache(maxsize=16)
+def _sqlite_url(folder: str, home: str) -> str:
+    """The SQLite file's URL for these settings, made once: a page run asks for the store several
+    times, and paths cost more than the lookup (``home``: only a key, as Path.home reads it)."""
+    return f"sqlite:///{Path(folder or Path.home() / '.cache' / 'attention-explorer') / 'classes.sqlite3'}"
 
 
 def class_hours() -> float:

@@ -20,6 +20,7 @@ No UI here: the page lays these out; the class store (``server/class_store/``) k
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,15 +159,18 @@ def level(kind: str, seed: int) -> int:
     return seed % 3 + 1
 
 
+@functools.lru_cache(maxsize=256)
 def step_exercise(seed: int) -> StepExercise:
     """Seed → a level's score and its numbers: dot with 2 keys, general with 3, additive with 4;
     hidden size 3 (dot, general) or 2 (additive, with an alignment layer of 2 units), so it can
-    be done on paper."""
+    be done on paper. Made once per seed and process, read-only (:func:`random_inputs`)."""
     rng = np.random.default_rng(seed)
     score, words = STEP_LEVELS[seed % 3]
     hidden = 2 if score == "additive" else 3
     inputs = random_inputs(seed, words=words, hidden=hidden, alignment=2)
     general = np.round(rng.uniform(-1.0, 1.0, size=(hidden, hidden)), 1) if score == "general" else None
+    if general is not None:
+        general.flags.writeable = False
     return StepExercise(score, inputs, general)
 
 

@@ -21,6 +21,7 @@ numpy only: every intermediate is a small array the page shows with its shape.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,16 +56,22 @@ class WorkedInputs:
                 raise ValueError(f"{name} has an empty or non-numeric entry")
 
 
+@functools.lru_cache(maxsize=256)
 def random_inputs(seed: int = 0, words: int = len(SOURCE_WORDS), hidden: int = HIDDEN,
                   alignment: int = ALIGNMENT) -> WorkedInputs:
-    """Inputs a student can follow by hand: uniform in [-1, 1], rounded to one decimal."""
+    """Inputs a student can follow by hand: uniform in [-1, 1], rounded to one decimal. Made once
+    per arguments and process (a class sent one seed draws it on every tab's rerun), so the
+    arrays are read-only: a caller that would change them works on copies."""
     rng = np.random.default_rng(seed)
 
     def draw(*shape):
         return np.round(rng.uniform(-1.0, 1.0, size=shape), 1)
 
-    return WorkedInputs(decoder_state=draw(hidden), annotations=draw(words, hidden),
-                        W=draw(2 * hidden, alignment), v=draw(alignment, 1))
+    inputs = WorkedInputs(decoder_state=draw(hidden), annotations=draw(words, hidden),
+                          W=draw(2 * hidden, alignment), v=draw(alignment, 1))
+    for array in (inputs.decoder_state, inputs.annotations, inputs.W, inputs.v):
+        array.flags.writeable = False
+    return inputs
 
 
 def softmax(energies: np.ndarray) -> np.ndarray:

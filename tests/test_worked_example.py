@@ -44,3 +44,18 @@ def test_worked_inputs_reject_bad_numbers():
         WorkedInputs(good.decoder_state, good.annotations, good.W[:7], good.v)
     with pytest.raises(ValueError):
         WorkedInputs(np.array([np.nan, 0, 0, 0]), good.annotations, good.W, good.v)
+
+
+def test_a_seeds_numbers_are_made_once_per_process_and_no_session_can_change_them():
+    """A class sent one seed draws its numbers on every tab's rerun: they are made once, shared,
+    and read-only, so a page that changed them in place would fail, not change another's."""
+    from teaching.exercises import step_exercise
+    drawn = random_inputs(7)
+    assert random_inputs(7) is drawn and random_inputs(8) is not drawn
+    for array in (drawn.decoder_state, drawn.annotations, drawn.W, drawn.v):
+        with pytest.raises(ValueError):
+            array[0] = 9.0
+    level2 = step_exercise(4)  # general: its W_a too
+    assert step_exercise(4) is level2 and level2.general_weights is not None
+    with pytest.raises(ValueError):
+        level2.general_weights[0, 0] = 9.0
