@@ -359,7 +359,16 @@ def side_by_side(models: list, sentence: str) -> None:
                      "sharpness": round(cues["sharpness"], 2), "entropy (nats)": round(cues["entropy"], 2),
                      "exactly 0": f"{cues['zeros']:.0%}"})
         chart(figure, f"exercise-which-{seed}-{name}", f"ex_which_all_{name}", where=columns[k % 3])
-    st.dataframe(rows, hide_index=True, key="ex_which_cues")
+    st.dataframe(cues_table(tuple(tuple(row.items()) for row in rows)), hide_index=True, key="ex_which_cues")
+
+
+@shared_result(max_entries=128)
+def cues_table(rows: tuple):
+    """The cues' rows as an Arrow table, converted once per process: ``st.dataframe`` converts a
+    list of rows on every run (a fifth of a follower's rerun after *Reveal*, every tab at once)."""
+    import pandas as pd
+    import pyarrow as pa
+    return pa.Table.from_pandas(pd.DataFrame([dict(row) for row in rows]), preserve_index=False)
 
 
 # -- the page -----------------------------------------------------------------------------------------
