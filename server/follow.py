@@ -96,6 +96,7 @@ class FollowBoard:
         self._members: dict[tuple[str, str], float] = {}  # (code, student) -> when found on the class's roster
         self._removed: dict[str, tuple[int, frozenset[str]]] = {}  # code -> (version, ids removed then)
         self._nudge = threading.Event()
+        self._changes = 0  # this process's changes so far: a read under way when one is made may predate it
         self._thread: threading.Thread | None = None
         self._pg = None  # the LISTENing connection (PostgreSQL)
         self.reads = 0  # reads of the store so far (tests count them)
@@ -125,6 +126,7 @@ class FollowBoard:
         """This process changed the class (the teacher's send): look again now, not at the next poll."""
         with self._lock:
             self._states.pop(normalise_code(code), None)
+            self._changes += 1
         self._nudge.set()
 
     async def wait(self, code: str, seen: int, timeout: float = WAIT_S, student: str = "") -> FollowState | None:
@@ -187,8 +189,7 @@ class FollowBoard:
         """Does ``code`` name a class of the store? From memory: a state this board holds, else the
         set of every class's code, read again (one read for every request asking meanwhile) only
         when it lacks ``code`` and is older than CODES_READ_S. So a flood of made-up codes costs at
-        most one store read a CODES_READ_S, whoever sends it. With ``read=False`` (the event loop,
-        which asks no worker thread when memory answers), None where memory does not say yes."""
+        most one store read a CODES_READ_S, whoever sends it. ``read=False``: None for "needs a read"."""
         with self._lock:
             held = self._states.get(code)
             codes, when = self._codes
@@ -221,8 +222,7 @@ class FollowBoard:
     def member(self, code: str, student: str, read: bool = True) -> bool | None:
         """Is ``student`` on the roster of class ``code`` (a known code; removed or not)? A student
         found is remembered MEMBER_S (at most 20,000 kept), so a class's followers cost a read each
-        per MEMBER_S; one not found costs a read (by key) each time, and only for a code that exists.
-        With ``read=False``, None where that needs a read."""
+        per MEMBER_S; one not found costs a read (by key) each time, only for a code that exists (``read=False``: as known)."""
         if not student or not (known := self.known(code, read)):
             return known if known is None else False
         now = time.monotonic()
@@ -243,8 +243,7 @@ class FollowBoard:
 
     def removed(self, state: FollowState, student: str, read: bool = True) -> bool | None:
         """Is ``student`` removed from the class? One read per process and class version (every
-        removal and *Undo* moves it), none while nobody is removed. With ``read=False``, None where
-        that needs a read."""
+        removal and *Undo* moves it), none while nobody is removed (``read=False``: as :meth:`known`)."""
         if not state.removals or not student:
             return False
         with self._lock:
@@ -290,13 +289,16 @@ class FollowBoard:
     def _read(self, codes: list[str]) -> None:
         """One read of ``codes``' states; wakes the requests waiting on a class that changed."""
         self.reads += 1
+        with self._lock:
+            changes = self._changes
         states = self.store.follow_many(codes)  # StoreUnavailable goes to the caller
         now = time.monotonic()
         woken = []
         with self._lock:
+            when = now if self._changes == changes else 0.0  # changed meanwhile here: read again when asked
             for code in codes:
                 new, old = states.get(code), self._states.get(code, (None, 0.0))[0]
-                self._states[code] = (new, now)
+                self._states[code] = (new, when)
                 if new is None or old is None or (new.version, new.open) != (old.version, old.open):
                     woken += self._waiters.get(code, ())
         for loop, event in woken:

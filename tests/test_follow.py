@@ -262,3 +262,30 @@ def test_a_followers_request_needs_no_read_once_its_place_is_in_memory(tmp_path,
     assert board.removed(state, student, read=False) is False
     teacher.readmit(KEY, code, gone)
     assert board.removed(here.follow(code), other, read=False) is False  # let back in: nobody removed again
+
+
+def test_a_change_made_while_the_board_reads_is_not_hidden_by_that_read(tmp_path):
+    """The teacher's *Reveal* changes the class, then their own page asks the board (the projected
+    page follows nobody, so nothing redraws it later). A read of the board's thread that began
+    before the change and ends after it must not be taken for fresh: the page would draw the class
+    as it was, without the solution."""
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+    assert board.state(code).revealed is None
+    real, began, go = here.follow_many, threading.Event(), threading.Event()
+
+    def slow_read(codes):
+        states = real(codes)  # read before the change…
+        began.set()
+        go.wait(10)  # …and handed back after it
+        return states
+    here.follow_many = slow_read
+    reading = threading.Thread(target=board._read, args=([code],))
+    reading.start()
+    assert began.wait(10)
+    here.follow_many = real
+    here.reveal(KEY, code, "which:3")  # this process's change: the board is told (changed)
+    go.set()
+    reading.join(10)
+    assert board.state(code).revealed == "which:3"
