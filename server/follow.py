@@ -248,9 +248,9 @@ class FollowBoard:
             return False
         with self._lock:
             kept = self._removed.get(state.code)
-        if (kept is None or kept[0] != state.version) and not read:
-            return None
         if kept is None or kept[0] != state.version:
+            if not read:
+                return None
             kept = (state.version, self.store.removed_sessions(state.code))
             with self._lock:
                 self._removed[state.code] = kept

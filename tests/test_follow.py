@@ -21,6 +21,17 @@ def two_processes(url: str) -> tuple[ClassStore, ClassStore]:
     return ClassStore(url, teacher_key=KEY), ClassStore(url, teacher_key=KEY)
 
 
+def class_of_two(tmp_path):
+    """A class opened in one process, its board in another, two students on its roster:
+    (teacher's store, this process's store, code, board, the first student, the second, the
+    second's nickname)."""
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    first, second = "a" * 16, "b" * 16
+    teacher.join(code, first)
+    return teacher, here, code, FollowBoard(here), first, second, teacher.join(code, second).nickname
+
+
 def test_tabs_asking_at_once_share_one_read(tmp_path):
     teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
     code = teacher.open_class(KEY).code
@@ -185,12 +196,7 @@ def test_a_removal_changes_the_removed_students_page_signature_only(tmp_path, mo
     let back in leaves it as it is, so that tab's listener reruns nothing; the removed student's
     changes, and so do a reveal and a send. The removed ids are read once per process and version."""
     from server.follow import page_signature
-    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    code = teacher.open_class(KEY).code
-    board = FollowBoard(here)
-    stays, goes = "a" * 16, "b" * 16
-    teacher.join(code, stays)
-    gone = teacher.join(code, goes).nickname
+    teacher, here, code, board, stays, goes, gone = class_of_two(tmp_path)
     reads = []
     removed_sessions = here.removed_sessions
     monkeypatch.setattr(here, "removed_sessions", lambda c: (reads.append(c), removed_sessions(c))[1])
@@ -241,12 +247,7 @@ def test_a_followers_request_needs_no_read_once_its_place_is_in_memory(tmp_path,
     """``read=False``: what a follow request may answer on the event loop, with no worker thread (a
     send wakes a whole class's listeners at once). None ("ask with a read") before the read that
     finds it and after MEMBER_S; a removal's new version needs its read; "no" needs none."""
-    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    code = teacher.open_class(KEY).code
-    board = FollowBoard(here)
-    student, other = "c" * 16, "d" * 16
-    teacher.join(code, student)
-    gone = teacher.join(code, other).nickname
+    teacher, here, code, board, student, other, gone = class_of_two(tmp_path)
     assert board.known(code, read=False) is None and board.member(code, student, read=False) is None
     assert board.member(code, student) and board.member(code, student, read=False) is True
     assert board.known(code, read=False) is True and board.known("ZZZZ99", read=False) is None
