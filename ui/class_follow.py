@@ -13,6 +13,7 @@ import streamlit as st
 
 from server.class_store import (class_store, StoreUnavailable)
 from server.follow import FOLLOW_PATH, follow_board, page_signature, SENT, sent_link as link_of, sent_params
+from ui.figures import Html
 from ui.class_session import (APPLIED, CHARTS_READY, FOLLOW, FOLLOW_SAFETY_S, KEPT, LOOK, nickname, OPENED,
                               REMOVALS_SEEN, REVEALED, session_id)
 
@@ -148,10 +149,11 @@ def _listener(code: str, pages: dict, state, sent: str | None, stay: bool = Fals
     base = _base_path(pages)
     url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': state.version})}"
     here = f"{base}/{sent}" if sent else ""
-    st.html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(state.version)}"
+    # Html: Streamlit takes it as it is, where a plain string is looked up on the disk and dedented
+    st.html(Html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(state.version)}"
  data-here="{escape(here)}" data-base="{escape(base)}" data-stay="{int(stay)}" data-look="{LOOK}"
  data-page="{page_signature(code, state, stay)}" data-safety-ms="{int(1000 * FOLLOW_SAFETY_S)}"></div>
-<script>{LISTENER_JS}</script>""", unsafe_allow_javascript=True)
+<script>{LISTENER_JS}</script>"""), unsafe_allow_javascript=True)
 
 
 def _base_path(pages: dict) -> str:

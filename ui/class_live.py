@@ -18,6 +18,7 @@ import streamlit as st
 
 from server.class_live import LIVE_PATH, live_board, live_ticket
 from server.class_store import class_store, StoreUnavailable
+from ui.figures import Html
 
 LOOK = "class_live_look_"     # the key prefix of each live view's hidden button (hidden by ui/figures.ACCESSIBLE_CSS)
 PAUSED = "class_live_paused"  # the teacher paused the live views (kept across reruns and pages)
@@ -59,7 +60,7 @@ def live_controls(code: str, base: str) -> None:
     if paused():
         st.caption("Paused: what you see stays until you resume.")
     url = f"{base}{LIVE_PATH}?{urlencode({'class': code, 't': ticket})}"
-    st.html(f"""<div id="attn-live" hidden data-url="{escape(url)}" data-version="{escape(signature)}"
+    st.html(Html(f"""<div id="attn-live" hidden data-url="{escape(url)}" data-version="{escape(signature)}"
  data-paused="{int(paused())}" data-look="{LOOK}" data-gap-ms="{int(1000 * GAP_S)}" data-step-ms="{int(1000 * STEP_S)}"
- data-said-paused="{escape(SAID_PAUSED)}" data-said-resumed="{escape(SAID_RESUMED)}"></div><script>{LIVE_JS}</script>""",
+ data-said-paused="{escape(SAID_PAUSED)}" data-said-resumed="{escape(SAID_RESUMED)}"></div><script>{LIVE_JS}</script>"""),
             unsafe_allow_javascript=True)

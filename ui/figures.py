@@ -75,7 +75,7 @@ def shared_figure(result, key: tuple, build):
     return _SHARED_FIGURES.get(result, key, build)
 
 
-class _Html(str):
+class Html(str):
     """HTML that ``st.html`` takes as it is: a string with ``_repr_html_``, which Streamlit reads
     instead of asking the disk whether the string names a file and dedenting it (every rerun)."""
 
@@ -130,7 +130,7 @@ def narrow_screen_css() -> str:
     # than the figure (the viewport less the page's side padding, SCROLL_HINT_PAD)
     hints = "".join(f"@media (max-width:{w + SCROLL_HINT_PAD}px){{.fig-scroll-hint.fsh{w}{{display:block}}}}"
                     for w in range(FIT_STEP, FIT_MAX + 1, FIT_STEP))
-    return _Html(f'<style>[class*="st-key-fitw"]{{overflow-x:auto;overflow-y:hidden}}{rules}'
+    return Html(f'<style>[class*="st-key-fitw"]{{overflow-x:auto;overflow-y:hidden}}{rules}'
                  f".fig-scroll-hint{{display:none;font-size:0.875rem;margin:0 0 .25rem 0}}{hints}"
                  f"@media (max-width:{NARROW}px){{.js-plotly-plot .modebar-container{{display:none!important}}}}"
                  f"{ACCESSIBLE_CSS}</style>")
@@ -162,7 +162,7 @@ SCROLL_FOCUS_JS = (
 def scroll_focus_script() -> str:
     """:data:`SCROLL_FOCUS_JS` as HTML for ``st.html(..., unsafe_allow_javascript=True)`` (a
     constant: nothing a visitor types reaches it)."""
-    return _Html(SCROLL_FOCUS_JS)
+    return Html(SCROLL_FOCUS_JS)
 
 
 def chart(fig, filename: str, key: str, where=None, more_config: dict | None = None, alt: str | None = None,
@@ -196,7 +196,7 @@ def chart(fig, filename: str, key: str, where=None, more_config: dict | None = N
     # a shared figure's text alternative is written once per process, as its description is
     derived = getattr(fig, "derived", None) if alt is None else None
     words = derived("alternative_html", lambda: alternative_html(described)) if derived else alternative_html(described)
-    place.html(_Html(hint + words))
+    place.html(Html(hint + words))
 
 
 def chart_with_export(fig, filename: str, key: str, where=None, **options) -> None:
