@@ -76,8 +76,13 @@ def draw() -> None:
         finally:
             loading.empty()
     # the class panel (join a class, follow the teacher, the teacher's tools): every page, in the sidebar
-    class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
-    chosen.run()
+    listen = class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
+    try:
+        chosen.run()
+    finally:  # a follower's listener, after the page: its signature knows what this run drew (ui/class_follow.py)
+        if listen is not None:
+            with st.sidebar:
+                listen()
 
 
 try:

@@ -14,7 +14,8 @@ import streamlit as st
 
 from ui.class_live import live_look
 from ui.class_panel import counts_line
-from ui.class_session import class_answers, joined_class, record_answer, revealed_to_class, teacher_key
+from ui.class_session import (ANSWERED, class_answers, EX_KIND, EX_SEED, joined_class, record_answer, revealed_to_class,
+                              teacher_key)
 from model.search import InputError
 from ui.examples import EXAMPLES
 from ui.figures import chart, chart_with_export
@@ -41,14 +42,14 @@ st.caption("Predict first, then see: commit to an answer, check it, and compare 
            "Everyone who opens the same link gets the same exercise.")
 
 LAST_EXERCISE = 9999  # exercise numbers run 0–9999: at most four digits for a teacher to read out to the room
-from_link("ex_kind", lambda: query_param("ex", "align") if query_param("ex", "align") in KINDS else "align")
-kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key="ex_kind") or "align"
-from_link("ex_seed", lambda: int_param("seed", 0, 0, LAST_EXERCISE))
-seed = int(st.number_input("Exercise number", 0, LAST_EXERCISE, key="ex_seed",
+from_link(EX_KIND, lambda: query_param("ex", "align") if query_param("ex", "align") in KINDS else "align")
+kind = st.segmented_control("Exercise", list(KINDS), format_func=KINDS.get, required=True, key=EX_KIND) or "align"
+from_link(EX_SEED, lambda: int_param("seed", 0, 0, LAST_EXERCISE))
+seed = int(st.number_input("Exercise number", 0, LAST_EXERCISE, key=EX_SEED,
                            help="Each number draws another exercise of this kind; the link keeps it."))
 set_query_params(ex=kind, seed=seed)
 ex_id = exercise_id(kind, seed)
-checked_key = f"ex_checked_{ex_id}"
+checked_key = ANSWERED.format(ex_id)  # ui.class_session.reveal_shown reads it too
 PROGRESS = "ex_progress"  # exercise id -> right at the first committed answer, in this tab
 teacher = bool(teacher_key() and joined_class())
 if revealed_to_class(ex_id) and not st.session_state.get(checked_key):
@@ -87,7 +88,7 @@ def commit(answer: dict, correct: bool) -> None:
 
 
 def next_exercise() -> None:
-    st.session_state["ex_seed"] = min(LAST_EXERCISE, int(st.session_state.get("ex_seed", 0)) + 1)
+    st.session_state[EX_SEED] = min(LAST_EXERCISE, int(st.session_state.get(EX_SEED, 0)) + 1)
 
 
 def progress_line() -> None:

@@ -35,7 +35,8 @@ VOLATILE = ("id", "form_id", "deferred_file_id")  # element fields that name, no
 # a student's nickname in a class (server/class_store/, drawn at random on joining) says who, not what
 # the page shows: two runs of one lesson draw different ones
 NICKNAME = re.compile(("(?:" + "|".join(ADJECTIVES) + ") (?:" + "|".join(ANIMALS) + r")(?: [0-9]+)?").encode())
-LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+)')  # a follower's wait for the teacher
+# a follower's wait for the teacher (and the exercise whose reveal changes its page: ui.class_session.reveal_shown)
+LISTENER = re.compile(rb'(/_attn/follow\?class=[A-Z0-9]+&(?:amp;)?v=-?[0-9]+(?:&(?:amp;)?shows=[^"&]*)?)')
 SIGNATURE = re.compile(rb'data-page="([0-9a-f]+)"')  # what the page shows of the class (server.follow.page_signature)
 LOOK = "class_follow_look"  # the button the page's listener clicks when the teacher sends
 WARM_CHART = "class_charts_warm"  # the follow panel's chart warm-up (ui/class_follow.py _warm_charts)

@@ -4,8 +4,8 @@ Per follower and send: the milliseconds from the page's listener clicking *Look 
 server answered ``/_attn/follow``) until the sent page has drawn, and the server's CPU per
 follower. One JSON line.
 
-    python bench/follow_cost.py [--followers 30] [--rounds 3] [--send PATH?QUERY ...] [--app DIR] [--profile FILE.raw]
-                                [--append FILE]
+    python bench/follow_cost.py [--followers 30] [--rounds 3] [--send PATH?QUERY ... | --reveal F] [--app DIR]
+                                [--profile FILE.raw] [--append FILE]
 
 Nothing else runs on the server: the sent pages are warmed first (the teacher's own screen
 drew them), so what is timed is the followers' own reruns, all woken at the same moment as a
@@ -13,7 +13,8 @@ class's are. The teacher sends through the class store from this process, so the
 follow board sees it at its next read of the store (SQLite: ``server.follow.POLL_S``); that
 wait is not in the click times. Each follower loads the page before its socket, as a browser
 does, so its listener's requests carry its student cookie (``named`` in the line). ``--app DIR``
-runs another checkout's app.py (a before/after on the same host).
+runs another checkout's app.py (a before/after on the same host). ``--reveal F``: the reveal of
+an exercise that the first F of the followers answered, in place of the sends (:func:`reveal`).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from urllib.parse import parse_qsl, urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom import ROOT, SENDS, server, Tab  # noqa: E402
+from classroom_lesson import mechanism_choice  # noqa: E402
 from classroom_modes import until_sent  # noqa: E402
 from classroom_report import emit, pct, stamp  # noqa: E402
 from classroom_servers import cpu_seconds, profiled  # noqa: E402
@@ -57,9 +59,48 @@ async def follow(base: str, pid: int, store, key: str, code: str, followers: int
                 cpu += cpu_seconds(pid) - before
                 clicks += [ms for ms, _, error in results if not error and ms is not None]
                 errors += [error for _, _, error in results if error]
+    return _clicks(clicks, cpu, followers * rounds * len(sends), errors)
+
+
+async def reveal(base: str, pid: int, store, key: str, code: str, followers: int, rounds: int, answered: float,
+                 profile: Path | None = None) -> dict:
+    """``--reveal F``: each round the teacher sends a new "which mechanism" exercise, every follower
+    opens it, the first F of them answer it, and the teacher reveals it. A tab that answered shows
+    the solution already; ``reran`` counts the tabs whose page reran at the reveal, and the CPU is
+    the reveal's whole burst (``server_cpu_ms_per_follow``: per follower, rerun or not)."""
+    tabs = [Tab(base, 60, load_page=True) for _ in range(followers)]
+    for tab in tabs:
+        await tab.do(("open", "exercises", urlencode({"class": code})))
+    teacher, answering = Tab(base, 60), tabs[:round(answered * followers)]
+    clicks, cpu, errors, reran = [], 0.0, [], []
+    with profiled(pid, profile):
+        for r in range(rounds):
+            seed = 3 * (r + 1)  # levels 1 and 2: a family to name (classroom_lesson.mechanism_choice)
+            params = {"ex": "which", "seed": str(seed)}
+            await teacher.do(("open", "exercises", urlencode(params)))  # drawn once, as the teacher's screen does
+            await asyncio.sleep(1.0)
+            await asyncio.to_thread(store.send, key, code, "exercises", params)
+            sent = await asyncio.gather(*(until_sent(tab, "exercises", time.perf_counter() + 30) for tab in tabs))
+            errors += [error for _, _, error in sent if error]
+            for tab in answering:
+                await tab.do(("set", f"ex_which_{seed}", mechanism_choice(seed)))
+                await tab.do(("click", f"ex_check_which:{seed}", True))
+            await asyncio.sleep(1.0)  # every listener waiting again
+            before = cpu_seconds(pid)
+            await asyncio.to_thread(store.reveal, key, code, f"which:{seed}")
+            results = await asyncio.gather(*(until_sent(tab, "exercises", time.perf_counter() + 30) for tab in tabs))
+            await asyncio.sleep(0.1)
+            cpu += cpu_seconds(pid) - before
+            clicks += [ms for ms, _, error in results if not error and ms is not None]
+            errors += [error for _, _, error in results if error]
+            reran.append(sum(ms is not None for ms, _, error in results if not error))
+    return {**_clicks(clicks, cpu, followers * rounds, errors), "answered": len(answering), "reran": reran}
+
+
+def _clicks(clicks: list[float], cpu: float, follows: int, errors: list[str]) -> dict:
     return {"click_p10_ms": pct(clicks, 0.1), "click_p50_ms": pct(clicks, 0.5), "click_p67_ms": pct(clicks, 0.67),
-            "click_p95_ms": pct(clicks, 0.95), "click_max_ms": round(max(clicks), 1),
-            "server_cpu_ms_per_follow": round(1000 * cpu / (followers * rounds * len(sends)), 1),
+            "click_p95_ms": pct(clicks, 0.95), "click_max_ms": round(max(clicks), 1) if clicks else None,
+            "server_cpu_ms_per_follow": round(1000 * cpu / follows, 1),
             "follows": len(clicks), "errors": len(errors), "error_kinds": sorted(set(errors))}
 
 
@@ -71,6 +112,8 @@ def main(argv=None) -> int:
     p.add_argument("--send", action="append", metavar="PATH[?QUERY]",
                    help="send these pages in turn instead of the lesson's three (repeat; two at least, as a "
                         "page sent again with the same link opens nothing new)")
+    p.add_argument("--reveal", type=float, metavar="F",
+                   help="instead of the sends: a reveal of an exercise the first F (0-1) of the followers answered")
     p.add_argument("--profile", type=Path, help="py-spy raw samples of the server during the sends")
     p.add_argument("--append", type=Path, help="also append the JSON line to this JSONL file")
     args = p.parse_args(argv)
@@ -87,13 +130,17 @@ def main(argv=None) -> int:
         key = store.teacher_key()
         code = store.open_class(key).code
         with server(None, env=env, root=args.app.resolve()) as target:
-            result = asyncio.run(follow(target.base, target.pids()[0], store, key, code, args.followers,
-                                       args.rounds, args.profile, sends))
+            result = asyncio.run(
+                reveal(target.base, target.pids()[0], store, key, code, args.followers, args.rounds, args.reveal,
+                       args.profile) if args.reveal is not None else
+                follow(target.base, target.pids()[0], store, key, code, args.followers, args.rounds, args.profile,
+                       sends))
     finally:
         store.engine.dispose()
         shutil.rmtree(class_dir, ignore_errors=True)
     emit({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds, "named": True, "app": str(args.app),
-          **({"sends": args.send} if args.send else {}), **result,
+          **({"sends": args.send} if args.send else {}), **({"reveal": args.reveal} if args.reveal is not None else {}),
+          **result,
           **stamp(args.app)}, args.append)
     return 0
 

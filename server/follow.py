@@ -19,7 +19,7 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
   thread. The answer carries the sent page's link (:func:`sent_link`), which the page opens
   inside its browser session as the browser's Back button would (one rerun, the sent page's);
   a reveal or a close reruns the page instead; a change that leaves the page as it is (another
-  student removed or let back in) reruns nothing (:func:`page_signature`).
+  student removed or let back in, a reveal to a tab that answered) reruns nothing (:func:`page_signature`).
 
 The board holds class codes, versions and what the teacher sent (a page name and its link's
 parameters), never a visitor's data; ``MAX_WAITERS`` open requests per process at most. The
@@ -360,11 +360,13 @@ def sent_link(code: str, state: FollowState) -> str | None:
     return f"{state.page}?{urlencode(sent_params(code, state))}"
 
 
-def page_signature(code: str, state: FollowState, removed: bool) -> str:
-    """What a follower's page shows of the class (the sent link, open, the revealed exercise, this
-    student removed), in 12 characters, drawn by the page and answered by ``/_attn/follow``: equal,
-    the listener waits again without a rerun (ui/follow_listener.js)."""
-    text = json.dumps([sent_link(code, state), bool(state.open), state.revealed, bool(removed)])
+def page_signature(code: str, state: FollowState, removed: bool, shows: str = "*") -> str:
+    """What a follower's page shows of the class (the sent link, open, the reveal, this student
+    removed) in 12 characters, drawn by the page and answered by ``/_attn/follow``: equal, the
+    listener waits again without a rerun (ui/follow_listener.js). ``shows``: the exercise whose reveal
+    changes the page (``ui.class_session.reveal_shown``; "" none, as a tab that answered it, "*" any)."""
+    revealed = state.revealed if shows == "*" else bool(shows) and state.revealed == shows
+    text = json.dumps([sent_link(code, state), bool(state.open), revealed, bool(removed)])
     return hashlib.blake2s(text.encode(), digest_size=6).hexdigest()
 
 
@@ -430,7 +432,7 @@ def _named(code: str, student: str) -> str:
 
 
 async def follow_changes(request):
-    """``GET /_attn/follow?class=CODE&v=VERSION``: ``{"version": N, "open": bool, "link": "page?query"}``
+    """``GET /_attn/follow?class=CODE&v=VERSION[&shows=EXERCISE]``: ``{"version": N, "open": bool, "link": "page?query"}``
     as soon as the class's version is not VERSION, or after WAIT_S (``link``: :func:`sent_link`,
     null before any send); 404 for no such class, 409 when a newer request of the same student
     took this one's place, 429 for an unnamed request past its share (its address's unknown codes,
@@ -438,10 +440,8 @@ async def follow_changes(request):
     what others behind their address did (the module's doc)."""
     from starlette.responses import JSONResponse
     code = normalise_code(request.query_params.get("class"))
-    try:
-        seen = int(request.query_params.get("v", "-1"))
-    except ValueError:
-        seen = -1
+    v = request.query_params.get("v", "-1")
+    seen = int(v) if len(v) <= 20 and v.lstrip("-").isdecimal() and v.count("-") <= 1 else -1
     headers = {"Cache-Control": "no-store"}
     # no worker thread where memory answers (a script's request, without the student cookie; a
     # follower's after its tab's first): a send wakes a whole class's listeners at once
@@ -483,7 +483,7 @@ async def follow_changes(request):
             removed = follow_board().removed(state, student, read=False)
             if removed is None:
                 removed = await asyncio.to_thread(follow_board().removed, state, student)
-            page = page_signature(code, state, removed)
+            page = page_signature(code, state, removed, request.query_params.get("shows", "*")[:64])
     except StoreUnavailable:
         pass
     return JSONResponse({"version": state.version, "open": state.open, "link": sent_link(code, state), "page": page},

@@ -183,7 +183,8 @@ def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(stor
         time.sleep(0.05)  # as the listener: answered once this process's board has read the send
     open_link({"ex": "which", "seed": "5"})
     assert at.number_input(key="ex_seed").value == 5 and not switched
-    signature = class_follow.page_signature(code, follow_board().state(code), False)  # the listener's data-page
+    # the listener's data-page: the exercise this tab shows and has not answered is named (reveal_shown)
+    signature = class_follow.page_signature(code, follow_board().state(code), False, "which:5")
     assert any(f'data-page="{signature}"' in h.proto.body for h in at.get("html"))
     assert at.session_state["class_applied"] == ["exercises", {"ex": "which", "seed": "5"}]
     at.number_input(key="ex_seed").set_value(7).run()
@@ -290,3 +291,59 @@ def test_a_change_made_while_the_board_reads_is_not_hidden_by_that_read(tmp_path
     go.set()
     reading.join(10)
     assert board.state(code).revealed == "which:3"
+
+
+def test_a_reveal_changes_the_page_signature_of_the_tabs_it_changes_only(tmp_path):
+    """``page_signature``'s ``shows``: the exercise whose reveal would change a tab's page. A tab that
+    answered it ("": the solution shows already) or is on another page keeps its signature at a
+    reveal, so its listener reruns nothing; a tab on the exercise that did not answer changes when
+    that exercise is revealed and again when another one is; "*" (the page not known) at any reveal."""
+    from server.follow import page_signature
+    teacher, here, code, board, *_ = class_of_two(tmp_path)
+    teacher.send(KEY, code, "exercises", {"ex": "which", "seed": "3"})
+
+    def signatures():
+        state = here.follow(code)
+        return {shows: page_signature(code, state, False, shows) for shows in ("", "which:3", "which:4", "*")}
+
+    before = signatures()
+    teacher.reveal(KEY, code, "which:3")
+    revealed = signatures()
+    assert revealed[""] == before[""] and revealed["which:4"] == before["which:4"]
+    assert revealed["which:3"] != before["which:3"] and revealed["*"] != before["*"]
+    teacher.reveal(KEY, code, "which:4")  # another exercise revealed: which:3's solution is no longer shown
+    again = signatures()
+    assert again[""] == before[""] and again["which:3"] == before["which:3"]
+    assert again["which:4"] != before["which:4"] and len(set(again.values())) == 3
+
+
+def test_a_followers_listener_names_the_exercise_it_shows_until_it_is_answered(store):
+    """The listener is drawn after the page (``navigation.py``), so its signature knows what this run
+    drew: on the Exercises page the exercise shown (``shows`` in its request, and in its data-page),
+    and nothing once this tab answered it, from the very run of the answer (here *Show me the
+    solution*, which counts as an answer given up), so the class's reveal reruns nothing there."""
+    from urllib.parse import parse_qs, urlsplit
+    from helpers.apptest import new_app
+    from conftest import ROOT, TEACHER_KEY
+    from server.follow import follow_board, page_signature
+    code = store.open_class(TEACHER_KEY).code
+    store.send(TEACHER_KEY, code, "exercises", {"ex": "which", "seed": "2"})
+    at = new_app(str(ROOT / "navigation.py"), 60)
+    at.query_params.update({"class": code, "ex": "which", "seed": "2"})
+    at.switch_page("app_pages/exercises.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def listener() -> tuple[str, str]:
+        body = next(h.proto.body for h in at.get("html") if 'id="attn-follow"' in h.proto.body)
+        url = body.split('data-url="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+        return parse_qs(urlsplit(url).query, keep_blank_values=True)["shows"][0], body
+
+    shows, body = listener()
+    assert shows == "which:2"
+    assert f'data-page="{page_signature(code, follow_board().state(code), False, "which:2")}"' in body
+    at.button(key="ex_give_up_which:2").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    shows, body = listener()
+    assert shows == ""
+    assert f'data-page="{page_signature(code, follow_board().state(code), False, "")}"' in body

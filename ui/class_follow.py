@@ -5,6 +5,7 @@ browser session, and the page's listener (``ui/follow_listener.js``) that waits 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -15,7 +16,7 @@ from server.class_store import (class_store, StoreUnavailable)
 from server.follow import FOLLOW_PATH, follow_board, page_signature, SENT, sent_link as link_of, sent_params
 from ui.figures import Html
 from ui.class_session import (APPLIED, CHARTS_READY, FOLLOW, FOLLOW_SAFETY_S, KEPT, LOOK, nickname, OPENED,
-                              REMOVALS_SEEN, REVEALED, session_id)
+                              REMOVALS_SEEN, reveal_shown, REVEALED, session_id)
 
 
 def link_params() -> dict:
@@ -27,7 +28,7 @@ def link_params() -> dict:
 LISTENER_JS = (Path(__file__).parent / "follow_listener.js").read_text(encoding="utf-8")
 
 
-def follow_panel(pages: dict, code: str, current: str) -> None:
+def follow_panel(pages: dict, code: str, current: str) -> Callable[[], None] | None:
     """The teacher's state, as this process's follow board holds it (``server/follow.py``: no
     store read per tab). The page's listener (``_listener``) waits on the server for the class's
     next change, so a tab costs nothing while nothing changes, and opens a sent page itself (one
@@ -35,20 +36,21 @@ def follow_panel(pages: dict, code: str, current: str) -> None:
     *Look again*, a rerun of the page, on which a sent page not yet shown opens inside this
     browser session (``_open_sent``). Drawn as plain elements, not a fragment: every follower's
     every rerun draws this panel, and a fragment's own bookkeeping (copies of the page's
-    cursors, its container, its timer) cost more than the panel itself (docs/performance.md)."""
+    cursors, its container, its timer) cost more than the panel itself (docs/performance.md).
+    Returns what draws the listener, for ``navigation.py`` to call once the page has run (in the
+    sidebar): its page signature then knows what the page drew (an answer just committed)."""
     try:
         state = follow_board().state(code)
     except StoreUnavailable as e:
         st.caption(f"Cannot reach the class ({e}).")
-        return
+        return None
     if state is None or not state.open:
         st.caption(f"Class {code} is {'closed' if state else 'unknown'}.")
-        return
+        return None
     if _removed_from(code, state):  # still listening: an Undo of the teacher's puts the tab back
         st.caption(f"Not following class {code}: the teacher removed you (the page says so too).")
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:")
-        _listener(code, pages, state, None, stay=True)
-        return
+        return lambda: _listener(code, pages, state, None, reveal_shown(current), stay=True)
     if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] and state.page in pages:
         _open_sent(pages[state.page], code, state)
     if st.session_state.get(REVEALED) != state.revealed:  # taken before the page draws: it shows on this run
@@ -58,10 +60,11 @@ def follow_panel(pages: dict, code: str, current: str) -> None:
     st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
               help="The teacher's page opens by itself; this looks at once.")
     shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
-    _listener(code, pages, state, link_of(code, state) if shown else None)
     if not st.session_state.get(CHARTS_READY):  # once per session, the panel's last element: see _warm_charts
         st.session_state[CHARTS_READY] = True
         _warm_charts()
+    sent = link_of(code, state) if shown else None
+    return lambda: _listener(code, pages, state, sent, reveal_shown(current))
 
 
 def _warm_charts() -> None:
@@ -126,7 +129,7 @@ def _apply_sent(state) -> None:
         del st.session_state[name]
 
 
-def _listener(code: str, pages: dict, state, sent: str | None, stay: bool = False) -> None:
+def _listener(code: str, pages: dict, state, sent: str | None, shows: str, stay: bool = False) -> None:
     """The page's wait for the class's next change: an HTTP request the server answers when the
     version is no longer ``version`` (``server/follow.py``). The answer names the teacher's page
     (its link): a page other than this one opens inside the session as the browser's Back
@@ -145,14 +148,16 @@ def _listener(code: str, pages: dict, state, sent: str | None, stay: bool = Fals
     opens: every change clicks *Look again*. The page's signature (``server.follow.page_signature``:
     what this page shows of the class's state, ``stay`` being this student removed) is drawn too: a
     change whose answer carries the same one (another student removed or let back in) leaves this
-    page as it is, and the listener waits again with no rerun."""
+    page as it is, and the listener waits again with no rerun. ``shows`` (``ui.class_session.reveal_shown``),
+    sent with the request, is the exercise whose reveal changes this page: a tab that answered it
+    already shows the solution, so the class's *Reveal* reruns only the tabs it changes."""
     base = _base_path(pages)
-    url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': state.version})}"
+    url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': state.version, 'shows': shows})}"
     here = f"{base}/{sent}" if sent else ""
     # Html: Streamlit takes it as it is, where a plain string is looked up on the disk and dedented
     st.html(Html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(state.version)}"
  data-here="{escape(here)}" data-base="{escape(base)}" data-stay="{int(stay)}" data-look="{LOOK}"
- data-page="{page_signature(code, state, stay)}" data-safety-ms="{int(1000 * FOLLOW_SAFETY_S)}"></div>
+ data-page="{page_signature(code, state, stay, shows)}" data-safety-ms="{int(1000 * FOLLOW_SAFETY_S)}"></div>
 <script>{LISTENER_JS}</script>"""), unsafe_allow_javascript=True)
 
 

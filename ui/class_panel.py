@@ -5,6 +5,7 @@ teacher signs in with the key, opens, sends, locks and closes a class, sees the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
 import time
 from urllib.parse import urlsplit
@@ -160,8 +161,9 @@ def _refollow() -> None:
     st.session_state.pop(APPLIED, None)  # coming back: take the teacher's page again
 
 
-def class_sidebar(pages: dict, current: str) -> None:
-    """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's."""
+def class_sidebar(pages: dict, current: str) -> Callable[[], None] | None:
+    """The class panel of every page. ``pages``: url path -> st.Page, ``current``: this page's.
+    Returns, for a follower, what draws its listener once the page has run (``follow_panel``)."""
     code = joined_class()
     if code and st.session_state.get(FOLLOW) and not teacher_key() and st.query_params.get(SENT):
         take_sent_link(code, current)
@@ -177,14 +179,16 @@ def class_sidebar(pages: dict, current: str) -> None:
             else:
                 _student_panel(code)
     student_notice(code)  # removed, waiting or refused: said on the page too, the sidebar being closed on a phone
+    listen = None
     if code and st.session_state.get(FOLLOW) and not teacher_key():
         with st.sidebar:
-            follow_panel(pages, code, current)
+            listen = follow_panel(pages, code, current)
     if code and teacher_key():  # the live views' pause and listener, whether the panel is open or not
         with st.sidebar:
             live_controls(code, _base_path(pages))
     if teacher_key() or SIGNED_OUT in st.session_state:
         _cookie_script(current)
+    return listen
 
 
 def _student_panel(code: str) -> None:

@@ -38,6 +38,10 @@ LOOK = "class_follow_look"    # the follow panel's "Look again" button, which th
 OPENED = "class_opened_sent"   # the follow panel opened the teacher's page: the panel is set as its link sets it
 KEPT = "class_"               # session keys that survive following the teacher to a new page
 PANEL = "class_panel"         # the sidebar's "Class" expander: open or closed
+EXERCISES = "exercises"       # the Exercises page's url path (app_pages/exercises.py), and its session keys:
+EX_KIND = "ex_kind"           # the exercise's kind
+EX_SEED = "ex_seed"           # its number
+ANSWERED = "ex_checked_{}"    # this tab answered exercise {} (or gave up on it)
 TEACHER_OF = "class_teacher_of"      # the class a teacher cookie made this browser tab the teacher of
 RESTORED = "class_cookie_read"       # the teacher cookie was looked at (once per session)
 COOKIE_FOR = "class_cookie_for"      # the class this browser's teacher cookie was last asked for
@@ -264,3 +268,19 @@ def revealed_to_class(exercise: str) -> bool:
             return False
         return state is not None and state.revealed == exercise
     return st.session_state.get(REVEALED) == exercise
+
+
+def reveal_shown(current: str) -> str:
+    """The exercise whose *Reveal* would change this tab's page ``current`` (a url path), for the
+    follow listener's page signature (``server.follow.page_signature``): the one the Exercises page
+    shows while this tab has not answered it; "" on another page or once answered (the solution
+    shows already), so a class's reveal reruns only the tabs it changes; "*" (any) where the page
+    stopped before it took its exercise. Read once the page has run (``navigation.py``), so an answer
+    committed on this run counts."""
+    if current != EXERCISES:
+        return ""
+    kind, seed = st.session_state.get(EX_KIND), st.session_state.get(EX_SEED)
+    if not isinstance(kind, str) or not isinstance(seed, int):
+        return "*"
+    exercise = f"{kind}:{seed}"  # teaching.exercises.exercise_id
+    return "" if st.session_state.get(ANSWERED.format(exercise)) else exercise
