@@ -32,7 +32,8 @@ SETTINGS = {
     "classroom-follow": {"sessions": None, "replicas": 1, "streamlit_patches": "all"},
     "classroom-check": {"sessions": None, "replicas": 1},
     "page_cost": {"lessons": None},
-    "follow_cost": {"followers": None, "rounds": None, "named": False},  # named: followers with a student cookie
+    # named: followers with a student cookie; reveal: a reveal (of an exercise that share answered), not the sends
+    "follow_cost": {"followers": None, "rounds": None, "named": False, "reveal": None},
 }
 # the figures compared, each lower-is-better; a dict figure (per kind) is compared key by key
 FIGURES = {
