@@ -293,6 +293,45 @@ def test_a_change_made_while_the_board_reads_is_not_hidden_by_that_read(tmp_path
     assert board.state(code).revealed == "which:3"
 
 
+@pytest.mark.server
+def test_a_page_followed_inside_the_session_is_the_page_its_link_opens(tiny_zoo, tmp_path):
+    """What the class bench checks on every follow (its "mismatches"): the teacher's page opened by
+    a follower's listener inside its session draws what a fresh load of the sent link draws, every
+    element at its place, the listener's too (its version and address aside, as the bench's digest
+    leaves them; the follow panel's one-off chart warm-up is not the page's)."""
+    from helpers.lecture import load_bench
+    bench = load_bench()  # and the bench's folder on the path, for its modules below
+    from classroom_lesson import sent_link
+    from classroom_modes import until_sent
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=KEY)
+    code = store.open_class(KEY).code
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": store.url,
+           "ATTN_EXPLORER_TEACHER_KEY": KEY, "OMP_NUM_THREADS": "1"}
+
+    async def both(base: str) -> list[tuple]:
+        follower = bench.Tab(base, 60, load_page=True)
+        await follower.do(("open", "exercises", f"class={code}"))
+        digests = []
+        for page, params in (("worked-example", {}), ("exercises", {"ex": "which", "seed": "3"})):
+            await asyncio.sleep(0.5)  # the listener waiting again
+            await asyncio.to_thread(store.send, KEY, code, page, params)
+            _, followed, error = await until_sent(follower, page, time.perf_counter() + 60)
+            fresh = bench.Tab(base, 60, load_page=True)
+            _, opened, fresh_error = await fresh.do(("open", *sent_link(page, params, code)))
+            await fresh.close()
+            digests.append((page, error, fresh_error, followed, opened))
+        await follower.close()
+        return digests
+
+    try:
+        with bench.server(None, env=env) as target:
+            digests = asyncio.run(both(target.base))
+    finally:
+        store.engine.dispose()
+    for page, error, fresh_error, followed, opened in digests:
+        assert error is None and fresh_error is None and followed == opened, (page, error, fresh_error)
+
+
 def test_a_reveal_changes_the_page_signature_of_the_tabs_it_changes_only(tmp_path):
     """``page_signature``'s ``shows``: the exercise whose reveal would change a tab's page. A tab that
     answered it ("": the solution shows already) or is on another page keeps its signature at a

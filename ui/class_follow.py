@@ -60,11 +60,14 @@ def follow_panel(pages: dict, code: str, current: str) -> Callable[[], None] | N
     st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
               help="The teacher's page opens by itself; this looks at once.")
     shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
-    if not st.session_state.get(CHARTS_READY):  # once per session, the panel's last element: see _warm_charts
-        st.session_state[CHARTS_READY] = True
-        _warm_charts()
-    sent = link_of(code, state) if shown else None
-    return lambda: _listener(code, pages, state, sent, reveal_shown(current))
+    sent, warm = link_of(code, state) if shown else None, not st.session_state.get(CHARTS_READY)
+    st.session_state[CHARTS_READY] = True
+
+    def listen() -> None:
+        _listener(code, pages, state, sent, reveal_shown(current))
+        if warm:  # once per session, after the listener, so the listener sits where it does on every run
+            _warm_charts()
+    return listen
 
 
 def _warm_charts() -> None:
