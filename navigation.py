@@ -79,10 +79,9 @@ def draw() -> None:
     listen = class_sidebar({p.url_path: p for section in PAGES.values() for p in section}, chosen.url_path)
     try:
         chosen.run()
-    finally:  # a follower's listener, after the page: its signature knows what this run drew (ui/class_follow.py)
+    finally:  # a follower's listener again, where this run answered the exercise its page shows (ui/class_follow.py)
         if listen is not None:
-            with st.sidebar:
-                listen()
+            listen()
 
 
 try:

@@ -183,8 +183,9 @@ def test_the_sent_link_opened_by_the_listener_is_taken_once_with_its_values(stor
         time.sleep(0.05)  # as the listener: answered once this process's board has read the send
     open_link({"ex": "which", "seed": "5"})
     assert at.number_input(key="ex_seed").value == 5 and not switched
-    # the listener's data-page: the exercise this tab shows and has not answered is named (reveal_shown)
-    signature = class_follow.page_signature(code, follow_board().state(code), False, "which:5")
+    # the listener's data-page, drawn before the page took its exercise from the sent link: any reveal
+    # changes it (reveal_shown's "*")
+    signature = class_follow.page_signature(code, follow_board().state(code), False, "*")
     assert any(f'data-page="{signature}"' in h.proto.body for h in at.get("html"))
     assert at.session_state["class_applied"] == ["exercises", {"ex": "which", "seed": "5"}]
     at.number_input(key="ex_seed").set_value(7).run()
@@ -357,10 +358,11 @@ def test_a_reveal_changes_the_page_signature_of_the_tabs_it_changes_only(tmp_pat
 
 
 def test_a_followers_listener_names_the_exercise_it_shows_until_it_is_answered(store):
-    """The listener is drawn after the page (``navigation.py``), so its signature knows what this run
-    drew: on the Exercises page the exercise shown (``shows`` in its request, and in its data-page),
-    and nothing once this tab answered it, from the very run of the answer (here *Show me the
-    solution*, which counts as an answer given up), so the class's reveal reruns nothing there."""
+    """The listener's signature says what a reveal would change on the page: on the Exercises page
+    opened by its link, any reveal ("*": drawn before the page took its exercise); then the exercise
+    shown (``shows`` in its request, and in its data-page); and nothing once this tab answered it,
+    drawn again in its place on the very run of the answer (here *Show me the solution*, which counts
+    as an answer given up), so the class's reveal reruns nothing there."""
     from urllib.parse import parse_qs, urlsplit
     from helpers.apptest import new_app
     from conftest import ROOT, TEACHER_KEY
@@ -374,10 +376,14 @@ def test_a_followers_listener_names_the_exercise_it_shows_until_it_is_answered(s
     assert not at.exception, [e.value for e in at.exception]
 
     def listener() -> tuple[str, str]:
-        body = next(h.proto.body for h in at.get("html") if 'id="attn-follow"' in h.proto.body)
+        bodies = [h.proto.body for h in at.get("html") if 'id="attn-follow"' in h.proto.body]
+        assert len(bodies) == 1  # drawn again in its place, not beside
+        body = bodies[0]
         url = body.split('data-url="', 1)[1].split('"', 1)[0].replace("&amp;", "&")
         return parse_qs(urlsplit(url).query, keep_blank_values=True)["shows"][0], body
 
+    assert listener()[0] == "*"
+    at.run()
     shows, body = listener()
     assert shows == "which:2"
     assert f'data-page="{page_signature(code, follow_board().state(code), False, "which:2")}"' in body

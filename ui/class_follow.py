@@ -37,8 +37,7 @@ def follow_panel(pages: dict, code: str, current: str) -> Callable[[], None] | N
     browser session (``_open_sent``). Drawn as plain elements, not a fragment: every follower's
     every rerun draws this panel, and a fragment's own bookkeeping (copies of the page's
     cursors, its container, its timer) cost more than the panel itself (docs/performance.md).
-    Returns what draws the listener, for ``navigation.py`` to call once the page has run (in the
-    sidebar): its page signature then knows what the page drew (an answer just committed)."""
+    Returns what ``navigation.py`` calls once the page has run (``_listening``)."""
     try:
         state = follow_board().state(code)
     except StoreUnavailable as e:
@@ -50,7 +49,7 @@ def follow_panel(pages: dict, code: str, current: str) -> Callable[[], None] | N
     if _removed_from(code, state):  # still listening: an Undo of the teacher's puts the tab back
         st.caption(f"Not following class {code}: the teacher removed you (the page says so too).")
         st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:")
-        return lambda: _listener(code, pages, state, None, reveal_shown(current), stay=True)
+        return _listening(code, pages, state, None, current, stay=True)
     if state.page is not None and st.session_state.get(APPLIED) != [state.page, state.params] and state.page in pages:
         _open_sent(pages[state.page], code, state)
     if st.session_state.get(REVEALED) != state.revealed:  # taken before the page draws: it shows on this run
@@ -60,14 +59,24 @@ def follow_panel(pages: dict, code: str, current: str) -> Callable[[], None] | N
     st.button("Look again", key=LOOK, type="tertiary", icon=":material/refresh:",
               help="The teacher's page opens by itself; this looks at once.")
     shown = st.session_state.get(APPLIED) == [state.page, state.params] and current == state.page
-    sent, warm = link_of(code, state) if shown else None, not st.session_state.get(CHARTS_READY)
-    st.session_state[CHARTS_READY] = True
-
-    def listen() -> None:
-        _listener(code, pages, state, sent, reveal_shown(current))
-        if warm:  # once per session, after the listener, so the listener sits where it does on every run
-            _warm_charts()
+    listen = _listening(code, pages, state, link_of(code, state) if shown else None, current)
+    if not st.session_state.get(CHARTS_READY):  # once per session, the panel's last element: see _warm_charts
+        st.session_state[CHARTS_READY] = True
+        _warm_charts()
     return listen
+
+
+def _listening(code: str, pages: dict, state, sent: str | None, current: str, stay: bool = False) -> Callable[[], None]:
+    """The listener, drawn now, before the page; and what draws it again in its place once the page
+    has run, where the page took an answer to the exercise it shows (``reveal_shown`` then says "":
+    the class's *Reveal* changes nothing there). So one element more, on an answer's run only."""
+    shows = reveal_shown(current)
+    drawn = _listener(st, code, pages, state, sent, shows, stay)
+
+    def again() -> None:
+        if shows != "" == reveal_shown(current):
+            _listener(drawn, code, pages, state, sent, "", stay)
+    return again
 
 
 def _warm_charts() -> None:
@@ -132,7 +141,7 @@ def _apply_sent(state) -> None:
         del st.session_state[name]
 
 
-def _listener(code: str, pages: dict, state, sent: str | None, shows: str, stay: bool = False) -> None:
+def _listener(where, code: str, pages: dict, state, sent: str | None, shows: str, stay: bool = False):
     """The page's wait for the class's next change: an HTTP request the server answers when the
     version is no longer ``version`` (``server/follow.py``). The answer names the teacher's page
     (its link): a page other than this one opens inside the session as the browser's Back
@@ -158,7 +167,7 @@ def _listener(code: str, pages: dict, state, sent: str | None, shows: str, stay:
     url = f"{base}{FOLLOW_PATH}?{urlencode({'class': code, 'v': state.version, 'shows': shows})}"
     here = f"{base}/{sent}" if sent else ""
     # Html: Streamlit takes it as it is, where a plain string is looked up on the disk and dedented
-    st.html(Html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(state.version)}"
+    return where.html(Html(f"""<div id="attn-follow" hidden data-url="{escape(url)}" data-version="{int(state.version)}"
  data-here="{escape(here)}" data-base="{escape(base)}" data-stay="{int(stay)}" data-look="{LOOK}"
  data-page="{page_signature(code, state, stay, shows)}" data-safety-ms="{int(1000 * FOLLOW_SAFETY_S)}"></div>
 <script>{LISTENER_JS}</script>"""), unsafe_allow_javascript=True)

@@ -274,9 +274,9 @@ def reveal_shown(current: str) -> str:
     """The exercise whose *Reveal* would change this tab's page ``current`` (a url path), for the
     follow listener's page signature (``server.follow.page_signature``): the one the Exercises page
     shows while this tab has not answered it; "" on another page or once answered (the solution
-    shows already), so a class's reveal reruns only the tabs it changes; "*" (any) where the page
-    stopped before it took its exercise. Read once the page has run (``navigation.py``), so an answer
-    committed on this run counts."""
+    shows already), so a class's reveal reruns only the tabs it changes; "*" (any) before the page
+    has taken its exercise from its link in this session. Read before the page runs (its widgets'
+    values are in the session's state by then) and again after it (an answer taken on this run)."""
     if current != EXERCISES:
         return ""
     kind, seed = st.session_state.get(EX_KIND), st.session_state.get(EX_SEED)
