@@ -5,8 +5,9 @@ a page of the app's shape (the hidden ``#attn-follow`` element with its ``data-`
 each branch is driven on purpose: a send opens the teacher's page as the Back button does (the
 address set, one ``popstate``), a change that sends no new page clicks *Look again*, a removed
 student's tab never opens a page, a change whose answer carries the page's own signature
-(``data-page``: another student removed) reruns nothing and waits past the new version, and a
-server that cannot be asked is looked at again by the button every ``data-safety-ms``."""
+(``data-page``: another student removed) reruns nothing and waits past the new version, an answer
+to an address the page has since drawn anew is dropped for the page's own, and a server that
+cannot be asked is looked at again by the button every ``data-safety-ms``."""
 from __future__ import annotations
 
 import json
@@ -94,6 +95,39 @@ def test_a_change_that_leaves_the_page_as_it_is_reruns_nothing_and_waits_past_it
         assert [a.rsplit("v=", 1)[1] for a in asked[:3]] == ["3", "4", "5"]
         assert page.evaluate("[location.pathname + location.search, window.popstates, window.attnSentOpened || 0]") \
             == ["/app/exercises?ex=step&seed=0", 0, 0]
+
+
+def test_an_answer_to_an_address_the_page_has_drawn_anew_is_dropped_and_its_own_asked(chromium):
+    """A student answers while the listener's request is open: the page draws its listener again in
+    place, naming no exercise a reveal would change (``shows=``, another signature). The answer to
+    the request made before (a reveal, signed for the exercise still unanswered) is not this page's:
+    the listener asks again with the page's own address, whose answer leaves the page as it is."""
+    redraw = """<script>
+const realFetch = window.fetch; let calls = 0;
+window.fetch = async (url, options) => {
+  if (calls++ === 0) {  // the student's answer, drawn while this first request waits
+    await new Promise(done => setTimeout(done, 300));
+    const old = document.getElementById('attn-follow'), drawn = old.cloneNode();
+    drawn.dataset.url = '/app/_attn/follow?class=ABC234&v=3&shows=';
+    drawn.dataset.page = 'a1b2c3d4e5f6';
+    old.replaceWith(drawn);
+  }
+  return realFetch(url, options);
+};
+</script>"""
+    html = page_html(3, signature="0f9e8d7c6b5a").replace("<body>", "<body>" + redraw, 1)
+    html = html.replace("v=3\"", "v=3&shows=which%3A3\"", 1)
+
+    def answer(url: str):
+        if "v=4" in url:
+            return None  # the next wait: no answer within the test
+        return {"version": 4, "open": True, "link": "exercises?ex=step&seed=0",  # the page it is on
+                "page": "a1b2c3d4e5f6" if url.endswith("shows=") else "ffffffffffff"}  # the reveal, signed per address
+    with headless_chromium(chromium, 800, 600) as page:
+        asked = served(page, html, answer)
+        wait_for(page, "document.getElementById('attn-follow').dataset.version === '4'", "waiting past the reveal", 30)
+        assert asked[0].endswith("shows=which%3A3") and asked[1].endswith("v=3&shows=")
+        assert page.evaluate("[window.looked || 0, window.popstates, window.attnSentOpened || 0]") == [0, 0, 0]
 
 
 def test_a_removed_students_tab_opens_no_page(chromium):

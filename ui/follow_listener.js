@@ -4,7 +4,8 @@
 // Streamlit session as the Back button opens one (the address set, then a popstate event); any
 // other change clicks the panel's "Look again" button, unless the answer's page signature is the
 // one this page drew (data-page: the change leaves the page as it is, as another student removed),
-// when it waits again for the next version without a rerun. While the server cannot be asked, it
+// when it waits again for the next version without a rerun. An answer to a request whose address the
+// page has since drawn anew is dropped, and the page's own asked. While the server cannot be asked, it
 // clicks "Look again" every data-safety-ms. The browser runs the script once per page load.
 (() => {
   if (window.attnFollowing) return;
@@ -26,6 +27,9 @@
         const r = await fetch(url, {credentials: 'same-origin', cache: 'no-store'});
         if (r.ok) {
           const s = await r.json();
+          const now = data();
+          if (now && now.dataset.url !== url) continue;  // the page drew its listener again meanwhile (an answer
+          // taken: what a reveal would change there is another now), so this answer is not its: ask with its own
           if (s.open && s.page && s.page === d.dataset.page && s.version !== Number(d.dataset.version)) {
             // nothing on this page changes: wait past the new version (the next rerun draws it anyway)
             d.dataset.version = String(s.version);
