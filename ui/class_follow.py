@@ -74,7 +74,7 @@ def _listening(code: str, pages: dict, state, sent: str | None, current: str, st
     drawn = _listener(st, code, pages, state, sent, shows, stay)
 
     def again() -> None:
-        if shows != "" == reveal_shown(current):
+        if shows and not reveal_shown(current):  # named an exercise before the page, answered in it
             _listener(drawn, code, pages, state, sent, "", stay)
     return again
 

@@ -24,6 +24,7 @@ from server.class_store import (AnswerRefused, class_store, new_session_id, norm
 from server.class_store import FIRST_ATTEMPT, StoreBusy
 from server.follow import follow_board, SENT
 from server.proxies import client_address
+from teaching.exercises import exercise_id
 from server.streamlit_patches.reads import connection_id
 
 
@@ -275,12 +276,13 @@ def reveal_shown(current: str) -> str:
     follow listener's page signature (``server.follow.page_signature``): the one the Exercises page
     shows while this tab has not answered it; "" on another page or once answered (the solution
     shows already), so a class's reveal reruns only the tabs it changes; "*" (any) before the page
-    has taken its exercise from its link in this session. Read before the page runs (its widgets'
-    values are in the session's state by then) and again after it (an answer taken on this run)."""
+    has taken its exercise from its link (a tab's first run of a sent page). Read before the page runs
+    (its widgets' values are in the session's state by then) and again after it (an answer taken on
+    that run)."""
     if current != EXERCISES:
         return ""
     kind, seed = st.session_state.get(EX_KIND), st.session_state.get(EX_SEED)
     if not isinstance(kind, str) or not isinstance(seed, int):
         return "*"
-    exercise = f"{kind}:{seed}"  # teaching.exercises.exercise_id
+    exercise = exercise_id(kind, seed)
     return "" if st.session_state.get(ANSWERED.format(exercise)) else exercise
