@@ -312,7 +312,14 @@ def which_page():
         verdict = "" if choice is None or not answered() else ("Right: " if choice == ex.answer else "No: ")
         st.markdown(f"**{verdict}it is {DISPLAY_NAMES.get(ex.model, ex.model)}** ({FAMILIES[FAMILY_OF[ex.model]]}). "
                     f"{TELLS[ex.model]}")
-        side_by_side(models, ex.sentence)
+        # on *Reveal* every tab that has not answered draws the solution at the same moment: the five
+        # heatmaps (and, the first time, the sentence's decodings) would double each tab's rerun, so
+        # they are drawn on request, as the export popovers' files are
+        every = st.expander("The same sentence under every model", key=f"ex_which_every_{seed}", on_change="rerun",
+                            icon=":material/compare:")
+        if every.open:
+            with every:
+                side_by_side(models, ex.sentence)
     return names[ex.answer]
 
 
@@ -345,7 +352,7 @@ def _word_view(model_name: str, sentence: str, _record):
 
 def side_by_side(models: list, sentence: str) -> None:
     """The same sentence under every model, with the cues a heatmap shows measured."""
-    st.markdown("**The same sentence under every model**: sharpness is the mean of each row's largest α (1: every "
+    st.markdown("Sharpness is the mean of each row's largest α (1: every "
                 "word looks at one source word), entropy the mean spread of a row, *exactly 0* the share of cells a "
                 "window cuts off (local-p).")
     rows = []

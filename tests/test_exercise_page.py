@@ -114,8 +114,16 @@ def test_which_mechanism_reveals_the_model_beside_every_other(tiny_zoo, seed):
     assert f"No: it is {DISPLAY_NAMES[model]}" in texts(at)
     at.radio(key=f"ex_which_{seed}").set_value(answer).run()
     assert f"Right: it is {DISPLAY_NAMES[model]}" in texts(at)
+    # the other models come on request: closed, the expander draws none of them (a reveal reruns
+    # every tab that has not answered at once); opened, every model with its cues
+    every = f"ex_which_every_{seed}"
+    assert "The same sentence under every model" in [e.label for e in at.expander]
+    assert not at.dataframe and len(at.get("plotly_chart")) == 1  # the question's heatmap alone
+    at.session_state[every] = True
+    at.run()
     cues = at.dataframe[0].value
     assert list(cues["sharpness"]) and len(cues) == len(MECHANISMS)
+    assert len(at.get("plotly_chart")) == 1 + len(MECHANISMS)
     assert all(at.get_by_key(f"ex_which_all_{m}") is not None for m in MECHANISMS)
 
 
