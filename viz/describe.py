@@ -33,10 +33,14 @@ LIST_POINTS = 400   # points of a line written out at most
 
 @dataclass
 class Table:
-    """One accessible table: its caption, column headers (the first one labels the rows) and rows."""
+    """One accessible table: its caption, column headers (the first one labels the rows) and rows.
+    ``numbers``: every cell after a row's label is a number this module wrote (or "blank"), which
+    has nothing to escape: a full matrix is most of a figure's text, and escaping each of its cells
+    was most of the time its text alternative took."""
     caption: str
     header: list[str]
     rows: list[list[str]]
+    numbers: bool = False
 
 
 SUMMARY_CHARS = 240  # an accessible name a screen reader says in one breath (Chromium drops very long ones)
@@ -52,7 +56,10 @@ class Description:
 
 def plain(text) -> str:
     """A Plotly label as plain text: its markup (``<b>``, ``<br>``) dropped, entities decoded."""
-    text = re.sub(r"<br\s*/?>", " ", str(text if text is not None else ""))
+    text = str(text if text is not None else "")
+    if "<" not in text and "&" not in text:  # most labels: a token, a number
+        return text.strip()
+    text = re.sub(r"<br\s*/?>", " ", text)
     return html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
 
 
@@ -139,14 +146,10 @@ def _heatmap(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, 
     signed = trace.get("zmid") is not None or np.nanmin(z) < 0
     lo, hi = np.nanmin(z), np.nanmax(z)
     text += f", from {number(lo)} to {number(hi)}."
-    top_rows = []
-    for i in range(T):
-        if not shown[i].any():
-            top_rows.append([rows[i], "blank", "blank"])
-            continue
-        r = np.where(shown[i], np.abs(z[i]) if signed else z[i], -np.inf)
-        j = int(np.argmax(r))
-        top_rows.append([rows[i], cols[j], number(z[i, j])])
+    tops = np.argmax(np.where(shown, np.abs(z) if signed else z, -np.inf), axis=1).tolist()
+    any_shown = shown.any(axis=1).tolist()
+    top_rows = [[rows[i], cols[j], number(z[i, j])] if any_shown[i] else [rows[i], "blank", "blank"]
+                for i, j in enumerate(tops)]
     what = "the largest in size" if signed else "the highest"
     top = Table(f"{panel + ': ' if panel else ''}For each {y_name}, the {x_name} with {what} {value}",
                 [y_name, f"{x_name} with {what} {value}", value], top_rows)
@@ -154,7 +157,9 @@ def _heatmap(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, 
     if T * S <= FULL_CELLS:
         full = Table(f"{panel + ': ' if panel else ''}Every cell ({value})", [f"{y_name} \\ {x_name}", *cols],
                      [[rows[i], *(f"{v:.2f}" if v == v else "blank" for v in row)]  # NaN != NaN: blank
-                      for i, row in enumerate(z.tolist())])
+                      if blank else [rows[i], *[f"{v:.2f}" for v in row]]
+                      for i, (row, blank) in enumerate(zip(z.tolist(), (~shown).any(axis=1).tolist()))],
+                     numbers=True)
     return text, top, full
 
 
@@ -266,8 +271,12 @@ def describe(fig, alt: str | None = None) -> Description:
 def _table_html(t: Table) -> str:
     e = html.escape
     head = "".join(f'<th scope="col">{e(h)}</th>' for h in t.header)
-    body = "".join("<tr>" + f'<th scope="row">{e(r[0])}</th>' + "".join(f"<td>{e(c)}</td>" for c in r[1:]) + "</tr>"
-                   for r in t.rows)
+    if t.numbers:
+        body = "".join(f'<tr><th scope="row">{e(r[0])}</th><td>' + "</td><td>".join(r[1:]) + "</td></tr>"
+                       for r in t.rows)
+    else:
+        body = "".join("<tr>" + f'<th scope="row">{e(r[0])}</th>' + "".join(f"<td>{e(c)}</td>" for c in r[1:])
+                       + "</tr>" for r in t.rows)
     return f"<table><caption>{e(t.caption)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -276,8 +285,9 @@ def alternative_html(d: Description) -> str:
     a screen reader reads at once (visually hidden: the chart shows the same), and, for everyone,
     one disclosure line that opens the same words and every value."""
     e = html.escape
-    tables = "".join(_table_html(t) for t in d.tables)
-    full = "".join(f'<div class="fig-matrix">{_table_html(t)}</div>' for t in d.tables + d.full)
+    read = [_table_html(t) for t in d.tables]  # read at once, and again in the disclosure
+    full = "".join(f'<div class="fig-matrix">{table}</div>' for table in read + [_table_html(t) for t in d.full])
+    tables = "".join(read)
     return (f'<figure class="fig-alt"><figcaption class="sr-only">{e(d.text)}</figcaption>'
             f'<div class="sr-only">{tables}</div>'
             f"<details><summary>The figure in words and numbers</summary><p>{e(d.text)}</p>{full}</details></figure>")
