@@ -55,9 +55,9 @@ async def fresh_slides(base: str, pid: int, tabs: int, profile: Path | None) -> 
 
 async def slides(base: str, pid: int, tabs: int, moves: int, profile: Path | None) -> float:
     """Milliseconds of the server's CPU per timed move."""
-    opened = [Tab(base, 60) for _ in range(tabs)]
+    opened, shared = [Tab(base, 60) for _ in range(tabs)], link(news_sentences(3)[0])
     for tab in opened:
-        if (error := (await tab.do(("open", "step-through", link(news_sentences(3)[0]))))[2]):
+        if (error := (await tab.do(("open", "step-through", shared)))[2]):
             raise RuntimeError(error)
         for step in STEPS:
             await tab.do(("set", "step_i", step))

@@ -34,9 +34,9 @@ LIST_POINTS = 400   # points of a line written out at most
 @dataclass
 class Table:
     """One accessible table: its caption, column headers (the first one labels the rows) and rows.
-    ``numbers``: every cell after a row's label is a number this module wrote (or "blank"), which
-    has nothing to escape: a full matrix is most of a figure's text, and escaping each of its cells
-    was most of the time its text alternative took."""
+    ``numbers``: every cell after a row's label is a number this module wrote (or "blank"), written
+    as it is: a full matrix is most of a figure's text, and escaping it cell by cell would be most
+    of what the text alternative costs (``bench/describe_cost.py``)."""
     caption: str
     header: list[str]
     rows: list[list[str]]
@@ -156,10 +156,8 @@ def _heatmap(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, 
     full = None
     if T * S <= FULL_CELLS:
         full = Table(f"{panel + ': ' if panel else ''}Every cell ({value})", [f"{y_name} \\ {x_name}", *cols],
-                     [[rows[i], *(f"{v:.2f}" if v == v else "blank" for v in row)]  # NaN != NaN: blank
-                      if blank else [rows[i], *[f"{v:.2f}" for v in row]]
-                      for i, (row, blank) in enumerate(zip(z.tolist(), (~shown).any(axis=1).tolist()))],
-                     numbers=True)
+                     [[rows[i], *[f"{v:.2f}" if v == v else "blank" for v in row]]  # NaN != NaN: blank
+                      for i, row in enumerate(z.tolist())], numbers=True)
     return text, top, full
 
 
