@@ -72,6 +72,21 @@ def test_the_alternative_shows_markup_as_typed():
     assert html.startswith('<figure class="fig-alt">') and "<details>" in html and 'scope="row"' in html
 
 
+def test_the_full_matrix_writes_each_cell_as_a_number_or_blank():
+    """A matrix's number cells are written unescaped (numbers: nothing to escape), its labels escaped,
+    a cell the figure leaves blank said blank, and the tables read at once repeated in the disclosure."""
+    w = W.copy()
+    w[1, 2] = np.nan
+    d = describe(alignment_heatmap(w, ["<b>", "&", "x"], FR))
+    assert d.full[0].numbers and not d.tables[0].numbers
+    assert [r[1:] for r in d.full[0].rows] == [["0.70", "0.20", "0.10"], ["0.10", "0.80", "blank"],
+                                             ["0.05", "0.15", "0.80"]]
+    html = alternative_html(d)
+    assert "<td>0.80</td><td>blank</td></tr>" in html and "<b>" not in html and '<th scope="col">&lt;b&gt;</th>' in html
+    top = html.split('<div class="sr-only">', 1)[1].split("</div>", 1)[0]
+    assert top.startswith("<table>") and html.count(top) == 2
+
+
 def contrast(fg: str, bg: str = "#ffffff", alpha: float = 1.0) -> float:
     """WCAG 2.1's contrast ratio of ``fg`` drawn at ``alpha`` over ``bg``."""
     def rgb(c):
