@@ -341,8 +341,11 @@ async def follow_the_teacher(target: Target, args, store, key: str, code: str, n
     if n <= 0:  # nobody follows: nothing to time (asyncio.wait refuses an empty set)
         return {"followers": 0, "follow_p50_ms": None, "follow_p95_ms": None, "follow_max_ms": None,
                 "follow_errors": 0, "follow_error_kinds": []}
-    tabs = [Tab(target.base, args.timeout, target.sticky) for _ in range(n)]
-    for tab, student in zip(tabs, getattr(args, "students", [])):
+    # a follower without a lesson's cookie loads the page first, as a browser does: the student cookie
+    # it gets names its listener's requests (unnamed ones share UNNAMED_PER_CLASS places, server/follow.py)
+    students = getattr(args, "students", [])
+    tabs = [Tab(target.base, args.timeout, target.sticky, load_page=i >= len(students)) for i in range(n)]
+    for tab, student in zip(tabs, students):
         tab.student = student  # the lesson's students follow (their cookies): no new ids, no new seats
     sent_at: list[float | None] = [None]
     got: dict[int, tuple[float, str | None]] = {}
