@@ -24,8 +24,8 @@ from server.class_store import (AnswerRefused, class_store, new_session_id, norm
 from server.class_store import FIRST_ATTEMPT, StoreBusy
 from server.follow import follow_board, SENT
 from server.proxies import client_address
-from teaching.exercises import exercise_id
 from server.streamlit_patches.reads import connection_id
+from teaching.exercises import exercise_id
 
 
 CLASS = "class_code"          # the joined class's code
