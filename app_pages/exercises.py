@@ -297,8 +297,8 @@ def which_page():
     st.caption(f"The model's own greedy translation of *{plain(ex.sentence)}*, with its attention merged to words.")
     options = ([f for f in FAMILIES if any(FAMILY_OF[m] == f for m in models)] if family else models)
     names = FAMILIES if family else MECHANISMS
-    choice = st.radio("Which family drew this heatmap?" if family else "Which mechanism drew this heatmap?", options,
-                      index=None, key=f"ex_which_{seed}", format_func=names.get)
+    mechanism_choice(family, options, names)
+    choice = st.session_state.get(f"ex_which_{seed}")
     if check_button():
         if choice is None:
             st.warning("Pick an answer first.")
@@ -321,6 +321,16 @@ def which_page():
             with every:
                 side_by_side(models, ex.sentence)
     return names[ex.answer]
+
+
+@st.fragment
+def mechanism_choice(family: bool, options: list, names: dict) -> None:
+    """The options alone: a fragment, so picking one reruns the radio, not the heatmap and the class
+    panel around it (what a student does most on this page). *Check* reads the pick from the
+    session's state and reruns the page, where the verdict, the class's count and the listener's
+    signature are drawn."""
+    st.radio("Which family drew this heatmap?" if family else "Which mechanism drew this heatmap?", options,
+             index=None, key=f"ex_which_{seed}", format_func=names.get)
 
 
 def word_attention(model_name: str, sentence: str):

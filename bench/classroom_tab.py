@@ -169,7 +169,8 @@ class Tab:
                 shown.clear()
                 raw.clear()
                 ids.clear()
-                fragment = ""  # a fragment that switched page (following the teacher): the whole page is new
+                if not msg.metadata.run.fragment_ids:  # a whole run, or a fragment that switched page
+                    fragment = ""  # (following the teacher): the whole page is new
                 self.path = next((path for path, h in self.pages.items() if h == self.page), self.path)
             elif kind == "navigation":
                 self.pages = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
@@ -203,11 +204,12 @@ class Tab:
             if LISTENER.search(body):  # a follower's listener (the version it waits past, the address it
                 body = b"follow listener"  # keeps) is the same page, fresh or followed
             page.update(repr(path).encode() + body)
-        self.drawn = b"".join(body for _, body in sorted(raw.items()))
+        self.drawn = b"".join(body for _, body in sorted(raw.items()))  # a fragment's run: what it drew
         listening = LISTENER.findall(self.drawn)
-        self.listen = listening[-1].decode().replace("&amp;", "&") if listening else None
         signed = SIGNATURE.findall(self.drawn)
-        self.signature = signed[-1].decode() if signed else None
+        if listening or not fragment:  # the listener stands outside a fragment, as it was
+            self.listen = listening[-1].decode().replace("&amp;", "&") if listening else None
+            self.signature = signed[-1].decode() if signed else None
         return page.hexdigest()[:16], error
 
     def fetch_cookie(self, path: str) -> None:

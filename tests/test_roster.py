@@ -204,6 +204,36 @@ def test_a_forged_choice_with_markup_stores_nothing(room):
     assert not any("<img" in str(a.answer) for a in store.summary(KEY, code))
 
 
+def test_picking_a_mechanism_redraws_the_options_alone_and_check_counts_the_pick(room):
+    """The mechanism radio is a fragment: picking an option reruns the options only (no heatmap, no
+    listener drawn again), and *Check*, a run of the whole page, reads the pick, judges it and
+    counts it in the class."""
+    base, store = room
+    code = store.open_class(KEY).code
+
+    async def pick():
+        t = tab(base, network="10.0.0.9")
+        _, _, error = await t.do(("open", "exercises", f"ex=which&seed=1&class={code}&sent=1"))
+        assert error is None and "plotly" in text(t).lower() and t.listen
+        listen = t.listen
+        assert t.fragment_of.get(t.keys["ex_which_1"])  # the front end reruns its fragment alone
+        _, _, error = await t.do(("set", "ex_which_1", "Luong global (dot, general or concat)"))
+        assert error is None
+        options = text(t)
+        assert "Luong global" in options and "plotly" not in options.lower() and "Check my answer" not in options
+        assert t.listen == listen  # the listener outside the fragment stands as it was
+        _, _, error = await t.do(("click", "ex_check_which:1", True))
+        assert error is None
+        said = text(t)
+        await t.close()
+        return said
+    said = asyncio.run(pick())
+    assert "Counted in class" in said and ("Right: " in said or "No: " in said)
+    stored = store.summary(KEY, code)
+    assert [(a.exercise, a.attempt) for a in stored] == [("which:1", 1)]
+    assert "Luong global" in str(stored[0].answer)
+
+
 @pytest.mark.parametrize("page, query, says", [
     ("worked-example", "seed=999999", "not a whole number from 0 to 10,000"),
     ("worked-example", "seed=-5", "not a whole number from 0 to 10,000"),
