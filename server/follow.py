@@ -10,8 +10,8 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
 - **across processes**: on PostgreSQL each send, reveal or close is a ``NOTIFY`` (delivered when
   its transaction commits, ``ClassStore._notify``) that the thread ``LISTEN``\\ s for, with a read
   every ``PG_POLL_S`` besides (a dropped connection, a class expiring); on SQLite (processes on
-  one machine) the thread reads the versions of the followed classes every ``POLL_S``, one
-  query for all of them;
+  one machine) the thread reads the versions of the followed classes, one query for all of them,
+  when another process wrote (``ClassStore.wait_for_writes``, tens of ms) or every ``POLL_S``;
 - **to the browser, without reruns**: the tab's page holds an HTTP request open on
   ``/_attn/follow?class=CODE&v=VERSION`` (:func:`routes`), which the server answers when the
   class's version differs from the one the tab shows, or after ``WAIT_S`` (then it asks again).
@@ -320,7 +320,7 @@ class FollowBoard:
                 time.sleep(POLL_S)
 
     def _sleep(self) -> None:
-        self._nudge.wait(POLL_S)
+        self.store.wait_for_writes(POLL_S, self._nudge)  # another process's write ends it at once
         self._nudge.clear()
         return None
 

@@ -72,6 +72,48 @@ def test_a_send_elsewhere_ends_the_wait_and_a_quiet_class_times_out(tmp_path):
     assert quiet.version == 0 and (sent.version, sent.page) == (1, "worked-example") and stale.version == 1
 
 
+def test_a_send_in_another_process_ends_the_wait_before_the_periodic_read(tmp_path, monkeypatch):
+    """On SQLite the board looks whether another process wrote (``PRAGMA data_version``) between
+    its periodic reads: with those ten minutes apart, a send elsewhere still reaches a waiting tab."""
+    monkeypatch.setattr(follow, "POLL_S", 600.0)
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+
+    async def scenario():
+        assert (await board.wait(code, 0, timeout=0.3)).version == 0  # the board's thread started, reading
+        waiting = asyncio.create_task(board.wait(code, 0, timeout=60))
+        await asyncio.sleep(0.3)
+        await asyncio.to_thread(teacher.send, KEY, code, "worked-example", {})
+        return await asyncio.wait_for(waiting, 30)  # not 600 s: the write was seen
+
+    sent = asyncio.run(scenario())
+    assert (sent.version, sent.page) == (1, "worked-example")
+
+
+def test_the_write_check_waits_for_another_connections_commit_only(tmp_path):
+    """``wait_for_writes``: a commit by another store object ends it; without one it lasts its seconds
+    (and the nudge of this process's own change ends it too)."""
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    nudge = threading.Event()
+    start = time.monotonic()
+    here.wait_for_writes(0.3, nudge)  # nothing written: its whole 0.3 s
+    assert time.monotonic() - start >= 0.29
+    done = threading.Event()
+    waiter = threading.Thread(target=lambda: (here.wait_for_writes(600.0, nudge), done.set()))
+    waiter.start()
+    time.sleep(0.2)
+    teacher.send(KEY, code, "worked-example", {})
+    assert done.wait(30)
+    waiter.join(5)
+    nudged = threading.Thread(target=lambda: here.wait_for_writes(600.0, nudge))
+    nudged.start()
+    nudge.set()
+    nudged.join(30)
+    assert not nudged.is_alive()
+
+
 def test_a_send_in_this_process_is_seen_before_the_next_read(tmp_path, monkeypatch):
     """The store object tells its own board (the in-process version): no wait for a read."""
     monkeypatch.setattr(follow, "POLL_S", 60.0)  # the board's thread reads only when nudged

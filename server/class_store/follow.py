@@ -3,7 +3,10 @@ notice to every process listening (PostgreSQL's NOTIFY; ``server/follow.py``).""
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 import time
+from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -13,8 +16,52 @@ from server.class_store.schema import (AnswerRefused, classes, EXERCISE_ID, FOLL
                                        MAX_ANSWER_BYTES, normalise_code, roster)
 
 
+WRITES_CHECK_S = 0.02  # SQLite: how often a follow board looks whether another process wrote
+
+
+class Writes:
+    """Has another connection (another process: the teacher's on another replica) committed to a
+    SQLite store since the last look? ``PRAGMA data_version`` on a connection of its own, a few
+    microseconds a look where a read of the followed classes is a query. One per thread (a
+    sqlite3 connection stays in the thread that made it); it never writes."""
+
+    def __init__(self, database: str):
+        self.database, self._conn, self._seen = database, None, None
+
+    def changed(self) -> bool:
+        try:
+            if self._conn is None:
+                # mode=rw: never makes a file (the store makes its own, 0600)
+                self._conn = sqlite3.connect(Path(self.database).resolve().as_uri() + "?mode=rw", uri=True, timeout=1.0)
+                self._seen = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            now = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:  # gone, locked, not yet made: let the read say what it is
+            self._conn = None
+            return True
+        changed, self._seen = now != self._seen, now
+        return changed
+
+
 class FollowTheTeacher:
     """What following sessions read (a part of :class:`server.class_store.ClassStore`)."""
+
+    def wait_for_writes(self, seconds: float, nudge: threading.Event) -> None:
+        """Return once ``nudge`` is set (a change in this process), once another process has
+        written to a SQLite store (:class:`Writes`, looked at every WRITES_CHECK_S), or after
+        ``seconds``: a send on another replica reaches this process's followers in tens of
+        milliseconds, not at the next periodic read. Elsewhere (PostgreSQL has NOTIFY, an
+        in-memory store no other process) it waits for the nudge or the seconds."""
+        local = self.__dict__.setdefault("_writes_local", threading.local())
+        if not hasattr(local, "writes"):
+            database = self.engine.url.database if self.kind == "sqlite" else None
+            local.writes = Writes(database) if database and database != ":memory:" else None
+        if local.writes is None:
+            nudge.wait(seconds)
+            return
+        deadline = time.monotonic() + seconds
+        while not nudge.wait(WRITES_CHECK_S):
+            if local.writes.changed() or time.monotonic() >= deadline:
+                return
 
     def send(self, key: str | None, code: str, page: str, params: dict) -> int:
         """Put a page and its parameters on every following screen; returns the new version. An
