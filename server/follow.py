@@ -11,7 +11,7 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
   its transaction commits, ``ClassStore._notify``) that the thread ``LISTEN``\\ s for, with a read
   every ``PG_POLL_S`` besides (a dropped connection, a class expiring); on SQLite (processes on
   one machine) the thread reads the versions of the followed classes, one query for all of them,
-  when another process wrote (``ClassStore.wait_for_writes``, tens of ms) or every ``POLL_S``;
+  when another process wrote (``ClassStore.wait_for_writes``, within 50 ms) or every ``POLL_S``;
 - **to the browser, without reruns**: the tab's page holds an HTTP request open on
   ``/_attn/follow?class=CODE&v=VERSION`` (:func:`routes`), which the server answers when the
   class's version differs from the one the tab shows, or after ``WAIT_S`` (then it asks again).

@@ -16,7 +16,7 @@ from server.class_store.schema import (AnswerRefused, classes, EXERCISE_ID, FOLL
                                        MAX_ANSWER_BYTES, normalise_code, roster)
 
 
-WRITES_CHECK_S = 0.02  # SQLite: how often a follow board looks whether another process wrote
+WRITES_CHECK_S = 0.05  # SQLite: how often a follow board looks whether another process wrote (20 wake-ups a second)
 
 
 class Writes:
