@@ -110,6 +110,7 @@ class StoreEngine:
         self._schema_ready = False
         self._schema_lock = threading.Lock()
         self.follow_listeners: list = []  # called with a class code after this object changed its follow state
+        self.writes_seen = threading.local()  # per thread: its look at the store's writes (FollowTheTeacher.wait_for_writes)
 
     @property
     def kind(self) -> str:

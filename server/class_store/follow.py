@@ -51,7 +51,7 @@ class FollowTheTeacher:
         ``seconds``: a send on another replica reaches this process's followers in tens of
         milliseconds, not at the next periodic read. Elsewhere (PostgreSQL has NOTIFY, an
         in-memory store no other process) it waits for the nudge or the seconds."""
-        local = self.__dict__.setdefault("_writes_local", threading.local())
+        local = self.writes_seen
         if not hasattr(local, "writes"):
             database = self.engine.url.database if self.kind == "sqlite" else None
             local.writes = Writes(database) if database and database != ":memory:" else None
