@@ -55,6 +55,18 @@ def fill(at, half: str, items, right: set[str]) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+def test_a_context_item_never_asks_the_other_halfs_question(sources):
+    """Two sentences can round to the same three α and h (the tiny zoo's seed 1077 did): the after
+    half's context item skips the before half's very question."""
+    import numpy as np
+    record_of, values_of, _ = sources
+    record, values = record_of(DIGITS), values_of(DIGITS)
+    first = ch.context_item(record, values, np.random.default_rng(7))
+    other = ch.context_item(record, values, np.random.default_rng(7), avoid=first.question.prompt)
+    assert other.question.prompt != first.question.prompt
+    assert ch.context_item(record, values, np.random.default_rng(7), avoid="").question == first.question
+
+
 def test_a_student_alone_sees_their_gain_per_concept(tiny_zoo, sources):
     at = open_lesson(text=DIGITS)
     assert stop_title(at).startswith("1. ")
