@@ -1,8 +1,9 @@
 """What a figure's text alternative costs to make: ``viz.describe.describe_spec`` and
 ``alternative_html`` of the three figures a Step through move draws on its first visit (the step's
 heatmap with its row framed, the step's α as bars, the top-k next tokens), for a sentence of 28
-source and 30 target tokens. The best of ``--rounds`` rounds of ``--calls`` calls each, in
-milliseconds per figure; their sum is what a new step adds to a slider move.
+source and 30 target tokens. Each call describes the heatmap with another step's row framed, as
+a slider move does. The best of ``--rounds`` rounds of ``--calls`` calls each, in milliseconds per
+figure; their sum is what a new step adds to a slider move.
 
     python bench/describe_cost.py [--calls 200] [--rounds 5] [--app DIR] [--append results/benchmarks.jsonl]
 
@@ -32,16 +33,18 @@ T, S = 30, 28
 rng = np.random.default_rng(0)
 alpha = rng.dirichlet(np.ones(S), size=T)
 source, target = [f"\\u2581src{j}" for j in range(S)], [f"\\u2581tgt{i}" for i in range(T)]
-figures = {"heatmap": highlighted_heatmap(alpha, source, target, rows=[3], title="α_ij: row 4 is the step explained"),
-           "bars": source_bars(alpha[3], source, "α_ij", highlight=int(alpha[3].argmax())),
-           "topk": topk_bars([f"w{k}" for k in range(10)], np.sort(rng.random(10))[::-1], chosen="w0")}
+# each call a step's first visit: the heatmap with that step's row framed, made before the clock
+figures = {"heatmap": lambda c: highlighted_heatmap(alpha, source, target, rows=[c % T],
+                                                    title=f"α_ij: row {c % T + 1} is the step explained"),
+           "bars": lambda c: source_bars(alpha[3], source, "α_ij", highlight=int(alpha[3].argmax())),
+           "topk": lambda c: topk_bars([f"w{k}" for k in range(10)], np.sort(rng.random(10))[::-1], chosen="w0")}
 ms = {}
-for name, figure in figures.items():
-    spec = figure.to_dict()
+for name, make in figures.items():
+    specs = [make(c).to_dict() for c in range(calls)]
     best = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
-        for _ in range(calls):
+        for spec in specs:
             alternative_html(describe_spec(spec))
         best = min(best, (time.perf_counter() - start) / calls * 1e3)
     ms[name] = round(best, 3)

@@ -14,7 +14,7 @@ from conftest import ROOT
 from helpers.apptest import translate_app
 from viz.describe import alternative_html, describe
 from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
-from viz.teaching_figures import alignment_links, answer_counts, class_alignment, given_numbers
+from viz.teaching_figures import alignment_links, answer_counts, class_alignment, given_numbers, highlighted_heatmap
 
 W = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.05, 0.15, 0.8]])
 EN, FR = ["▁the", "▁cat", "</s>"], ["▁le", "▁chat", "</s>"]
@@ -85,6 +85,25 @@ def test_the_full_matrix_writes_each_cell_as_a_number_or_blank():
     assert "<td>0.80</td><td>blank</td></tr>" in html and "<b>" not in html and '<th scope="col">&lt;b&gt;</th>' in html
     top = html.split('<div class="sr-only">', 1)[1].split("</div>", 1)[0]
     assert top.startswith("<table>") and html.count(top) == 2
+
+
+def test_a_matrix_framed_on_another_row_is_put_in_words_once_and_anew_when_it_differs():
+    """Step through frames another row of the same α on every step: the matrix's tables are made
+    once and shared (their HTML written once), each figure's title still its own; a heatmap that
+    differs in one value or one label is described anew."""
+    first = describe(highlighted_heatmap(W, EN, FR, rows=[0], title="row 1 is the step"))
+    third = describe(highlighted_heatmap(W, EN, FR, rows=[2], title="row 3 is the step"))
+    assert third.tables[0] is first.tables[0] and third.full[0] is first.full[0]
+    assert "row 1 is the step" in first.summary and "row 3 is the step" in third.summary
+    assert alternative_html(third).split("<details>")[1] == alternative_html(first).split("<details>")[1].replace(
+        "row 1 is the step", "row 3 is the step")
+    w = W.copy()
+    w[2, 0] = 0.9
+    changed = describe(highlighted_heatmap(w, EN, FR, rows=[2], title="row 3 is the step"))
+    assert changed.tables[0].rows[2] == ["</s>", "▁the", "0.90"] and first.tables[0].rows[2] == ["</s>", "</s>", "0.80"]
+    relabelled = describe(highlighted_heatmap(W, EN, ["▁la", "▁chatte", "</s>"], rows=[0], title="row 1 is the step"))
+    assert [r[0] for r in relabelled.tables[0].rows] == ["▁la", "▁chatte", "</s>"]
+    assert [r[0] for r in first.full[0].rows] == FR
 
 
 def contrast(fg: str, bg: str = "#ffffff", alpha: float = 1.0) -> float:

@@ -158,3 +158,16 @@ def test_every_axis_lets_its_tick_labels_overflow_unless_told():
     spec = validated(own).to_dict()["layout"]
     assert spec["xaxis2"]["ticklabeloverflow"] == "hide past domain" and spec["yaxis"]["ticklabeloverflow"] == "allow"
     assert "ticklabeloverflow" not in spec["title"]
+
+
+def test_a_sentences_hover_labels_are_made_once_and_a_long_texts_for_each_figure():
+    """Every heatmap of a sentence hands the same hover labels to Plotly (read, never changed);
+    past 40 x 40 cells each figure makes its own, so a visitor's long text is not kept."""
+    plain = alignment_heatmap(WEIGHTS, SOURCE, TARGET).to_dict()["data"][0]["customdata"]
+    framed = highlighted_heatmap(WEIGHTS, SOURCE, TARGET, rows=[2]).to_dict()["data"][0]["customdata"]
+    assert framed is plain and plain[1][2] == ["&lt;b&gt;", "▁chat"] and len(plain) == 3 and len(plain[0]) == 4
+    words = [f"▁w{j}" for j in range(41)]
+    weights = np.full((41, 41), 1 / 41)
+    long = alignment_heatmap(weights, words, words).to_dict()["data"][0]["customdata"]
+    assert alignment_heatmap(weights, words, words).to_dict()["data"][0]["customdata"] is not long
+    assert long[40][0] == ["▁w0", "▁w40"]

@@ -21,6 +21,8 @@ import base64
 import html
 import math
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,7 +127,36 @@ def _labels(axis: dict, positions) -> list[str]:
     return out
 
 
+HEATMAPS_KEPT = 256  # heatmaps whose words a process keeps (each at most FULL_CELLS cells)
+_HEATMAPS: OrderedDict = OrderedDict()  # what _heatmap_words said of a heatmap, by the heatmap's content
+_HEATMAPS_LOCK = threading.Lock()
+
+
 def _heatmap(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, Table | None]:
+    """:func:`_heatmap_words`, said once per process of each small heatmap: Step through draws
+    the same matrix with another row framed on every step, and a class draws the same sentences
+    in every tab. Keyed by everything the words read (its values as the spec's typed array, its
+    axes, titles and panel); the tables handed out are read, never changed."""
+    z = trace.get("z")
+    if not (isinstance(z, dict) and "bdata" in z) or len(z["bdata"]) > 8 * FULL_CELLS * 4 // 3 + 4:
+        return _heatmap_words(trace, layout, panel)
+    key = repr((panel, z, trace.get("x"), trace.get("y"), trace.get("zmid"), trace.get("colorbar"),
+                trace.get("xaxis"), trace.get("yaxis"), _axis(layout, trace, "x"), _axis(layout, trace, "y"),
+                layout.get("coloraxis")))
+    with _HEATMAPS_LOCK:
+        said = _HEATMAPS.get(key)
+        if said is not None:
+            _HEATMAPS.move_to_end(key)
+            return said
+    said = _heatmap_words(trace, layout, panel)
+    with _HEATMAPS_LOCK:
+        _HEATMAPS[key] = said
+        while len(_HEATMAPS) > HEATMAPS_KEPT:
+            _HEATMAPS.popitem(last=False)
+    return said
+
+
+def _heatmap_words(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, Table | None]:
     z = values(trace.get("z"))
     if z is None or z.ndim != 2:
         return f"{panel or 'The heatmap'}: no values.", None, None
@@ -267,6 +298,14 @@ def describe(fig, alt: str | None = None) -> Description:
 
 
 def _table_html(t: Table) -> str:
+    """The table as HTML, written once per table (a heatmap's, shared by every figure of it)."""
+    written = t.__dict__.get("_html")
+    if written is None:
+        written = t.__dict__["_html"] = _write_table(t)
+    return written
+
+
+def _write_table(t: Table) -> str:
     e = html.escape
     head = "".join(f'<th scope="col">{e(h)}</th>' for h in t.header)
     if t.numbers:

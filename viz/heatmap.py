@@ -14,6 +14,7 @@ must show as typed ("<b>" as the three characters, not as bold).
 """
 from __future__ import annotations
 
+import functools
 import html
 
 import numpy as np
@@ -72,9 +73,28 @@ def _layout(source_tokens, target_tokens, title: str | None, height: int | None,
 def _hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
     """T x S x 2 strings (source token, target token) for the hover box, as nested lists:
     Plotly's JSON encoder (orjson) takes those directly, while an object array makes it walk
-    the whole figure in Python (measured: 12 -> 7 ms to encode a 22 x 20 heatmap)."""
+    the whole figure in Python (measured: 12 -> 7 ms to encode a 22 x 20 heatmap).
+
+    A sentence's labels are made once per process and the same lists handed to every figure of
+    it (read, never changed): Step through redraws the heatmap with another row framed on every
+    step, and every page of a class draws the same sentences. Past ``SHARED_HOVER_CELLS`` cells
+    they are made per call, so what the process keeps stays small whatever visitors type."""
+    if len(source_tokens) * len(target_tokens) > SHARED_HOVER_CELLS:
+        return _make_hover_labels(source_tokens, target_tokens)
+    return _shared_hover_labels(tuple(source_tokens), tuple(target_tokens))
+
+
+SHARED_HOVER_CELLS = 1600  # 40 x 40, as ui.figures.LARGEST_SHARED
+
+
+def _make_hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
     src = [escape(t) for t in source_tokens]
     return [[[s, t] for s in src] for t in (escape(t) for t in target_tokens)]
+
+
+@functools.lru_cache(maxsize=128)
+def _shared_hover_labels(source_tokens: tuple, target_tokens: tuple) -> list[list[list[str]]]:
+    return _make_hover_labels(source_tokens, target_tokens)
 
 
 def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_tokens: list[str],
