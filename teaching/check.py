@@ -22,6 +22,7 @@ the page says "at the top before" and whether the after check stayed there.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -178,17 +179,17 @@ def _weights_item(record, i: int, n: int) -> Item | None:
 DIMENSIONS = 8  # the numbers of h_j a context item may ask (one of the first eight): many steps then pass
 
 
-def context_item(record, values: np.ndarray, rng: np.random.Generator, avoid: str = "") -> Item:
+def context_item(record, values: np.ndarray, rng: np.random.Generator, avoid: Collection[str] = ()) -> Item:
     """A context from given weights and annotations (eq. 5): three word pieces' α (renormalised
     over the three, two decimals, summing to 1) and one number of each h_j (two decimals); a step
     and number whose c_i is none of the untaught reader's guesses (an h_j, the largest α's h_j,
-    their mean or sum), nor printed in the prompt, nor the question ``avoid`` (the other half's:
-    two sentences can round to the same three α and h)."""
+    their mean or sum), nor printed in the prompt, nor one of the questions ``avoid`` (the other
+    half's: two sentences can round to the same three α and h)."""
     first = None
     for i in steps(record, rng):
         for d in rng.permutation(min(DIMENSIONS, values.shape[1])):
             item = _context_item(record, values, i, int(d))
-            if item.question.prompt == avoid:
+            if item.question.prompt in avoid:
                 continue
             first = first or item
             if not shows(item.question.prompt, num(item.question.right[0])) and not guessable(item):
@@ -354,8 +355,8 @@ def check_pair(seed: int, record_of, values_of, bleu) -> tuple[Check, Check]:
                 items.append(weights_item(record_of(next(order)), rng))
             elif concept == "context":
                 text = next(order)
-                asked = [i.question.prompt for i in (halves[0].items if halves else ()) if i.concept == "context"]
-                items.append(context_item(record_of(text), values_of(text), rng, asked[0] if asked else ""))
+                asked = {i.question.prompt for i in (halves[0].items if halves else ()) if i.concept == "context"}
+                items.append(context_item(record_of(text), values_of(text), rng, asked))
             else:
                 before = [i for i in (halves[0].items if halves else ()) if i.concept == "length"]
                 items.append(length_item(bleu, sets[n % len(sets)], rng,

@@ -62,9 +62,9 @@ def test_a_context_item_never_asks_the_other_halfs_question(sources):
     record_of, values_of, _ = sources
     record, values = record_of(DIGITS), values_of(DIGITS)
     first = ch.context_item(record, values, np.random.default_rng(7))
-    other = ch.context_item(record, values, np.random.default_rng(7), avoid=first.question.prompt)
+    other = ch.context_item(record, values, np.random.default_rng(7), avoid={first.question.prompt})
     assert other.question.prompt != first.question.prompt
-    assert ch.context_item(record, values, np.random.default_rng(7), avoid="").question == first.question
+    assert ch.context_item(record, values, np.random.default_rng(7), avoid=()).question == first.question
 
 
 def test_a_student_alone_sees_their_gain_per_concept(tiny_zoo, sources):

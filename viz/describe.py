@@ -18,6 +18,7 @@ no Streamlit. ``ui/figures.chart`` draws :func:`alternative_html` under every ch
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import math
 import re
@@ -43,6 +44,11 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     numbers: bool = False
+
+    @functools.cached_property
+    def html(self) -> str:
+        """The table as HTML, written once (a heatmap's table is shared by every figure of it)."""
+        return _table_html(self)
 
 
 SUMMARY_CHARS = 240  # an accessible name a screen reader says in one breath (Chromium drops very long ones)
@@ -128,6 +134,7 @@ def _labels(axis: dict, positions) -> list[str]:
 
 
 HEATMAPS_KEPT = 256  # heatmaps whose words a process keeps (each at most FULL_CELLS cells)
+KEPT_BDATA = (8 * FULL_CELLS + 2) // 3 * 4  # base64 characters of FULL_CELLS float64 values: larger is not kept
 _HEATMAPS: OrderedDict = OrderedDict()  # what _heatmap_words said of a heatmap, by the heatmap's content
 _HEATMAPS_LOCK = threading.Lock()
 
@@ -138,7 +145,7 @@ def _heatmap(trace: dict, layout: dict, panel: str) -> tuple[str, Table | None, 
     in every tab. Keyed by everything the words read (its values as the spec's typed array, its
     axes, titles and panel); the tables handed out are read, never changed."""
     z = trace.get("z")
-    if not (isinstance(z, dict) and "bdata" in z) or len(z["bdata"]) > 8 * FULL_CELLS * 4 // 3 + 4:
+    if not (isinstance(z, dict) and "bdata" in z) or len(z["bdata"]) > KEPT_BDATA:
         return _heatmap_words(trace, layout, panel)
     key = repr((panel, z, trace.get("x"), trace.get("y"), trace.get("zmid"), trace.get("colorbar"),
                 trace.get("xaxis"), trace.get("yaxis"), _axis(layout, trace, "x"), _axis(layout, trace, "y"),
@@ -298,14 +305,6 @@ def describe(fig, alt: str | None = None) -> Description:
 
 
 def _table_html(t: Table) -> str:
-    """The table as HTML, written once per table (a heatmap's, shared by every figure of it)."""
-    written = t.__dict__.get("_html")
-    if written is None:
-        written = t.__dict__["_html"] = _write_table(t)
-    return written
-
-
-def _write_table(t: Table) -> str:
     e = html.escape
     head = "".join(f'<th scope="col">{e(h)}</th>' for h in t.header)
     if t.numbers:
@@ -322,8 +321,8 @@ def alternative_html(d: Description) -> str:
     a screen reader reads at once (visually hidden: the chart shows the same), and, for everyone,
     one disclosure line that opens the same words and every value."""
     e = html.escape
-    read = [_table_html(t) for t in d.tables]  # read at once, and again in the disclosure
-    full = "".join(f'<div class="fig-matrix">{table}</div>' for table in read + [_table_html(t) for t in d.full])
+    read = [t.html for t in d.tables]  # read at once, and again in the disclosure
+    full = "".join(f'<div class="fig-matrix">{table}</div>' for table in read + [t.html for t in d.full])
     tables = "".join(read)
     return (f'<figure class="fig-alt"><figcaption class="sr-only">{e(d.text)}</figcaption>'
             f'<div class="sr-only">{tables}</div>'
