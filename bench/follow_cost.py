@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import secrets
 import shutil
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
@@ -97,6 +99,14 @@ async def reveal(base: str, pid: int, store, key: str, code: str, followers: int
     return {**_clicks(clicks, cpu, followers * rounds, errors), "answered": len(answering), "reran": reran}
 
 
+def replay_counts(base: str) -> dict | None:
+    """What the server's ``replay_follows`` patch did (``/_attn/ready``), None where it has none."""
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{base}/_attn/ready?format=json",
+                                                                          timeout=10) as answer:
+        ready = json.loads(answer.read())
+    return next((p.get("counts") for p in ready.get("patches", []) if p.get("name") == "replay_follows"), None)
+
+
 def _clicks(clicks: list[float], cpu: float, follows: int, errors: list[str]) -> dict:
     return {"click_p10_ms": pct(clicks, 0.1), "click_p50_ms": pct(clicks, 0.5), "click_p67_ms": pct(clicks, 0.67),
             "click_p95_ms": pct(clicks, 0.95), "click_max_ms": round(max(clicks), 1) if clicks else None,
@@ -135,6 +145,7 @@ def main(argv=None) -> int:
                        args.profile) if args.reveal is not None else
                 follow(target.base, target.pids()[0], store, key, code, args.followers, args.rounds, args.profile,
                        sends))
+            result["replayed"] = replay_counts(target.base)
     finally:
         store.engine.dispose()
         shutil.rmtree(class_dir, ignore_errors=True)

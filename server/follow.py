@@ -103,18 +103,17 @@ class FollowBoard:
         store.follow_listeners.append(self.changed)  # a send from this process: looked at now
 
     # -- what a tab asks ------------------------------------------------------------------------
-    def state(self, code: str | None) -> FollowState | None:
-        """The class's follow state, from memory when the board's thread keeps it fresh; else one
-        read, shared by the tabs that ask meanwhile. StoreUnavailable if the store is down."""
+    def state(self, code: str | None, read: bool = True) -> FollowState | None:
+        """The class's follow state, from memory when the board's thread keeps it fresh; else one read,
+        shared by the tabs that ask meanwhile (``read=False``: None). StoreUnavailable if the store is down."""
         code = normalise_code(code)
         if not code:
             return None
         self._start()
         with self._lock:
             self._asked[code] = time.monotonic()
-        cached = self._fresh(code)
-        if cached is not None:
-            return cached[0]
+        if (cached := self._fresh(code)) is not None or not read:
+            return cached[0] if cached else None
         with self._reading:
             cached = self._fresh(code)  # another tab's read, made while this one waited for it
             if cached is not None:

@@ -112,7 +112,11 @@ def paced(who: str) -> None:
 
 def recently_paced() -> bool:
     """Was one of this tab's rerun requests held a moment ago (its page then says "slow down")?"""
-    who, _ = _session()
+    return paced_lately(_session()[0])
+
+
+def paced_lately(who: str) -> bool:
+    """:func:`recently_paced` of the session ``who``."""
     with _paced_lock:
         when = _paced.get(who)
     return when is not None and time.monotonic() - when < PACED_SHOWN_S

@@ -88,7 +88,10 @@ def outcomes() -> list[dict]:
     runtime has gone through the applied change since (it still calls what the patch changed)."""
     def used(name: str) -> bool:
         return reads.BY_NAME[name].used if name in reads.BY_NAME else patches.BY_NAME[name].used()
-    return [{**asdict(o), "used": o.applied and used(o.name)} for o in _OUTCOMES]
+    def counts(name: str) -> dict:
+        patch = patches.BY_NAME.get(name)
+        return {"counts": patch.counts()} if patch is not None and patch.counts else {}
+    return [{**asdict(o), "used": o.applied and used(o.name), **counts(o.name)} for o in _OUTCOMES]
 
 
 def rerun_wait(session_id: str) -> float:

@@ -8,15 +8,19 @@ import json
 from collections.abc import Callable
 from html import escape
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import streamlit as st
 
-from server.class_store import (class_store, StoreUnavailable)
+from server.class_store import (class_store, normalise_code, StoreUnavailable)
 from server.follow import FOLLOW_PATH, follow_board, page_signature, SENT, sent_link as link_of, sent_params
+from server.limits import paced_lately
+from server.loading import models_loaded, warm_up
+from server.streamlit_patches import replay
 from ui.figures import Html
-from ui.class_session import (APPLIED, CHARTS_READY, FOLLOW, FOLLOW_SAFETY_S, KEPT, LOOK, nickname, OPENED,
-                              REMOVALS_SEEN, reveal_shown, REVEALED, session_id)
+from ui.class_session import (APPLIED, CHARTS_READY, CLASS, FOLLOW, FOLLOW_SAFETY_S, JOINED_AGAIN, KEPT, KEY, LOOK,
+                              MEMBER, nickname, OPENED, REFUSED, REMOVALS_SEEN, RESTORED, reveal_shown, REVEALED,
+                              SESSION, session_id, SIGNED_OUT, TEACHER_OF)
 
 
 def link_params() -> dict:
@@ -193,3 +197,42 @@ def sent_link(here: str, current: str, page: str, params: dict) -> str:
 
 def js_string(text: str) -> str:
     return json.dumps(text).replace("<", "\\u003c")  # never closes the <script> it sits in
+
+
+# -- a follower's rerun of a sent page, shared (server/streamlit_patches/replay.py) -----------------------
+PERSONAL = (MEMBER, SESSION)  # the student's nickname and id: each tab keeps its own
+
+
+def replay_key(session: str, query_string: str, state: dict):
+    """What a follower's rerun of the teacher's page reads, when it may be shared with the other
+    followers': the link (a listener's opening of the sent page: ``sent`` and this tab's class),
+    the class's state on this process's follow board (its version moves with every send, reveal,
+    removal and close) and every kept session key but the student's own. None where the run
+    reads more than that: the teacher's tab, one not yet on the roster, signed out or let in
+    again, one that must ask the store whether it was removed, one told to slow down, before the
+    models are loaded, or while the board holds no fresh state (asking the store is for a run)."""
+    code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string))
+    if not (params.get(SENT) and code and normalise_code(params.get("class")) == code and state.get(FOLLOW)):
+        return None
+    if not (isinstance(member, list) and len(member) == 2 and member[0] == code and member[1] and state.get(SESSION)):
+        return None
+    if (KEY in state or TEACHER_OF in state or SIGNED_OUT in state or JOINED_AGAIN in state or REFUSED in state
+            or not state.get(RESTORED) or paced_lately(session) or not models_loaded.is_set() or warm_up.pending):
+        return None
+    try:
+        board = follow_board().state(code, read=False)
+    except StoreUnavailable:
+        return None
+    if board is None or not board.open or (board.removals and state.get(REMOVALS_SEEN) != [[code, board.removals], False]):
+        return None
+    return board.version, tuple(sorted((k, repr(v)) for k, v in state.items() if k.startswith(KEPT) and k not in PERSONAL))
+
+
+def personal_words(state: dict) -> tuple[str, ...]:
+    """The student's nickname (in the follow line), then their id (in nothing a page shows)."""
+    member = state.get(MEMBER)
+    return (member[1] if isinstance(member, list) and len(member) == 2 else "", str(state.get(SESSION) or ""))
+
+
+# a run that hit a limit (its "Try again" button) is the session's own, never shared
+replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again")))

@@ -30,7 +30,9 @@ def streamlits(target: str):
     """The target as Streamlit wrote it, even while a patch has it replaced."""
     owner, attr = resolve(target)
     current = getattr(owner, attr)
-    return getattr(current, "attn_original", current)
+    while getattr(current, "attn_patch", False):  # under each patch's wrapper, the one before
+        current = current.attn_original
+    return current
 
 
 def fingerprint(source: str) -> str:

@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from server.streamlit_patches import replay
 from server.streamlit_patches.fingerprints import resolve, WRITTEN_FOR
 from server.streamlit_patches.reads import forget_choices, script_run_ctx
 
@@ -49,6 +50,7 @@ class Patch:
     used: Callable[[], bool]  # has Streamlit's runtime gone through the change since it was applied?
     streamlit: str = WRITTEN_FOR
     replaces: tuple[str, ...] = ()
+    counts: Callable[[], dict] | None = None  # what it did so far, listed on /_attn/ready
     applied: bool = field(default=False, compare=False)
 
 
@@ -68,14 +70,22 @@ class _Swap:
         current = getattr(owner, attr, None)
         if current is None:
             return False
-        if not getattr(current, "attn_patch", False):
+        if not self._in(current):  # two patches may wrap one target (replay_follows, then pace_reruns)
             ours = self.make(current)
             if inspect.isfunction(ours):
                 ours = self._noting_use(ours)
-            ours.attn_patch, ours.attn_original = True, current
+            ours.attn_patch, ours.attn_original, ours.attn_swap = True, current, self
             ours.attn_owned = attr in vars(owner)  # Streamlit's own there, not a base class's
             setattr(owner, attr, ours)
         return True
+
+    def _in(self, current) -> bool:
+        """Is this swap in the target's chain of wrappers already?"""
+        while getattr(current, "attn_patch", False):
+            if getattr(current, "attn_swap", None) is self:
+                return True
+            current = current.attn_original
+        return False
 
     def _noting_use(self, ours):
         """``ours``, noting its first call: Streamlit's runtime still calls the target
@@ -93,7 +103,7 @@ class _Swap:
         except (ImportError, AttributeError):
             return
         current = getattr(owner, attr, None)
-        if getattr(current, "attn_patch", False):
+        if getattr(current, "attn_swap", None) is self:  # undone in the reverse order of applying (undo_all)
             if current.attn_owned:
                 setattr(owner, attr, current.attn_original)
             else:
@@ -385,11 +395,12 @@ def _started_off_the_loop(streamlits_start):
 # ---- the records
 
 _AS, _RT = "streamlit.runtime.app_session", "streamlit.runtime.runtime"
+_SR, _SS = "streamlit.runtime.scriptrunner.script_runner", "streamlit.runtime.state.session_state"
 
 
-def _swapping(name: str, *swaps: _Swap, relies_on: dict[str, str] | None = None) -> Patch:
+def _swapping(name: str, *swaps: _Swap, relies_on: dict[str, str] | None = None, counts=None) -> Patch:
     return Patch(name, {s.target: s.fingerprint for s in swaps if s.fingerprint} | (relies_on or {}), WHY + name,
-                 *_swaps(*swaps), replaces=tuple(s.target for s in swaps if s.replaces))
+                 *_swaps(*swaps), replaces=tuple(s.target for s in swaps if s.replaces), counts=counts)
 
 
 PATCHES: tuple[Patch, ...] = (
@@ -403,6 +414,22 @@ PATCHES: tuple[Patch, ...] = (
     _swapping("theme_once", _Swap(f"{_AS}:_populate_theme_msg", _theme_once, "844b9eb40d0f7d97")),
     _swapping("guard_clear_cache", _Swap(f"{_AS}:AppSession._handle_clear_cache_request", _clear_own_state,
                                          "06374e0ae3505882", replaces=True)),
+    # before pace_reruns, which then wraps it: a tab's reruns are paced whether replayed or run
+    _swapping("replay_follows", _Swap(f"{_AS}:AppSession.request_rerun", replay.replaying_rerun, "4cb6506c80c5701a"),
+              _Swap(f"{_AS}:AppSession._enqueue_forward_msg", replay.recording_enqueue, "036c935c2804003e"),
+              _Swap(f"{_AS}:AppSession._handle_scriptrunner_event_on_event_loop", replay.recording_ends,
+                    "595154772c71b329"),
+              relies_on={f"{_AS}:AppSession._create_new_session_message": "c4f42b9c484c2249",  # the ids a replay sets
+                         f"{_AS}:AppSession._clear_queue": "179e82ba685848a2",
+                         # what a run leaves in the session: its state, fragments and page (a replay sets them)
+                         f"{_SR}:ScriptRunner._run_script": "267f825d4089b403",
+                         f"{_SR}:ScriptRunner._on_script_finished": "fe736c2698dd2c98",
+                         f"{_SS}:SessionState.on_script_finished": "1fad1f3aca517499",
+                         f"{_SS}:KeyIdMapper": "265dac217e451752",
+                         "streamlit.runtime.fragment:MemoryFragmentStorage.__init__": "4bcfaed342e60ff0",
+                         "streamlit.runtime.fragment:_fragment": "40a2d1a20a6b5049",  # what a fragment holds
+                         "streamlit.runtime.pages_manager:PagesManager.set_current_page_script_hash": "caa4c5cfcbacf3cd"},
+              counts=lambda: dict(replay.COUNTS)),
     _swapping("pace_reruns", _Swap(f"{_AS}:AppSession.request_rerun", _paced, "4cb6506c80c5701a"),
               relies_on={_COALESCE: "b2f3775c99ff1694"}),  # a held request's presses kept (_with_presses_of)
     _swapping("send_promptly", _Swap(f"{_RT}:asyncio", lambda _asyncio: _FlushInOneTurn()),
@@ -421,3 +448,4 @@ def undo_all() -> None:
         patch.undo()
         patch.applied = False
     forget_choices()
+    replay.forget()

@@ -1,0 +1,345 @@
+"""``replay_follows``: a follower's rerun of a sent page answered with the messages and the state
+of the same rerun by another follower of the same class, with no script run.
+
+When the teacher sends a page, every following tab reruns it at the same moment, and the
+reruns differ only in what is the student's own: the follow line's nickname (and the ids that
+Streamlit gives each run and session). A run costs a follower's server 7 ms of CPU, a burst of
+thirty 0.2 s; a copy of another follower's messages costs a tenth of that. The app says which
+reruns may be shared and what in them is personal (:class:`Policy`, ``ui/class_follow.py``);
+this module records one real run per key and answers the others from it:
+
+- **what may be shared** is the policy's: its key names everything the run reads of the
+  session (the class's kept session keys, the class's state on the follow board, the link) and
+  is ``None`` for any other rerun. A rerun whose client reports a pressed button, or a widget
+  with a callback, is never replayed (a callback would have run); nor is one of a session with
+  a run under way, or one that asks for a fragment;
+- **the recording** is a real run of the first follower (the others of its burst wait for it,
+  on the event loop, and are replayed when it ends). It is kept only when it was one complete,
+  successful run that drew only elements of :data:`SHAREABLE` kinds, started no fragment timer
+  and left no fragment writing outside its container, and holds none of the student's own words
+  (the policy's ``personal_words``) but the first, the nickname, in exactly one text element,
+  whose words are put in for each replayed follower; a refused key runs as Streamlit runs it
+  for ``MAX_AGE_S``;
+- **a replay** puts the recorded run's session state in the follower's session (the policy's
+  personal keys kept as they were) and its fragments (shared: each copies what it holds at each
+  rerun), sets its page and client state as the run would, and enqueues copies of the messages
+  with the follower's session id, a new run id, and its own nickname. Records live
+  ``MAX_AGE_S`` and at most ``RECORDS_KEPT`` at once.
+
+Everything here runs on the server's event loop thread (``request_rerun`` and the script
+runner's events are handled there). Fingerprints in ``patches.py``; measured and explained in
+docs/performance.md#replay_follows.
+"""
+from __future__ import annotations
+
+import asyncio
+import copy
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+MAX_AGE_S = 60.0   # a record answers reruns for this long: a send's burst, not the rest of the lesson
+WAIT_S = 10.0      # a recording not ended by then (its session gone before its run): those waiting run
+RECORDS_KEPT = 64  # records a process keeps at once (each a page's messages, tens of kB)
+# the elements a shareable run may draw: text, equations, figures and plain widgets; nothing that
+# registers a file, a data frame's lazy source or a component with the session
+SHAREABLE = frozenset({"markdown", "heading", "html", "alert", "empty", "plotly_chart", "button",
+                       "button_group", "number_input", "radio", "selectbox", "slider", "text_input", "text_area",
+                       "checkbox", "toggle", "progress", "code"})
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the app shares. ``key(session_id, query_string, state)``: the rerun's key from its
+    link's query and the session's state (user key -> value) before the run, or None when it is
+    not to be shared; ``personal_keys``: session keys that stay each session's own;
+    ``personal_words(state)``: the session's own words, the first of which (its nickname) is put
+    in for each replay; ``refused_words``: words (a widget's key) of a run that may not be shared."""
+    key: Callable[[str, str, dict], Hashable | None]
+    personal_keys: tuple[str, ...]
+    personal_words: Callable[[dict], tuple[str, ...]]
+    refused_words: tuple[str, ...] = ()
+
+
+_POLICY: list[Policy] = []
+# key -> a _Record, the list of (session, its request count, client state) waiting for its
+# recording, or the time a recording was refused (the key's reruns then run, until MAX_AGE_S)
+_RECORDS: OrderedDict = OrderedDict()
+_LOCK = threading.Lock()
+_STREAMLITS: dict = {}  # "request": AppSession.request_rerun as this patch found it (a waiting rerun not replayed runs so)
+COUNTS = {"recorded": 0, "refused": 0, "replayed": 0}
+
+
+def set_policy(policy: Policy | None) -> None:
+    """The app's policy (``ui/class_follow.py`` sets it); None: nothing is shared."""
+    _POLICY[:] = [policy] if policy else []
+
+
+def forget() -> None:
+    """No record kept (the patch undone; tests)."""
+    with _LOCK:
+        _RECORDS.clear()
+
+
+@dataclass
+class _Record:
+    at: float
+    messages: list
+    personal_at: int | None
+    nickname: str | None
+    state: dict
+    client_state: object
+    page: str
+
+
+def _state_of(session) -> dict:
+    return session._session_state.filtered_state
+
+
+def _may_share(session, client_state) -> bool:
+    """A full rerun, no run under way, no press and no callback in what the client reports."""
+    from streamlit.runtime.app_session import AppSessionState
+    if client_state is None or client_state.fragment_id or session._scriptrunner is not None:
+        return False
+    if session._state != AppSessionState.APP_NOT_RUNNING:
+        return False
+    metadata = session._session_state._new_widget_state.widget_metadata
+    for widget in client_state.widget_states.widgets:
+        kind = widget.WhichOneof("value")
+        if kind in ("trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value"):
+            return False
+        if getattr(metadata.get(widget.id), "callback", None) is not None:
+            return False
+    return True
+
+
+def _key(session, client_state, policy: Policy) -> Hashable | None:
+    app_key = policy.key(session.id, client_state.query_string, _state_of(session))
+    if app_key is None:
+        return None
+    return (client_state.page_script_hash, client_state.page_name, client_state.query_string,
+            client_state.is_history_navigation,
+            session._client_state.context_info.SerializeToString(deterministic=True), app_key)
+
+
+def replaying_rerun(streamlits_request):
+    """``AppSession.request_rerun``: a shareable rerun is replayed, waits for its recording, or is
+    recorded; any other goes to Streamlit."""
+    _STREAMLITS["request"] = streamlits_request
+
+    def request_rerun(self, client_state=None):
+        self._attn_requests = getattr(self, "_attn_requests", 0) + 1
+        policy = _POLICY[0] if _POLICY else None
+        if policy is None or not _may_share(self, client_state):
+            return streamlits_request(self, client_state)
+        key = _key(self, client_state, policy)
+        if key is None:
+            return streamlits_request(self, client_state)
+        with _LOCK:
+            record = _RECORDS.get(key)
+            if isinstance(record, list):
+                record.append((self, self._attn_requests, client_state))
+                return None
+            if isinstance(record, float) and time.monotonic() - record < MAX_AGE_S:
+                return streamlits_request(self, client_state)  # not shareable
+            if isinstance(record, _Record) and time.monotonic() - record.at < MAX_AGE_S:
+                pass
+            else:
+                record = None
+                _RECORDS[key] = []
+                _RECORDS.move_to_end(key)
+                _trim()
+        if record is not None and _replay(self, record, policy):
+            return None
+        if record is not None:
+            return streamlits_request(self, client_state)
+        self._attn_recording = recording = {"key": key, "messages": [], "words": policy.personal_words(_state_of(self)),
+                                            "refused": policy.refused_words, "runs": 0, "ok": 0}
+        asyncio.get_running_loop().call_later(WAIT_S, _release, recording)
+        return streamlits_request(self, client_state)
+    return request_rerun
+
+
+def _trim() -> None:
+    """At most RECORDS_KEPT keys, the oldest dropped first (never a recording others wait for)."""
+    for old in list(_RECORDS)[: max(0, len(_RECORDS) - RECORDS_KEPT)]:
+        if not isinstance(_RECORDS[old], list):
+            del _RECORDS[old]
+
+
+def recording_enqueue(streamlits_enqueue):
+    """``AppSession._enqueue_forward_msg``: a recorded run's messages are kept, as sent."""
+    def enqueue(self, msg) -> None:
+        recording = getattr(self, "_attn_recording", None)
+        if recording is not None:
+            from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+            kind = msg.WhichOneof("type")
+            recording["runs"] += kind == "new_session"
+            recording["ok"] += kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+            kept = ForwardMsg()
+            kept.CopyFrom(msg)
+            recording["messages"].append(kept)
+        return streamlits_enqueue(self, msg)
+    return enqueue
+
+
+def recording_ends(streamlits_handle):
+    """``AppSession._handle_scriptrunner_event_on_event_loop``: when the recorded run's script
+    runner has shut down (its state final), the record is kept or refused, and the sessions that
+    waited for it are replayed (or run as Streamlit runs them)."""
+    def handle(self, sender, event, *args, **kwargs):
+        out = streamlits_handle(self, sender, event, *args, **kwargs)
+        recording = getattr(self, "_attn_recording", None)
+        if recording is None or self._scriptrunner is not None:
+            return out
+        self._attn_recording = None
+        _release(recording, _kept(self, recording))
+        return out
+    return handle
+
+
+def _release(recording: dict, record: _Record | None = None) -> None:
+    """The end of ``recording`` (``record``: what it gave, None if refused): the sessions that waited
+    for it are replayed, or run as Streamlit runs them. Also called WAIT_S after it started, when
+    it ends with the key still waiting for it (its session went away before its run)."""
+    with _LOCK:
+        waiting = _RECORDS.get(recording["key"])
+        if not isinstance(waiting, list) or recording.get("released"):
+            return
+        recording["released"] = True
+        _RECORDS[recording["key"]] = record if record is not None else time.monotonic()
+    COUNTS["recorded" if record else "refused"] += 1
+    policy = _POLICY[0] if _POLICY else None
+    for session, requests, client_state in waiting:
+        if getattr(session, "_attn_requests", 0) != requests:
+            continue  # the tab asked for something newer meanwhile: that stands
+        if record is not None and policy is not None and _may_share(session, client_state) \
+                and _key(session, client_state, policy) == recording["key"] and _replay(session, record, policy):
+            continue
+        _STREAMLITS["request"](session, client_state)
+
+
+def scan(messages: list, words: tuple[str, ...], refused: tuple[str, ...]) -> tuple[bool, int | None]:
+    """May a run that sent ``messages`` be shared, and which message holds the student's first
+    word (their nickname; None: none)? Only elements of the shared kinds, no fragment timer, no
+    refused word, the first word in one text element at most and the others in none."""
+    words_b, refused_b = [w.encode() for w in words if w], [w.encode() for w in refused]
+    personal_at = None
+    for i, msg in enumerate(messages):
+        kind = msg.WhichOneof("type")
+        if kind == "auto_rerun" or kind == "delta" and msg.delta.WhichOneof("type") == "new_element" \
+                and msg.delta.new_element.WhichOneof("type") not in SHAREABLE:
+            return False, None  # a fragment on a timer, or an element that registers more than its state
+        raw = msg.SerializeToString()
+        if any(w in raw for w in refused_b):
+            return False, None
+        found = [w for w in words_b if w in raw]
+        if not found:
+            continue
+        if found != words_b[:1] or personal_at is not None or kind != "delta" \
+                or msg.delta.new_element.WhichOneof("type") != "markdown":
+            return False, None  # the student's id, or their name outside the one text it may be in
+        personal_at = i
+    return True, personal_at
+
+
+def _kept(session, recording) -> _Record | None:
+    """The record of a finished recording, or None when it may not be shared."""
+    storage = session._fragment_storage
+    if recording["runs"] != 1 or recording["ok"] != 1 or storage._outside_wrappers:
+        return None
+    shared, personal_at = scan(recording["messages"], recording["words"], recording["refused"])
+    if not shared:
+        return None
+    ss = session._session_state
+    try:  # values a later callback may change in place (a set of stops done): each session its own copy
+        values = copy.deepcopy((ss._old_state, ss._new_session_state, ss._new_widget_state.states))
+    except Exception:  # noqa: BLE001 - a value that cannot be copied: this run is not shared
+        return None
+    state = {"old": values[0], "new": values[1],
+             "widgets": values[2], "metadata": dict(ss._new_widget_state.widget_metadata),
+             "key_ids": dict(ss._key_id_mapper._key_id_mapping), "id_keys": dict(ss._key_id_mapper._id_key_mapping),
+             "query_params": copy.deepcopy(ss.query_params), "bound": set(ss._query_param_bound_widget_ids),
+             "persist": copy.deepcopy(ss._persist_tracker), "fragments": _fragments_of(storage)}
+    client_state = type(session._client_state)()
+    client_state.CopyFrom(session._client_state)
+    return _Record(time.monotonic(), recording["messages"], personal_at,
+                   recording["words"][0] if personal_at is not None else None, state, client_state,
+                   session._pages_manager.current_page_script_hash)
+
+
+def _fragments_of(storage) -> dict:
+    """The fragments a run registered (Streamlit's ``MemoryFragmentStorage``): each one a closure
+    over its function's arguments and copies of the page's cursors, which it copies again at each
+    rerun and runs in whichever session's script thread calls it, so sessions may share it."""
+    with storage._lock:
+        return {"fragments": dict(storage._fragments), "parents": dict(storage._parent_by_id),
+                "lifetimes": dict(storage._lifetime_by_id), "sequences": dict(storage._registration_sequence_by_id),
+                "sequence": storage._registration_sequence, "target_keys": dict(storage._target_key_by_id),
+                "by_target_key": {k: dict(v) for k, v in storage._ids_by_target_key.items()}}
+
+
+def _set_fragments(storage, saved: dict) -> None:
+    """``storage`` as the recorded run left its own: its fragments, and no outside wrappers."""
+    with storage._lock:
+        storage._fragments = dict(saved["fragments"])
+        storage._parent_by_id = dict(saved["parents"])
+        storage._lifetime_by_id = dict(saved["lifetimes"])
+        storage._registration_sequence_by_id = dict(saved["sequences"])
+        storage._registration_sequence = max(storage._registration_sequence, saved["sequence"])
+        storage._target_key_by_id = dict(saved["target_keys"])
+        storage._ids_by_target_key = {k: dict(v) for k, v in saved["by_target_key"].items()}
+        storage._outside_wrappers = {}
+
+
+def _replay(session, record: _Record, policy: Policy) -> bool:
+    """``record``'s run, as if it had run in ``session``; False (nothing done) where the session
+    has no nickname to put in the recorded one's place."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime.forward_msg_cache import populate_hash_if_needed
+    ss = session._session_state
+    words = policy.personal_words(_state_of(session))
+    if record.personal_at is not None and not (words and words[0]):
+        return False
+    mine = _state_of(session)
+    own = {k: mine[k] for k in policy.personal_keys if k in mine}  # the recorded session's never carried over
+    saved = record.state
+    old, new, widgets = copy.deepcopy((saved["old"], saved["new"], saved["widgets"]))
+    ss._old_state = {**{k: v for k, v in old.items() if k not in policy.personal_keys}, **own}
+    new = {k: v for k, v in new.items() if k not in policy.personal_keys}
+    ss._new_session_state = new
+    ss._new_widget_state.states = widgets
+    ss._new_widget_state.widget_metadata = dict(saved["metadata"])
+    ss._key_id_mapper._key_id_mapping = dict(saved["key_ids"])
+    ss._key_id_mapper._id_key_mapping = dict(saved["id_keys"])
+    ss.query_params = copy.deepcopy(saved["query_params"])
+    ss._query_param_bound_widget_ids = set(saved["bound"])
+    ss._persist_tracker = copy.deepcopy(saved["persist"])
+    _set_fragments(session._fragment_storage, saved["fragments"])
+    session._pages_manager.set_current_page_script_hash(record.page)
+    client_state = type(session._client_state)()
+    client_state.CopyFrom(record.client_state)
+    client_state.context_info.CopyFrom(session._client_state.context_info)
+    session._client_state = client_state
+    session._clear_queue(None)
+    run_id = str(uuid.uuid4())
+    for i, msg in enumerate(record.messages):
+        copied = ForwardMsg()
+        copied.CopyFrom(msg)
+        kind = copied.WhichOneof("type")
+        if kind == "new_session":
+            copied.metadata.run.script_run_id = run_id
+            copied.new_session.initialize.session_id = session.id
+        elif kind == "script_finished":
+            copied.metadata.run.script_run_id = run_id
+        elif i == record.personal_at:
+            text = copied.delta.new_element.markdown
+            text.body = text.body.replace(record.nickname, words[0])
+            copied.hash = ""
+            populate_hash_if_needed(copied)
+        session._enqueue_forward_msg(copied)  # not recorded: no recording is under way in this session
+    COUNTS["replayed"] += 1
+    return True

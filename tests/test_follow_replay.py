@@ -1,0 +1,150 @@
+"""A follower's rerun of a sent page replayed from another follower's (``replay_follows``,
+server/streamlit_patches/replay.py; the app's policy in ui/class_follow.py): through a real
+server, each follower of a send draws the page under its own name, answers in its own name, and
+its fragment and the teacher's reveal work as after a run of its own; the policy's key tells
+apart what a run would draw differently; a run that shows the student's id is never shared."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import urllib.request
+
+import pytest
+
+from server.class_store import ClassStore
+from server.follow import FollowBoard
+from server.streamlit_patches import replay
+from ui import class_follow
+from ui.class_session import CLASS, FOLLOW, KEY, MEMBER, REMOVALS_SEEN, RESTORED, SESSION
+
+TEACHER = "replay-teachers-key"
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+NAMED = re.compile(r"Following class \*\*[A-Z0-9]+\*\* as \*\*([^*]+)\*\*")
+
+
+def _counts(base: str) -> dict:
+    ready = json.loads(OPENER.open(f"{base}/_attn/ready?format=json", timeout=10).read())
+    return next(p for p in ready["patches"] if p["name"] == "replay_follows").get("counts") or {}
+
+
+@pytest.mark.server
+def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_as_themselves(tiny_zoo, tmp_path):
+    """Four tabs follow a "which mechanism" exercise (a page with a fragment: the options). One
+    rerun runs, the others are replayed (the server's counts say so); each tab's follow line names
+    its own student, and no other's; each picks in the fragment and answers, and the class's
+    store holds the four picks, from four students. The same again for the worked example (no
+    fragment)."""
+    from helpers.lecture import load_bench
+    bench = load_bench()
+    from classroom_lesson import mechanism_choice
+    from classroom_modes import until_sent
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=TEACHER)
+    code = store.open_class(TEACHER).code
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": store.url,
+           "ATTN_EXPLORER_TEACHER_KEY": TEACHER, "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
+    seed = 3
+
+    async def lesson(base: str) -> dict:
+        tabs = [bench.Tab(base, 60, load_page=True) for _ in range(4)]
+        try:
+            for tab in tabs:
+                assert (await tab.do(("open", "exercises", f"class={code}")))[2] is None
+            out = {}
+            for page, params in (("exercises", {"ex": "which", "seed": str(seed)}), ("worked-example", {})):
+                await asyncio.sleep(0.5)  # every listener waiting again
+                before = _counts(base).get("replayed", 0)
+                await asyncio.to_thread(store.send, TEACHER, code, page, params)
+                sent = await asyncio.gather(*(until_sent(tab, page, time.perf_counter() + 60) for tab in tabs))
+                names = [NAMED.findall(tab.drawn.decode("utf-8", "replace")) for tab in tabs]
+                out[page] = {"errors": [e for _, _, e in sent if e], "names": names,
+                             "replayed": _counts(base).get("replayed", 0) - before}
+                if page == "exercises":
+                    for tab in tabs:  # the options are a fragment: a pick reruns it alone
+                        assert (await tab.do(("set", f"ex_which_{seed}", mechanism_choice(seed))))[2] is None
+                        assert (await tab.do(("click", f"ex_check_which:{seed}", True)))[2] is None
+                    out["answers"] = [a for a in store.summary(TEACHER, code) if a.exercise == f"which:{seed}"]
+            return out
+        finally:
+            for tab in tabs:
+                await tab.close()
+
+    try:
+        with bench.server(None, env=env) as target:
+            out = asyncio.run(lesson(target.base))
+    finally:
+        roster = {m.nickname for m in store.roster_of(TEACHER, code)}
+        store.engine.dispose()
+    for page in ("exercises", "worked-example"):
+        assert out[page]["errors"] == [], (page, out[page])
+        assert out[page]["replayed"] >= 1, (page, out[page])  # one ran; the others were copies of it
+        names = [found[-1] for found in out[page]["names"] if found]
+        assert len(names) == 4 and len(set(names)) == 4 and set(names) == roster, (page, names, roster)
+        assert all(len(set(found)) == 1 for found in out[page]["names"]), out[page]["names"]  # no one else's name
+    answers = out["answers"]  # each tab's own pick, made in the fragment, answered in its own name
+    assert len(answers) == 4 and len({a.session for a in answers}) == 4, answers
+    assert {a.answer["label"] for a in answers} == {mechanism_choice(seed)} and len({a.correct for a in answers}) == 1
+
+
+@pytest.fixture
+def board(tmp_path, monkeypatch):
+    """A class with a student on its roster, and this process's follow board over its store (as the
+    server's, held fresh): (board, code, the student's state as a following tab holds it)."""
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=TEACHER)
+    code = store.open_class(TEACHER).code
+    nickname = store.join(code, "a" * 16).nickname
+    here = FollowBoard(store)
+    here.state(code)  # read once: fresh in memory, as the board's thread keeps it
+    monkeypatch.setattr(class_follow, "follow_board", lambda: here)
+    monkeypatch.setattr(class_follow.models_loaded, "is_set", lambda: True)
+    state = {CLASS: code, FOLLOW: True, RESTORED: True, MEMBER: [code, nickname], SESSION: "a" * 16,
+             "class_panel": False}
+    yield here, code, state
+    store.engine.dispose()
+
+
+def test_the_key_is_what_a_followers_run_reads_and_none_where_it_reads_more(board):
+    here, code, state = board
+    link = f"ex=which&seed=3&class={code}&sent=1"
+    key = class_follow.replay_key("tab-1", link, state)
+    assert key is not None
+    other = {**state, MEMBER: [code, "Another Student"], SESSION: "b" * 16}  # another student: the same run
+    assert class_follow.replay_key("tab-2", link, other) == key
+    assert class_follow.replay_key("tab-1", link, {**state, "class_panel": True}) != key  # the panel open: drawn
+    for not_shared in (f"ex=which&seed=3&class={code}", "ex=which&seed=3&class=ZZZZZZ&sent=1"):
+        assert class_follow.replay_key("tab-1", not_shared, state) is None, not_shared
+    for left_out in ({**state, KEY: "a key"}, {**state, MEMBER: None}, {**state, RESTORED: False},
+                     {**state, FOLLOW: False}):
+        assert class_follow.replay_key("tab-1", link, left_out) is None, left_out
+    here.store.remove(TEACHER, code, here.store.roster_of(TEACHER, code)[0].nickname)
+    here.changed(code)
+    here.state(code)  # the board's next read: one removal in the class
+    assert class_follow.replay_key("tab-1", link, state) is None  # not seen yet: the run asks the store
+    assert class_follow.replay_key("tab-1", link, {**state, REMOVALS_SEEN: [[code, 1], False]}) is not None
+
+
+def _run(*texts: str, kind: str = "markdown") -> list:
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    messages = [ForwardMsg()]
+    messages[0].new_session.page_script_hash = "page"
+    for text in texts:
+        msg = ForwardMsg()
+        if kind == "markdown":
+            msg.delta.new_element.markdown.body = text
+        else:
+            msg.delta.new_element.json.body = text
+        messages.append(msg)
+    done = ForwardMsg()
+    done.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
+    return messages + [done]
+
+
+def test_a_run_is_shared_only_with_the_students_name_in_one_text_and_their_id_in_none():
+    words, refused = ("Clever Panda", "a" * 16), ("slow_down_again",)
+    assert replay.scan(_run("Following class **ABC123** as **Clever Panda**", "a page"), words, refused) == (True, 1)
+    assert replay.scan(_run("a page"), words, refused) == (True, None)
+    assert not replay.scan(_run("as **Clever Panda**", "Clever Panda again"), words, refused)[0]  # name twice
+    assert not replay.scan(_run("as **Clever Panda**", "id " + "a" * 16), words, refused)[0]  # the student's id
+    assert not replay.scan(_run("as **Clever Panda**", "{}", kind="json"), words, refused)[0]  # not a shared kind
+    assert not replay.scan(_run("as **Clever Panda**", "a button slow_down_again"), words, refused)[0]  # a limit hit
