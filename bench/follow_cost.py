@@ -7,6 +7,9 @@ follower. One JSON line.
     python bench/follow_cost.py [--followers 30] [--rounds 3] [--send PATH?QUERY ... | --reveal F] [--app DIR]
                                 [--profile FILE.raw] [--append FILE]
 
+``replayed``: what the server's ``replay_follows`` patch did (its runs recorded or refused, and
+the follows it replayed); ``ATTN_EXPLORER_STREAMLIT_PATCHES=all,-replay_follows`` runs without it.
+
 Nothing else runs on the server: the sent pages are warmed first (the teacher's own screen
 drew them), so what is timed is the followers' own reruns, all woken at the same moment as a
 class's are. The teacher sends through the class store from this process, so the server's
@@ -150,6 +153,7 @@ def main(argv=None) -> int:
         store.engine.dispose()
         shutil.rmtree(class_dir, ignore_errors=True)
     emit({"bench": "follow_cost", "followers": args.followers, "rounds": args.rounds, "named": True, "app": str(args.app),
+          "streamlit_patches": os.environ.get("ATTN_EXPLORER_STREAMLIT_PATCHES", "all"),
           **({"sends": args.send} if args.send else {}), **({"reveal": args.reveal} if args.reveal is not None else {}),
           **result,
           **stamp(args.app)}, args.append)

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from html import escape
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit
 
 import streamlit as st
 
@@ -229,9 +229,11 @@ def replay_key(session: str, query_string: str, state: dict):
 
 
 def personal_words(state: dict) -> tuple[str, ...]:
-    """The student's nickname (in the follow line), then their id (in nothing a page shows)."""
+    """The student's nickname (in the follow line), then what a page shows of them nowhere: their
+    id, and their nickname as a link would write it."""
     member = state.get(MEMBER)
-    return (member[1] if isinstance(member, list) and len(member) == 2 else "", str(state.get(SESSION) or ""))
+    name = member[1] if isinstance(member, list) and len(member) == 2 and isinstance(member[1], str) else ""
+    return name, str(state.get(SESSION) or ""), *((quote(name), quote_plus(name)) if " " in name else ())
 
 
 # a run that hit a limit (its "Try again" button) is the session's own, never shared
