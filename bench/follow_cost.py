@@ -103,10 +103,14 @@ async def reveal(base: str, pid: int, store, key: str, code: str, followers: int
 
 
 def replay_counts(base: str) -> dict | None:
-    """What the server's ``replay_follows`` patch did (``/_attn/ready``), None where it has none."""
-    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{base}/_attn/ready?format=json",
-                                                                          timeout=10) as answer:
-        ready = json.loads(answer.read())
+    """What the server's ``replay_follows`` patch did (``/_attn/ready``), None where it has none (an
+    earlier commit's app)."""
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{base}/_attn/ready?format=json",
+                                                                              timeout=10) as answer:
+            ready = json.loads(answer.read())
+    except (OSError, ValueError):
+        return None
     return next((p.get("counts") for p in ready.get("patches", []) if p.get("name") == "replay_follows"), None)
 
 
