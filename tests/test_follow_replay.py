@@ -17,7 +17,7 @@ from server.class_store import ClassStore
 from server.follow import FollowBoard
 from server.streamlit_patches import replay
 from ui import class_follow
-from ui.class_session import CLASS, FOLLOW, KEY, MEMBER, REMOVALS_SEEN, RESTORED, SESSION
+from ui.class_session import APPLIED, CLASS, FOLLOW, KEY, MEMBER, REMOVALS_SEEN, RESTORED, SESSION
 
 TEACHER = "replay-teachers-key"
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -35,7 +35,7 @@ def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_a
     rerun runs, the others are replayed (the server's counts say so); each tab's follow line names
     its own student, and no other's; each picks in the fragment and answers, and the class's
     store holds the four picks, from four students. The same again for the worked example (no
-    fragment)."""
+    fragment) and the step by hand."""
     from helpers.lecture import load_bench
     bench = load_bench()
     from classroom_lesson import mechanism_choice
@@ -52,15 +52,16 @@ def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_a
             for tab in tabs:
                 assert (await tab.do(("open", "exercises", f"class={code}")))[2] is None
             out = {}
-            for page, params in (("exercises", {"ex": "which", "seed": str(seed)}), ("worked-example", {})):
+            for page, params in (("exercises", {"ex": "which", "seed": str(seed)}), ("worked-example", {}),
+                                 ("exercises", {"ex": "step", "seed": "4"})):
                 await asyncio.sleep(0.5)  # every listener waiting again
                 before = _counts(base).get("replayed", 0)
                 await asyncio.to_thread(store.send, TEACHER, code, page, params)
                 sent = await asyncio.gather(*(until_sent(tab, page, time.perf_counter() + 60) for tab in tabs))
                 names = [NAMED.findall(tab.drawn.decode("utf-8", "replace")) for tab in tabs]
-                out[page] = {"errors": [e for _, _, e in sent if e], "names": names,
-                             "replayed": _counts(base).get("replayed", 0) - before}
-                if page == "exercises":
+                out[params.get("ex", page)] = {"errors": [e for _, _, e in sent if e], "names": names,
+                                               "replayed": _counts(base).get("replayed", 0) - before}
+                if params.get("ex") == "which":
                     for tab in tabs:  # the options are a fragment: a pick reruns it alone
                         assert (await tab.do(("set", f"ex_which_{seed}", mechanism_choice(seed))))[2] is None
                         assert (await tab.do(("click", f"ex_check_which:{seed}", True)))[2] is None
@@ -76,7 +77,7 @@ def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_a
     finally:
         roster = {m.nickname for m in store.roster_of(TEACHER, code)}
         store.engine.dispose()
-    for page in ("exercises", "worked-example"):
+    for page in ("which", "worked-example", "step"):
         assert out[page]["errors"] == [], (page, out[page])
         assert out[page]["replayed"] >= 1, (page, out[page])  # one ran; the others were copies of it
         names = [found[-1] for found in out[page]["names"] if found]
@@ -107,8 +108,15 @@ def board(tmp_path, monkeypatch):
 def test_the_key_is_what_a_followers_run_reads_and_none_where_it_reads_more(board):
     here, code, state = board
     link = f"ex=which&seed=3&class={code}&sent=1"
+    assert class_follow.replay_key("tab-1", link, state) is None  # nothing sent yet: not the opening of a sent page
+    here.store.send(TEACHER, code, "exercises", {"ex": "which", "seed": "3"})
+    here.changed(code)
+    here.state(code)  # the board's next read: the sent page
     key = class_follow.replay_key("tab-1", link, state)
     assert key is not None
+    # the same page once taken: a rerun of it (a box typed in, a reveal) draws the student's own values
+    assert class_follow.replay_key("tab-1", link, {**state, APPLIED: ["exercises", {"ex": "which", "seed": "3"}]}) is None
+    assert class_follow.replay_key("tab-1", f"ex=which&seed=4&class={code}&sent=1", state) is None  # not the sent link
     other = {**state, MEMBER: [code, "Another Student"], SESSION: "b" * 16}  # another student: the same run
     assert class_follow.replay_key("tab-2", link, other) == key
     assert class_follow.replay_key("tab-1", link, {**state, "class_panel": True}) != key  # the panel open: drawn

@@ -208,10 +208,11 @@ def replay_key(session: str, query_string: str, state: dict):
     followers': the link (a listener's opening of the sent page: ``sent`` and this tab's class),
     the class's state on this process's follow board (its version moves with every send, reveal,
     removal and close) and every kept session key but the student's own. None where the run
-    reads more than that: the teacher's tab, one not yet on the roster, signed out or let in
-    again, one that must ask the store whether it was removed, one told to slow down, before the
-    models are loaded, or while the board holds no fresh state (asking the store is for a run)."""
-    code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string))
+    reads more than that: any rerun but the opening of the teacher's page, the teacher's tab,
+    one not yet on the roster, signed out or let in again, one that must ask the store whether
+    it was removed, one told to slow down, before the models are loaded, or while the board
+    holds no fresh state (asking the store is for a run)."""
+    code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string, keep_blank_values=True))
     if not (params.get(SENT) and code and normalise_code(params.get("class")) == code and state.get(FOLLOW)):
         return None
     if not (isinstance(member, list) and len(member) == 2 and member[0] == code and member[1] and state.get(SESSION)):
@@ -224,6 +225,12 @@ def replay_key(session: str, query_string: str, state: dict):
     except StoreUnavailable:
         return None
     if board is None or not board.open or (board.removals and state.get(REMOVALS_SEEN) != [[code, board.removals], False]):
+        return None
+    # only the opening of a sent page not yet taken, whose run drops every key but the kept ones
+    # before the page draws (take_sent_link); a rerun of a page already taken (a box typed in,
+    # a reveal) draws the student's own values
+    sent = {k: v for k, v in params.items() if k not in ("class", SENT)}
+    if board.page is None or state.get(APPLIED) == [board.page, board.params] or sent != board.params:
         return None
     return board.version, tuple(sorted((k, repr(v)) for k, v in state.items() if k.startswith(KEPT) and k not in PERSONAL))
 

@@ -133,6 +133,10 @@ def replaying_rerun(streamlits_request):
     def request_rerun(self, client_state=None):
         self._attn_requests = getattr(self, "_attn_requests", 0) + 1
         policy = _POLICY[0] if _POLICY else None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the event loop (the server's own request): as Streamlit does
+            return streamlits_request(self, client_state)
         if policy is None or not _may_share(self, client_state):
             return streamlits_request(self, client_state)
         key = _key(self, client_state, policy)
@@ -158,7 +162,7 @@ def replaying_rerun(streamlits_request):
             return streamlits_request(self, client_state)
         self._attn_recording = recording = {"key": key, "messages": [], "words": policy.personal_words(_state_of(self)),
                                             "refused": policy.refused_words, "runs": 0, "ok": 0}
-        asyncio.get_running_loop().call_later(WAIT_S, _release, recording)
+        loop.call_later(WAIT_S, _release, recording)
         return streamlits_request(self, client_state)
     return request_rerun
 
