@@ -156,3 +156,6 @@ def test_a_run_is_shared_only_with_the_students_name_in_one_text_and_their_id_in
     assert not replay.scan(_run("as **Clever Panda**", "id " + "a" * 16), words, refused)[0]  # the student's id
     assert not replay.scan(_run("as **Clever Panda**", "{}", kind="json"), words, refused)[0]  # not a shared kind
     assert not replay.scan(_run("as **Clever Panda**", "a button slow_down_again"), words, refused)[0]  # a limit hit
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    kept_by_one_browser = ForwardMsg(ref_hash="a1b2c3")  # a message sent as a reference to one a browser keeps
+    assert not replay.scan(_run("as **Clever Panda**") + [kept_by_one_browser], words, refused)[0]

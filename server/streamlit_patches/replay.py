@@ -163,7 +163,11 @@ def replaying_rerun(streamlits_request):
         self._attn_recording = recording = {"key": key, "messages": [], "words": policy.personal_words(_state_of(self)),
                                             "refused": policy.refused_words, "runs": 0, "ok": 0}
         loop.call_later(WAIT_S, _release, recording)
-        return streamlits_request(self, client_state)
+        # every message sent in full (none as a reference to one this browser keeps): the others have none
+        whole = type(client_state)()
+        whole.CopyFrom(client_state)
+        whole.ClearField("cached_message_hashes")
+        return streamlits_request(self, whole)
     return request_rerun
 
 
@@ -229,14 +233,15 @@ def _release(recording: dict, record: _Record | None = None) -> None:
 def scan(messages: list, words: tuple[str, ...], refused: tuple[str, ...]) -> tuple[bool, int | None]:
     """May a run that sent ``messages`` be shared, and which message holds the student's first
     word (their nickname; None: none)? Only elements of the shared kinds, no fragment timer, no
-    refused word, the first word in one text element at most and the others in none."""
+    reference to a message one browser keeps, no refused word, the first word in one text element
+    at most and the others in none."""
     words_b, refused_b = [w.encode() for w in words if w], [w.encode() for w in refused]
     personal_at = None
     for i, msg in enumerate(messages):
         kind = msg.WhichOneof("type")
-        if kind == "auto_rerun" or kind == "delta" and msg.delta.WhichOneof("type") == "new_element" \
+        if kind in ("auto_rerun", "ref_hash") or kind == "delta" and msg.delta.WhichOneof("type") == "new_element" \
                 and msg.delta.new_element.WhichOneof("type") not in SHAREABLE:
-            return False, None  # a fragment on a timer, or an element that registers more than its state
+            return False, None  # a fragment on a timer, a message the browser keeps, or an element that is more than its state
         raw = msg.SerializeToString()
         if any(w in raw for w in refused_b):
             return False, None
