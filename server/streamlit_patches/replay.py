@@ -3,18 +3,19 @@ of the same rerun by another follower of the same class, with no script run.
 
 When the teacher sends a page, every following tab reruns it at the same moment, and the
 reruns differ only in what is the student's own: the follow line's nickname (and the ids that
-Streamlit gives each run and session). A run costs a follower's server 7 ms of CPU, a burst of
-thirty 0.2 s; a copy of another follower's messages costs a tenth of that. The app says which
+Streamlit gives each run and session). A run costs a follower's server about 7 ms of CPU, a
+burst of thirty 0.2 s; with copies, a burst costs about 2 ms a follower. The app says which
 reruns may be shared and what in them is personal (:class:`Policy`, ``ui/class_follow.py``);
 this module records one real run per key and answers the others from it:
 
 - **what may be shared** is the policy's: its key names everything the run reads of the
-  session (the class's kept session keys, the class's state on the follow board, the link) and
-  is ``None`` for any other rerun. A rerun whose client reports a pressed button, or a widget
-  with a callback, is never replayed (a callback would have run); nor is one of a session with
-  a run under way, or one that asks for a fragment;
-- **the recording** is a real run of the first follower (the others of its burst wait for it,
-  on the event loop, and are replayed when it ends). It is kept only when it was one complete,
+  session (the opening of a sent page, whose run keeps only the class's session keys; the
+  class's state on the follow board; the link) and is ``None`` for any other rerun. A rerun
+  whose client reports a pressed button, or a widget with a callback, is never replayed (a
+  callback would have run); nor is one of a session with a run under way, or one that asks for
+  a fragment;
+- **the recording** is a real run of the first follower, every message sent in full (the others
+  of its burst wait for it, on the event loop, and are replayed when it ends). It is kept only when it was one complete,
   successful run that drew only elements of :data:`SHAREABLE` kinds, started no fragment timer
   and left no fragment writing outside its container, and holds none of the student's own words
   (the policy's ``personal_words``) but the first, the nickname, in exactly one text element,
