@@ -49,7 +49,7 @@ RECORDS_KEPT = 64  # records a process keeps at once (each a page's messages, te
 # registers a file, a data frame's lazy source or a component with the session
 SHAREABLE = frozenset({"markdown", "heading", "html", "alert", "empty", "plotly_chart", "button",
                        "button_group", "number_input", "radio", "selectbox", "slider", "text_input", "text_area",
-                       "checkbox", "toggle", "progress", "code"})
+                       "checkbox", "progress", "code"})
 
 
 @dataclass(frozen=True)
@@ -117,13 +117,19 @@ def _may_share(session, client_state) -> bool:
     return True
 
 
+def _context(session, client_state):
+    """The browser's context (its address, time zone, locale…) as the run would have it: the
+    request's, else the one the session last had (Streamlit keeps it so)."""
+    return client_state.context_info if client_state.HasField("context_info") else session._client_state.context_info
+
+
 def _key(session, client_state, policy: Policy) -> Hashable | None:
     app_key = policy.key(session.id, client_state.query_string, _state_of(session))
     if app_key is None:
         return None
     return (client_state.page_script_hash, client_state.page_name, client_state.query_string,
-            client_state.is_history_navigation,
-            session._client_state.context_info.SerializeToString(deterministic=True), app_key)
+            client_state.is_history_navigation, _context(session, client_state).SerializeToString(deterministic=True),
+            app_key)
 
 
 def replaying_rerun(streamlits_request):
@@ -157,7 +163,7 @@ def replaying_rerun(streamlits_request):
                 _RECORDS[key] = []
                 _RECORDS.move_to_end(key)
                 _trim()
-        if record is not None and _replay(self, record, policy):
+        if record is not None and _replay(self, record, policy, client_state):
             return None
         if record is not None:
             return streamlits_request(self, client_state)
@@ -226,7 +232,8 @@ def _release(recording: dict, record: _Record | None = None) -> None:
         if getattr(session, "_attn_requests", 0) != requests:
             continue  # the tab asked for something newer meanwhile: that stands
         if record is not None and policy is not None and _may_share(session, client_state) \
-                and _key(session, client_state, policy) == recording["key"] and _replay(session, record, policy):
+                and _key(session, client_state, policy) == recording["key"] \
+                and _replay(session, record, policy, client_state):
             continue
         _STREAMLITS["request"](session, client_state)
 
@@ -305,9 +312,9 @@ def _set_fragments(storage, saved: dict) -> None:
         storage._outside_wrappers = {}
 
 
-def _replay(session, record: _Record, policy: Policy) -> bool:
-    """``record``'s run, as if it had run in ``session``; False (nothing done) where the session
-    has no nickname to put in the recorded one's place."""
+def _replay(session, record: _Record, policy: Policy, request) -> bool:
+    """``record``'s run, as if it had run in ``session`` at its client's ``request``; False
+    (nothing done) where the session has no nickname to put in the recorded one's place."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from streamlit.runtime.forward_msg_cache import populate_hash_if_needed
     ss = session._session_state
@@ -332,7 +339,7 @@ def _replay(session, record: _Record, policy: Policy) -> bool:
     session._pages_manager.set_current_page_script_hash(record.page)
     client_state = type(session._client_state)()
     client_state.CopyFrom(record.client_state)
-    client_state.context_info.CopyFrom(session._client_state.context_info)
+    client_state.context_info.CopyFrom(_context(session, request))
     session._client_state = client_state
     session._clear_queue(None)
     run_id = str(uuid.uuid4())
