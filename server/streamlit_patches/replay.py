@@ -318,10 +318,10 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from streamlit.runtime.forward_msg_cache import populate_hash_if_needed
     ss = session._session_state
-    words = policy.personal_words(_state_of(session))
+    mine = _state_of(session)
+    words = policy.personal_words(mine)
     if record.personal_at is not None and not (words and words[0]):
         return False
-    mine = _state_of(session)
     own = {k: mine[k] for k in policy.personal_keys if k in mine}  # the recorded session's never carried over
     saved = record.state
     old, new, widgets = copy.deepcopy((saved["old"], saved["new"], saved["widgets"]))
