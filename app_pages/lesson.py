@@ -14,7 +14,7 @@ import hashlib
 import streamlit as st
 
 from ui.class_live import live_look
-from ui.class_session import class_answers, joined_class, record_answer, teacher_key
+from ui.class_session import class_answers, joined_class, LESSON_DONE_COOKIE, page_cookie, record_answer, teacher_key
 from ui.figures import chart
 from ui.url_state import int_param, query_param, set_query_params
 from ui.widgets import plain, sentence_input, small
@@ -29,7 +29,7 @@ STOP = "lesson_stop"  # the stop shown, 1-based
 DONE = "lesson_done"  # the stops done (answered right, or shown), 1-based
 # the stops done, also in a cookie of the browser's own: a page the teacher sends opens as a new
 # session from a link that carries no progress (keep_in_url), and the cookie brings it back
-PROGRESS_COOKIE = "attn_lesson_done"
+PROGRESS_COOKIE = LESSON_DONE_COOKIE
 N = len(STOPS)
 END = N + 1  # the closing card, after the last stop
 FIRST = "lesson_first"  # stop -> right at the first answer checked (False: shown before answering)
@@ -47,7 +47,7 @@ def first_visit() -> None:
     if STOP not in st.session_state:
         st.session_state[STOP] = int_param("stop", 1, 1, END, clamp=True, past_high=N)  # END: the closing card
         st.session_state[STEP] = max(1, number("step", 1))
-        done = (query_param("done") or "").split(",") + str(st.context.cookies.get(PROGRESS_COOKIE) or "").split(".")
+        done = (query_param("done") or "").split(",") + str(page_cookie(PROGRESS_COOKIE) or "").split(".")
         st.session_state[DONE] = {int(k) for k in done if k.isdigit() and 1 <= int(k) <= N}
 
 

@@ -326,3 +326,17 @@ def test_the_private_access_check_sees_each_kind_of_use(tmp_path):
     assert found == ["page.py:1 streamlit.runtime.runtime", "page.py:2 streamlit.runtime", "page.py:3 streamlit.runtime",
                      "page.py:4 streamlit.runtime.app_session", "page.py:6 _state", "page.py:6 _session_state",
                      "page.py:6 AppSession"], found
+
+
+def test_a_page_reads_the_browsers_cookies_only_through_the_session_keys_a_shared_run_is_keyed_by():
+    """A follower's run may be a copy of another's (server/streamlit_patches/replay.py), keyed by the
+    session's state: a cookie a page reads must be in it (``ui.class_session.page_cookie``), not
+    read from the request. Only the class's identity (ui/class_session.py) and the visitor's turn
+    (server/visitor.py, never drawn) read ``st.context.cookies``."""
+    readers = set()
+    for path in [p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).parts[0] in (*PACKAGES, "app.py", "navigation.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "cookies" and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "context":
+                readers.add(str(path.relative_to(ROOT)))
+    assert readers <= {"ui/class_session.py", "server/visitor.py"}, readers

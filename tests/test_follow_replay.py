@@ -1,7 +1,8 @@
 """A follower's rerun of a sent page replayed from another follower's (``replay_follows``,
 server/streamlit_patches/replay.py; the app's policy in ui/class_follow.py): through a real
 server, each follower of a send draws the page under its own name, answers in its own name, and
-its fragment and the teacher's reveal work as after a run of its own; the policy's key tells
+its fragment and the teacher's reveal work as after a run of its own, and the reveal's *Look
+again* is shared too, each tab showing the solution under its own name; the policy's key tells
 apart what a run would draw differently; a run that shows the student's id is never shared."""
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from server.class_store import ClassStore
 from server.follow import FollowBoard
 from server.streamlit_patches import replay
 from ui import class_follow
-from ui.class_session import APPLIED, CLASS, FOLLOW, KEY, MEMBER, REMOVALS_SEEN, RESTORED, SESSION
+from ui.class_session import (APPLIED, CLASS, FOLLOW, KEY, LESSON_DONE_COOKIE, LOOK, MEMBER, REMOVALS_SEEN, RESTORED,
+                              SESSION)
 
 TEACHER = "replay-teachers-key"
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -48,6 +50,8 @@ def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_a
 
     async def lesson(base: str) -> dict:
         tabs = [bench.Tab(base, 60, load_page=True) for _ in range(4)]
+        for tab in tabs[:2]:  # two browsers that kept the lesson's stops 1-3 done (app_pages/lesson.py's cookie)
+            tab.headers["Cookie"] = f"{LESSON_DONE_COOKIE}=1.2.3"
         try:
             for tab in tabs:
                 assert (await tab.do(("open", "exercises", f"class={code}")))[2] is None
@@ -66,6 +70,23 @@ def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_a
                         assert (await tab.do(("set", f"ex_which_{seed}", mechanism_choice(seed))))[2] is None
                         assert (await tab.do(("click", f"ex_check_which:{seed}", True)))[2] is None
                     out["answers"] = [a for a in store.summary(TEACHER, code) if a.exercise == f"which:{seed}"]
+            # nobody answered the step by hand: the reveal reruns every tab (its listener's Look again)
+            await asyncio.sleep(0.5)
+            before = _counts(base).get("replayed", 0)
+            await asyncio.to_thread(store.reveal, TEACHER, code, "step:4")
+            shown = await asyncio.gather(*(until_sent(tab, "exercises", time.perf_counter() + 60) for tab in tabs))
+            out["reveal"] = {"errors": [e for _, _, e in shown if e], "reran": [ms is not None for ms, _, _ in shown],
+                             "names": [NAMED.findall(tab.drawn.decode("utf-8", "replace")) for tab in tabs],
+                             "told": [b"The teacher revealed the answer." in tab.drawn for tab in tabs],
+                             "replayed": _counts(base).get("replayed", 0) - before}
+            # the lesson reads each browser's cookie of stops done: shared only between equal cookies
+            await asyncio.sleep(0.5)
+            before = _counts(base).get("replayed", 0)
+            await asyncio.to_thread(store.send, TEACHER, code, "lesson", {"stop": "4"})
+            sent = await asyncio.gather(*(until_sent(tab, "lesson", time.perf_counter() + 60) for tab in tabs))
+            out["lesson"] = {"errors": [e for _, _, e in sent if e],
+                             "done": [re.findall(rb"Stop 4 of \d+ \xc2\xb7 (\d+) done", tab.drawn) for tab in tabs],
+                             "replayed": _counts(base).get("replayed", 0) - before}
             return out
         finally:
             for tab in tabs:
@@ -77,12 +98,16 @@ def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_a
     finally:
         roster = {m.nickname for m in store.roster_of(TEACHER, code)}
         store.engine.dispose()
-    for page in ("which", "worked-example", "step"):
+    for page in ("which", "worked-example", "step", "reveal"):
         assert out[page]["errors"] == [], (page, out[page])
         assert out[page]["replayed"] >= 1, (page, out[page])  # one ran; the others were copies of it
         names = [found[-1] for found in out[page]["names"] if found]
         assert len(names) == 4 and len(set(names)) == 4 and set(names) == roster, (page, names, roster)
         assert all(len(set(found)) == 1 for found in out[page]["names"]), out[page]["names"]  # no one else's name
+    lesson = out["lesson"]
+    assert lesson["errors"] == [] and lesson["replayed"] >= 1, lesson
+    assert lesson["done"] == [[b"3"], [b"3"], [b"0"], [b"0"]], lesson  # each its own browser's
+    assert out["reveal"]["reran"] == [True] * 4 and out["reveal"]["told"] == [True] * 4, out["reveal"]
     answers = out["answers"]  # each tab's own pick, made in the fragment, answered in its own name
     assert len(answers) == 4 and len({a.session for a in answers}) == 4, answers
     assert {a.answer["label"] for a in answers} == {mechanism_choice(seed)} and len({a.correct for a in answers}) == 1
@@ -125,6 +150,16 @@ def test_the_key_is_what_a_followers_run_reads_and_none_where_it_reads_more(boar
     for left_out in ({**state, KEY: "a key"}, {**state, MEMBER: None}, {**state, RESTORED: False},
                      {**state, FOLLOW: False}):
         assert class_follow.replay_key("tab-1", link, left_out) is None, left_out
+    # Look again pressed on the page taken (a reveal): the whole state is the key, but the student's own
+    taken = {**state, APPLIED: ["exercises", {"ex": "which", "seed": "3"}], "ex_which_3": None}
+    look = class_follow.replay_key("tab-1", link, taken, LOOK)
+    assert look is not None and look != key
+    assert class_follow.replay_key("tab-2", link, {**taken, MEMBER: [code, "Another Student"], SESSION: "b" * 16},
+                                   LOOK) == look
+    assert class_follow.replay_key("tab-1", link, {**taken, "ex_which_3": "RNNsearch"}, LOOK) != look  # a pick drawn
+    assert class_follow.replay_key("tab-1", link, state, LOOK) is None  # not yet taken: the press opens the sent page
+    assert class_follow.replay_key("tab-1", link, taken, "ex_check_which:3") is None  # a press the page reads
+    assert class_follow.replay_key("tab-1", link, {**taken, "ex_hook": lambda: None}, LOOK) is None  # not comparable
     here.store.remove(TEACHER, code, here.store.roster_of(TEACHER, code)[0].nickname)
     here.changed(code)
     here.state(code)  # the board's next read: one removal in the class

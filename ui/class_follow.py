@@ -4,7 +4,9 @@ browser session, and the page's listener (``ui/follow_listener.js``) that waits 
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 from collections.abc import Callable
 from html import escape
 from pathlib import Path
@@ -203,17 +205,25 @@ def js_string(text: str) -> str:
 PERSONAL = (MEMBER, SESSION)  # the student's nickname and id: each tab keeps its own
 
 
-def replay_key(session: str, query_string: str, state: dict):
-    """What a follower's rerun of the teacher's page reads, when it may be shared with the other
-    followers': the link (a listener's opening of the sent page: ``sent`` and this tab's class),
-    the class's state on this process's follow board (its version moves with every send, reveal,
-    removal and close) and every kept session key but the student's own. None where the run
-    reads more than that: any rerun but the opening of the teacher's page, the teacher's tab,
-    one not yet on the roster, signed out or let in again, one that must ask the store whether
-    it was removed, one told to slow down, before the models are loaded, or while the board
-    holds no fresh state (asking the store is for a run)."""
+def replay_key(session: str, query_string: str, state: dict, pressed: str | None = None):
+    """What a follower's rerun reads, when it may be shared with the other followers': the class's
+    state on this process's follow board (its version moves with every send, reveal, removal and
+    close) and the link, with
+
+    - for a listener's opening of the sent page not yet taken (``sent`` and this tab's class in
+      the link), every kept session key but the student's own: that run drops every other key
+      before the page draws (``take_sent_link``);
+    - for a press of *Look again* (``pressed``; the listener's, at a reveal) on the page already
+      taken, the whole session state but the student's own keys: the page draws the student's
+      own values, and another tab shares the run only where it holds the same (the replay
+      patch adds the values of the page's widgets, as the client reports them).
+
+    None where the run reads more than that: any other rerun, the teacher's tab, one not yet on
+    the roster, signed out or let in again, one that must ask the store whether it was removed,
+    one told to slow down, before the models are loaded, or while the board holds no fresh state
+    (asking the store is for a run)."""
     code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string, keep_blank_values=True))
-    if not (params.get(SENT) and code and normalise_code(params.get("class")) == code and state.get(FOLLOW)):
+    if not (code and normalise_code(params.get("class")) == code and state.get(FOLLOW)):
         return None
     if not (isinstance(member, list) and len(member) == 2 and member[0] == code and member[1] and state.get(SESSION)):
         return None
@@ -226,13 +236,27 @@ def replay_key(session: str, query_string: str, state: dict):
         return None
     if board is None or not board.open or (board.removals and state.get(REMOVALS_SEEN) != [[code, board.removals], False]):
         return None
-    # only the opening of a sent page not yet taken, whose run drops every key but the kept ones
-    # before the page draws (take_sent_link); a rerun of a page already taken (a box typed in,
-    # a reveal) draws the student's own values
+    taken = board.page is not None and state.get(APPLIED) == [board.page, board.params]
+    if pressed is not None:
+        whole = _whole_state(state) if pressed == LOOK and taken else None
+        return None if whole is None else ("look", board.version, whole)
+    # only the opening of a sent page not yet taken; a rerun of a page already taken (a box
+    # typed in) draws the student's own values
     sent = {k: v for k, v in params.items() if k not in ("class", SENT)}
-    if board.page is None or state.get(APPLIED) == [board.page, board.params] or sent != board.params:
+    if not params.get(SENT) or board.page is None or taken or sent != board.params:
         return None
     return board.version, tuple(sorted((k, repr(v)) for k, v in state.items() if k.startswith(KEPT) and k not in PERSONAL))
+
+
+def _whole_state(state: dict) -> bytes | None:
+    """A digest of every session value but the student's own: equal for two tabs only where their
+    values are (pickled, never unpickled: a value that cannot be pickled shares nothing)."""
+    try:
+        values = pickle.dumps(sorted(((k, v) for k, v in state.items() if k not in PERSONAL), key=lambda kv: kv[0]),
+                              protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - any value pickle refuses: this run is the tab's own
+        return None
+    return hashlib.sha256(values).digest()
 
 
 def personal_words(state: dict) -> tuple[str, ...]:
@@ -244,4 +268,5 @@ def personal_words(state: dict) -> tuple[str, ...]:
 
 
 # a run that hit a limit (its "Try again" button) is the session's own, never shared
-replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again")))
+# *Look again*'s press reruns the page and is read nowhere (the listener clicks it at a reveal)
+replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again"), (LOOK,)))

@@ -52,12 +52,26 @@ MEMBER = "class_member"              # [class, nickname] once this tab is on the
 REFUSED = "class_join_refused"       # [class, reason] when the class did not take this tab
 CHARTS_READY = "class_charts_ready"  # the follow panel drew its chart warm-up (the browser loaded the chart library)
 REMOVALS_SEEN = "class_removals_seen"  # [[class, removals], removed?]: the last look at the class's removals
+LESSON_CHECK_COOKIE = "attn_lesson_check"  # the browser's cookies a page reads: the check's answers (ui/lesson_check.py)
+LESSON_DONE_COOKIE = "attn_lesson_done"    # and the lesson's stops done (app_pages/lesson.py)
+PAGE_COOKIES = "class_page_cookies"  # those cookies as this tab's socket brought them, read once a session
 
 
 def _cookie(name: str) -> str | None:
     """A cookie of the request that opened this browser tab (None outside a browser, as in AppTest)."""
     value = st.context.cookies.get(name)
     return value if isinstance(value, str) else None
+
+
+def page_cookie(name: str) -> str | None:
+    """A cookie a page reads (``LESSON_CHECK_COOKIE``, ``LESSON_DONE_COOKIE``), as the request that
+    opened this browser tab had it. All are read at once, on the session's first run (with the
+    teacher cookie), into a kept session key: what a follower's run reads of its browser is then
+    in the key of a shared run (ui/class_follow.replay_key), so a run is shared only between tabs
+    whose cookies are the same."""
+    if PAGE_COOKIES not in st.session_state:
+        st.session_state[PAGE_COOKIES] = {n: _cookie(n) for n in (LESSON_CHECK_COOKIE, LESSON_DONE_COOKIE)}
+    return st.session_state[PAGE_COOKIES].get(name)
 
 
 def session_id() -> str:
@@ -157,6 +171,7 @@ def teacher_key() -> str | None:
     teacher cookie of the class it is in (and only while in that class)."""
     if RESTORED not in st.session_state:
         st.session_state[RESTORED] = True
+        page_cookie(LESSON_CHECK_COOKIE)  # every cookie a page reads, before any run may be shared
         _restore_teacher()
     bound = st.session_state.get(TEACHER_OF)
     if bound and st.session_state.get(CLASS, bound) != bound:

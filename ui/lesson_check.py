@@ -25,7 +25,7 @@ from teaching.check import (Check, check_pair, CONCEPT, exercise_id, gains, HALV
                             LengthTables, slots, to_revisit)
 from teaching.lesson_questions import Question
 from server.class_store import class_store, StoreUnavailable
-from ui.class_session import joined_class, KEPT, record_answer, teacher_key
+from ui.class_session import joined_class, KEPT, LESSON_CHECK_COOKIE, page_cookie, record_answer, teacher_key
 from ui.lesson_stops import bleu_table, BLEU_CSV, LESSON_MODEL
 from ui.teaching_pages import cached_greedy, cached_values
 from ui.zoo_cache import checkpoints_root, shared_result
@@ -52,7 +52,7 @@ def check_seed() -> int:
     if code:
         return zlib.crc32(code.encode())
     if SEED not in st.session_state:
-        kept = str(st.context.cookies.get(COOKIE) or "").split(".")[0]
+        kept = str(page_cookie(COOKIE) or "").split(".")[0]
         st.session_state[SEED] = int(kept) if kept.isdigit() and len(kept) <= 10 else secrets.randbelow(10 ** 6)
     return st.session_state[SEED]
 
@@ -87,7 +87,7 @@ def _length_tables(path: str, modified: float) -> LengthTables | None:
 
 # "SEED.BEFORE.AFTER", each half its items' right (1) and wrong (0) in slot order, after a "p" when
 # it was practice (taken in a class before the teacher opened it)
-COOKIE = "attn_lesson_check"
+COOKIE = LESSON_CHECK_COOKIE
 
 
 def taken() -> dict:
@@ -96,7 +96,7 @@ def taken() -> dict:
     if TAKEN not in st.session_state:
         st.session_state[TAKEN] = {}
         st.session_state[PRACTISED] = set()
-        seed, *halves = str(st.context.cookies.get(COOKIE) or "").split(".") + ["", ""]
+        seed, *halves = str(page_cookie(COOKIE) or "").split(".") + ["", ""]
         names = [f"{c}-{k}" for c, k in slots(bleu())]
         if seed == str(check_seed()):
             for half, bits in zip(HALVES, halves):

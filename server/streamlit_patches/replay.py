@@ -10,10 +10,11 @@ this module records one real run per key and answers the others from it:
 
 - **what may be shared** is the policy's: its key names everything the run reads of the
   session (the opening of a sent page, whose run keeps only the class's session keys; the
-  class's state on the follow board; the link) and is ``None`` for any other rerun. A rerun
-  whose client reports a pressed button, or a widget with a callback, is never replayed (a
-  callback would have run); nor is one of a session with a run under way, or one that asks for
-  a fragment;
+  class's state on the follow board; the link; for a press of one of the policy's ``harmless``
+  buttons, the session's whole state and the client's widget values too) and is ``None`` for
+  any other rerun. A rerun whose client reports another pressed button, or a widget with a
+  callback, is never replayed (a callback would have run); nor is one of a session with a run
+  under way, or one that asks for a fragment;
 - **the recording** is a real run of the first follower, every message sent in full (the others
   of its burst wait for it, on the event loop, and are replayed when it ends). It is kept only when it was one complete,
   successful run that drew only elements of :data:`SHAREABLE` kinds, started no fragment timer
@@ -49,20 +50,23 @@ RECORDS_KEPT = 64  # records a process keeps at once (each a page's messages, te
 # registers a file, a data frame's lazy source or a component with the session
 SHAREABLE = frozenset({"markdown", "heading", "html", "alert", "empty", "plotly_chart", "button",
                        "button_group", "number_input", "radio", "selectbox", "slider", "text_input", "text_area",
-                       "checkbox", "progress", "code"})
+                       "checkbox", "progress", "code", "page_link"})
 
 
 @dataclass(frozen=True)
 class Policy:
-    """What the app shares. ``key(session_id, query_string, state)``: the rerun's key from its
-    link's query and the session's state (user key -> value) before the run, or None when it is
-    not to be shared; ``personal_keys``: session keys that stay each session's own;
-    ``personal_words(state)``: the session's own words, the first of which (its nickname) is put
-    in for each replay; ``refused_words``: words (a widget's key) of a run that may not be shared."""
-    key: Callable[[str, str, dict], Hashable | None]
+    """What the app shares. ``key(session_id, query_string, state, pressed)``: the rerun's key from
+    its link's query, the session's state (user key -> value) before the run and the key of the
+    ``harmless`` button pressed (None: no press), or None when it is not to be shared;
+    ``personal_keys``: session keys that stay each session's own; ``personal_words(state)``: the
+    session's own words, the first of which (its nickname) is put in for each replay;
+    ``refused_words``: words (a widget's key) of a run that may not be shared; ``harmless``: the
+    keys of buttons with no callback whose press the page reads nowhere (a rerun's trigger)."""
+    key: Callable[[str, str, dict, str | None], Hashable | None]
     personal_keys: tuple[str, ...]
     personal_words: Callable[[dict], tuple[str, ...]]
     refused_words: tuple[str, ...] = ()
+    harmless: tuple[str, ...] = ()
 
 
 _POLICY: list[Policy] = []
@@ -100,21 +104,31 @@ def _state_of(session) -> dict:
     return session._session_state.filtered_state
 
 
-def _may_share(session, client_state) -> bool:
-    """A full rerun, no run under way, no press and no callback in what the client reports."""
+_TRIGGERS = ("trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value")
+
+
+def _may_share(session, client_state, policy: Policy) -> tuple[bool, str | None]:
+    """A full rerun, no run under way, no callback in what the client reports and no press but of
+    one of the policy's harmless buttons: (may it be shared, the key of the button pressed)."""
     from streamlit.runtime.app_session import AppSessionState
+    from streamlit.runtime.state.common import user_key_from_element_id
     if client_state is None or client_state.fragment_id or session._scriptrunner is not None:
-        return False
+        return False, None
     if session._state != AppSessionState.APP_NOT_RUNNING:
-        return False
+        return False, None
     metadata = session._session_state._new_widget_state.widget_metadata
+    pressed = None
     for widget in client_state.widget_states.widgets:
-        kind = widget.WhichOneof("value")
-        if kind in ("trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value"):
-            return False
         if getattr(metadata.get(widget.id), "callback", None) is not None:
-            return False
-    return True
+            return False, None
+        kind = widget.WhichOneof("value")
+        if kind not in _TRIGGERS:
+            continue
+        harmless = kind == "trigger_value" and user_key_from_element_id(widget.id) in policy.harmless
+        if not harmless or pressed is not None:
+            return False, None
+        pressed = user_key_from_element_id(widget.id)
+    return True, pressed
 
 
 def _context(session, client_state):
@@ -124,12 +138,15 @@ def _context(session, client_state):
 
 
 def _key(session, client_state, policy: Policy) -> Hashable | None:
-    app_key = policy.key(session.id, client_state.query_string, _state_of(session))
+    """The rerun's key (None: not shared): the policy's, with the client's page, link and
+    context, and for a press the values of the page's widgets as the client reports them."""
+    shared, pressed = _may_share(session, client_state, policy)
+    app_key = policy.key(session.id, client_state.query_string, _state_of(session), pressed) if shared else None
     if app_key is None:
         return None
     return (client_state.page_script_hash, client_state.page_name, client_state.query_string,
             client_state.is_history_navigation, _context(session, client_state).SerializeToString(deterministic=True),
-            app_key)
+            client_state.widget_states.SerializeToString(deterministic=True) if pressed else None, app_key)
 
 
 def replaying_rerun(streamlits_request):
@@ -144,9 +161,7 @@ def replaying_rerun(streamlits_request):
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the event loop (the server's own request): as Streamlit does
             return streamlits_request(self, client_state)
-        if policy is None or not _may_share(self, client_state):
-            return streamlits_request(self, client_state)
-        key = _key(self, client_state, policy)
+        key = _key(self, client_state, policy) if policy is not None else None
         if key is None:
             return streamlits_request(self, client_state)
         with _LOCK:
@@ -231,8 +246,7 @@ def _release(recording: dict, record: _Record | None = None) -> None:
     for session, requests, client_state in waiting:
         if getattr(session, "_attn_requests", 0) != requests:
             continue  # the tab asked for something newer meanwhile: that stands
-        if record is not None and policy is not None and _may_share(session, client_state) \
-                and _key(session, client_state, policy) == recording["key"] \
+        if record is not None and policy is not None and _key(session, client_state, policy) == recording["key"] \
                 and _replay(session, record, policy, client_state):
             continue
         _STREAMLITS["request"](session, client_state)
