@@ -283,3 +283,28 @@ def test_script_runs_asked_for_on_the_event_loop_are_started_by_the_starter_thre
     alone = Runner(5)
     ScriptRunner.start(alone)  # no event loop: Streamlit's own start, here
     assert alone.done.wait(10) and starters[-1] == (threading.current_thread().name, 5)
+
+
+def test_the_servers_listening_socket_hands_out_connections_that_send_at_once(applied):
+    """Streamlit's Starlette server binds its socket without naming TCP, so asyncio left Nagle's
+    algorithm on for every connection it accepted: a run's later messages waited for the browser's
+    delayed ACK (bench/exercise_cost.py: 40 ms more per page switch). ``no_delay`` sets TCP_NODELAY
+    on the process's listening sockets, which the accepted ones inherit; undone, they are as
+    Streamlit's were."""
+    import socket
+
+    def accepted(listener) -> int:
+        with socket.create_connection(listener.getsockname()) as _:
+            conn, _ = listener.accept()
+            with conn:
+                return conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+    with socket.socket(family=socket.AF_INET) as listener:  # as Streamlit's _bind_socket makes it
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        assert accepted(listener) == 0
+        assert applied("no_delay")
+        assert accepted(listener) == 1
+        from server.streamlit_patches.patches import BY_NAME
+        BY_NAME["no_delay"].undo()
+        assert accepted(listener) == 0

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from server.streamlit_patches import replay
+from server.streamlit_patches import no_delay, replay
 from server.streamlit_patches.fingerprints import resolve, WRITTEN_FOR
 from server.streamlit_patches.reads import forget_choices, script_run_ctx
 
@@ -411,6 +411,8 @@ PATCHES: tuple[Patch, ...] = (
           WHY + "stop_config_polling", _CONFIG_POLLING.apply, _CONFIG_POLLING.undo, lambda: bool(_CONFIG_POLLING.stopped)),
     Patch("page_once", {"streamlit.navigation.page:StreamlitPage.__init__": "bbf241635f644678"}, WHY + "page_once",
           _PAGE_ONCE.apply, _PAGE_ONCE.undo, lambda: _PAGE_ONCE.used),
+    Patch("no_delay", {"streamlit.web.server.starlette.starlette_server:_bind_socket": "1ef84ad793634a3a"},
+          WHY + "no_delay", no_delay.LISTENERS.apply, no_delay.LISTENERS.undo, lambda: bool(no_delay.LISTENERS.set)),
     _swapping("theme_once", _Swap(f"{_AS}:_populate_theme_msg", _theme_once, "844b9eb40d0f7d97")),
     _swapping("guard_clear_cache", _Swap(f"{_AS}:AppSession._handle_clear_cache_request", _clear_own_state,
                                          "06374e0ae3505882", replaces=True)),
