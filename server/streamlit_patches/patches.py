@@ -428,6 +428,8 @@ PATCHES: tuple[Patch, ...] = (
                          f"{_SR}:ScriptRunner._on_script_finished": "fe736c2698dd2c98",
                          f"{_SS}:SessionState.on_script_finished": "1fad1f3aca517499",
                          f"{_SS}:KeyIdMapper": "265dac217e451752",
+                         # a pressed button's key, read from its element id (a harmless press is shared)
+                         "streamlit.runtime.state.common:user_key_from_element_id": "a2dcf55a565d90dc",
                          "streamlit.runtime.fragment:MemoryFragmentStorage.__init__": "4bcfaed342e60ff0",
                          "streamlit.runtime.fragment:_fragment": "40a2d1a20a6b5049",  # what a fragment holds
                          "streamlit.runtime.pages_manager:PagesManager.set_current_page_script_hash": "caa4c5cfcbacf3cd"},
