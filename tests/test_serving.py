@@ -308,3 +308,21 @@ def test_the_servers_listening_socket_hands_out_connections_that_send_at_once(ap
         from server.streamlit_patches.patches import BY_NAME
         BY_NAME["no_delay"].undo()
         assert accepted(listener) == 0
+
+
+def test_looking_for_the_listening_sockets_leaves_no_descriptor_open():
+    """``no_delay`` looks at every open descriptor of the process: one it duplicated and left open
+    would keep a pipe's end open, and a reader of that pipe (a test's subprocess) would never see
+    its end."""
+    import os
+    from server.streamlit_patches.no_delay import LISTENERS
+    read_end, write_end = os.pipe()
+    try:
+        before = sorted(os.listdir("/dev/fd"))
+        for _ in range(3):
+            LISTENERS.apply()
+            LISTENERS.undo()
+        assert sorted(os.listdir("/dev/fd")) == before
+    finally:
+        os.close(read_end)
+        os.close(write_end)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 
 
 class _NoDelay:
@@ -23,9 +24,16 @@ class _NoDelay:
     @staticmethod
     def _listeners():
         for name in os.listdir("/dev/fd"):
-            try:
-                sock = socket.socket(fileno=os.dup(int(name)))  # its own descriptor: closing it leaves the server's
+            try:  # sockets only: a descriptor duplicated and left open would hold a pipe's end open
+                if not stat.S_ISSOCK(os.fstat(int(name)).st_mode):
+                    continue
+                fd = os.dup(int(name))
             except (OSError, ValueError):
+                continue
+            try:
+                sock = socket.socket(fileno=fd)  # its own descriptor: closing it leaves the server's
+            except OSError:
+                os.close(fd)
                 continue
             with sock:
                 try:
