@@ -77,6 +77,8 @@ class Tab:
         self.shown_ids: dict[str, str] = {}
         self.headers: dict[str, str] = {}  # more request headers (a test's X-Forwarded-For, a teacher cookie)
         self.ssl = None  # an ssl.SSLContext for an https:// base (wss://)
+        self.downloads: dict[str, str] = {}  # a download button's label -> the file id its click asks for
+        self.session_id = ""  # Streamlit's id of the tab's session, as its runs name it
 
     async def do(self, action: tuple) -> tuple[float, str | None, str | None]:
         """Perform one action; (milliseconds, page digest, error or None)."""
@@ -166,6 +168,7 @@ class Tab:
             kind = msg.WhichOneof("type")
             if kind == "new_session":  # a run starts: the page is drawn afresh
                 self.page = msg.new_session.page_script_hash
+                self.session_id = msg.new_session.initialize.session_id or self.session_id
                 shown.clear()
                 raw.clear()
                 ids.clear()
@@ -177,6 +180,9 @@ class Tab:
             elif kind == "page_info_changed":  # the app rewrote the URL (st.query_params)
                 self.query = msg.page_info_changed.query_string
             elif kind == "delta":
+                if msg.delta.new_element.WhichOneof("type") == "download_button":  # its id, before draw() drops it
+                    button = msg.delta.new_element.download_button
+                    self.downloads[button.label] = button.deferred_file_id
                 error = draw(msg, shown, ids, fragments, raw, values) or error
             elif kind == "auto_rerun":  # the browser's timer for a run_every fragment (a refused tab's panel)
                 self.timer = (msg.auto_rerun.interval, msg.auto_rerun.fragment_id)
@@ -211,6 +217,25 @@ class Tab:
             self.listen = listening[-1].decode().replace("&amp;", "&") if listening else None
             self.signature = signed[-1].decode() if signed else None
         return page.hexdigest()[:16], error
+
+    async def download(self, label: str) -> bytes:
+        """What a click on the download button ``label`` gives, as the front end asks for a file made
+        when clicked: the server runs its callable and answers the file's address, then a GET."""
+        msg = BackMsg()
+        msg.backend_operation_request.request_id = request_id = f"download-{label}"
+        msg.backend_operation_request.session_id = self.session_id
+        msg.backend_operation_request.deferred_file.file_id = self.downloads[label]
+        await self.ws.send(msg.SerializeToString())
+        while True:
+            answer = ForwardMsg.FromString(await asyncio.wait_for(self.ws.recv(), self.timeout))
+            if answer.WhichOneof("type") == "backend_operation_response" \
+                    and answer.backend_operation_response.request_id == request_id:
+                break
+        url = answer.backend_operation_response.deferred_file.url
+        if not url:
+            raise RuntimeError(f"no file for {label!r}: {answer.backend_operation_response.error_msg}")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        return await asyncio.to_thread(lambda: opener.open(self.base + url, timeout=self.timeout).read())
 
     def fetch_cookie(self, path: str) -> None:
         """GET the page's HTML through the proxy, keeping the replica cookie it sets (or the one

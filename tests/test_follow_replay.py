@@ -1,9 +1,10 @@
-"""A follower's rerun of a sent page replayed from another follower's (``replay_follows``,
-server/streamlit_patches/replay.py; the app's policy in ui/class_follow.py): through a real
-server, each follower of a send draws the page under its own name, answers in its own name, and
-its fragment and the teacher's reveal work as after a run of its own, and the reveal's *Look
-again* is shared too, each tab showing the solution under its own name; the policy's key tells
-apart what a run would draw differently; a run that shows the student's id is never shared."""
+"""A rerun replayed from another tab's (``replay_follows``, server/streamlit_patches/replay.py; the
+app's policy in ui/class_follow.py): through a real server, each follower of a send draws the page
+under its own name, answers in its own name, and its fragment and the teacher's reveal work as
+after a run of its own, and the reveal's *Look again* is shared too, each tab showing the solution
+under its own name; visitors of one link outside a class share runs, each with downloads of its
+own; the policy's key tells apart what a run would draw differently; a run that shows the
+student's id is never shared."""
 from __future__ import annotations
 
 import asyncio
@@ -18,6 +19,7 @@ from server.class_store import ClassStore
 from server.follow import FollowBoard
 from server.streamlit_patches import replay
 from ui import class_follow
+from ui.class_follow import LINK_PAGES
 from ui.class_session import (APPLIED, CLASS, FOLLOW, KEY, LESSON_DONE_COOKIE, LOOK, MEMBER, REMOVALS_SEEN, RESTORED,
                               SESSION)
 
@@ -194,3 +196,96 @@ def test_a_run_is_shared_only_with_the_students_name_in_one_text_and_their_id_in
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     kept_by_one_browser = ForwardMsg(ref_hash="a1b2c3")  # a message sent as a reference to one a browser keeps
     assert not replay.scan(_run("as **Clever Panda**") + [kept_by_one_browser], words, refused)[0]
+
+
+def test_a_link_pages_rerun_outside_a_class_is_keyed_by_every_value_but_the_students_own(monkeypatch):
+    """A visitor's rerun of Translate, Compare, Step through or Beam search outside a class: one
+    key for every tab holding the same values (the replay patch adds the link, the browser's
+    context and the widgets' values), whoever the student, and for a first run the same cookies
+    but the student's; none for another page, a press, an open Class panel, a class or a teacher."""
+    monkeypatch.setattr(class_follow.models_loaded, "is_set", lambda: True)
+    state = {RESTORED: True, "class_panel": False, CLASS: "", SESSION: "a" * 16, "translate_text": "1 2 3"}
+    key = class_follow.replay_key("tab-1", "text=1+2+3", state, page="")
+    assert key is not None and class_follow.reads_widgets(key)
+    assert class_follow.replay_key("tab-2", "text=1+2+3", {**state, SESSION: "b" * 16}, page="") == key
+    assert class_follow.replay_key("tab-1", "text=1+2+3", {**state, "translate_text": "3 2 1"}, page="") != key
+    for page in LINK_PAGES:
+        assert class_follow.replay_key("tab-1", "", state, page=page) is not None, page
+    for page in ("attribution", "exercises", "classroom", None):  # a page that reads more, or one not named
+        assert class_follow.replay_key("tab-1", "", state, page=page) is None, page
+    for left_out in ({**state, RESTORED: False}, {**state, "class_panel": True}, {**state, CLASS: "ABC123"},
+                     {**state, KEY: "a key"}, {**state, "a hook": lambda: None}):
+        assert class_follow.replay_key("tab-1", "text=1+2+3", left_out, page="") is None, left_out
+    assert class_follow.replay_key("tab-1", "text=1+2+3&class=ABC123", state, page="") is None  # a class's link
+    assert class_follow.replay_key("tab-1", "text=1+2+3", state, "translate_csv", page="") is None  # a press
+    # a session's first run (no values yet) reads the browser's cookies too: all but the student's id
+    first = class_follow.replay_key("tab-1", "text=1+2+3", {}, page="", cookies=lambda: {"attn_student": "one"})
+    assert first is not None and first != key
+    assert class_follow.replay_key("tab-2", "text=1+2+3", {}, page="", cookies=lambda: {"attn_student": "two"}) == first
+    assert class_follow.replay_key("tab-2", "text=1+2+3", {}, page="",
+                                   cookies=lambda: {LESSON_DONE_COOKIE: "1.2"}) not in (None, first)
+    assert class_follow.replay_key("tab-2", "text=1+2+3", {}, page="", cookies=lambda: {"attn_teacher": "t"}) is None
+    assert class_follow.replay_key("tab-2", "text=1+2+3", {}, page="") is None  # cookies not known: not shared
+    monkeypatch.setattr(class_follow, "paced_lately", lambda session: session == "tab-1")
+    assert class_follow.replay_key("tab-1", "text=1+2+3", state, page="") is None  # told to slow down
+
+
+def _element(kind: str):
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    msg = ForwardMsg()
+    getattr(msg.delta.new_element, kind).SetInParent()
+    return msg
+
+
+def test_a_download_is_shared_only_when_made_on_click_and_a_table_only_with_its_rows():
+    made_on_click, kept, lazy, table = (_element(k) for k in ("download_button", "download_button", "dataframe",
+                                                              "dataframe"))
+    made_on_click.delta.new_element.download_button.deferred_file_id = "f" * 32
+    kept.delta.new_element.download_button.url = "/media/abc.csv"  # a file kept for one session
+    lazy.delta.new_element.dataframe.lazy_data.source_id = "s1"  # rows fetched from one session's source
+    assert replay.scan(_run("a page") + [made_on_click, table], (), ())[0]
+    assert not replay.scan(_run("a page") + [kept], (), ())[0]
+    assert not replay.scan(_run("a page") + [lazy], (), ())[0]
+
+
+@pytest.mark.server
+def test_tabs_on_one_link_share_a_run_and_each_downloads_its_own_file(tiny_zoo, tmp_path):
+    """Three visitors of one link change its sentence: the second to the first's sentence is
+    replayed from the first's run and draws the same page; the third, another sentence, runs its
+    own. The replayed tab's download button gives the file the first tab's gives, under a file
+    id of its own, and still does after the first tab has moved on (its own files let go)."""
+    from helpers.lecture import load_bench
+    bench = load_bench()
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": f"sqlite:///{tmp_path / 'c.sqlite3'}",
+           "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
+    csv = "Download attention matrix (CSV)"
+
+    async def visit(base: str) -> dict:
+        tabs = [bench.Tab(base, 60, load_page=True) for _ in range(3)]
+        try:
+            for tab in tabs:
+                assert (await tab.do(("open", "", "text=1+2+3+4&model=rnnsearch")))[2] is None
+            out = {"replayed": []}
+            for tab, text in zip(tabs, ("4 4 1 2 3", "4 4 1 2 3", "2 2 2 1")):
+                before = _counts(base).get("replayed", 0)
+                _, digest, error = await tab.do(("set", "translate_text", text))
+                assert error is None
+                out["replayed"].append(_counts(base).get("replayed", 0) - before)
+                out.setdefault("digests", []).append(digest)
+            out["ids"] = [tab.downloads[csv] for tab in tabs]
+            out["files"] = [await tab.download(csv) for tab in tabs]
+            assert (await tabs[0].do(("goto", "compare", "text=1+2")))[2] is None  # the first tab's files let go
+            out["after"] = await tabs[1].download(csv)
+            return out
+        finally:
+            for tab in tabs:
+                await tab.close()
+
+    with bench.server(None, env=env) as target:
+        out = asyncio.run(visit(target.base))
+    assert out["replayed"] == [0, 1, 0], out["replayed"]
+    digests = out["digests"]
+    assert digests[0] == digests[1] != digests[2]
+    assert len(set(out["ids"])) == 3  # each tab's button asks for a file of its own session
+    first, second, third = out["files"]
+    assert first and first == second == out["after"] and third != first

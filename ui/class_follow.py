@@ -20,9 +20,9 @@ from server.limits import paced_lately
 from server.loading import models_loaded, warm_up
 from server.streamlit_patches import replay
 from ui.figures import Html
-from ui.class_session import (APPLIED, CHARTS_READY, CLASS, FOLLOW, FOLLOW_SAFETY_S, JOINED_AGAIN, KEPT, KEY, LOOK,
-                              MEMBER, nickname, OPENED, REFUSED, REMOVALS_SEEN, RESTORED, reveal_shown, REVEALED,
-                              SESSION, session_id, SIGNED_OUT, TEACHER_OF)
+from ui.class_session import (APPLIED, CHARTS_READY, CLASS, first_run_cookies, FOLLOW, FOLLOW_SAFETY_S, JOINED_AGAIN,
+                              KEPT, KEY, LOOK, MEMBER, nickname, OPENED, PANEL, REFUSED, REMOVALS_SEEN, RESTORED,
+                              reveal_shown, REVEALED, SESSION, session_id, SIGNED_OUT, TEACHER_OF)
 
 
 def link_params() -> dict:
@@ -205,10 +205,25 @@ def js_string(text: str) -> str:
 PERSONAL = (MEMBER, SESSION)  # the student's nickname and id: each tab keeps its own
 
 
-def replay_key(session: str, query_string: str, state: dict, pressed: str | None = None):
-    """What a follower's rerun reads, when it may be shared with the other followers': the class's
-    state on this process's follow board (its version moves with every send, reveal, removal and
-    close) and the link, with
+# pages whose run reads nothing of a visitor outside a class but their session's values, the
+# link, the browser's context and widgets, and the process's shared caches (decodings, figures):
+# a class's start opens one link, and each student's reruns of it may share one run
+LINK_PAGES = ("", "compare", "step-through", "beam-tree")
+
+
+def replay_key(session: str, query_string: str, state: dict, pressed: str | None = None, page: str | None = None,
+               cookies: Callable[[], dict] | None = None):
+    """What a rerun reads, when it may be shared with other tabs' (``server/streamlit_patches/replay.py``).
+
+    Outside a class, a rerun of one of ``LINK_PAGES`` (``page``) reads the session's values, the
+    link and the page's widgets: its key is a digest of every value but the student's own
+    (``_whole_state``), and the replay patch adds the link, the browser's context and the
+    widgets' values. A session's first run reads the browser's cookies too (``cookies``), those
+    ``ui.class_session.first_run_cookies`` names. Not a press, a tab with the Class panel open
+    (its sign-in limits read the clock), or one told to slow down.
+
+    A follower's rerun reads the class's state on this process's follow board (its version
+    moves with every send, reveal, removal and close) and the link, with
 
     - for a listener's opening of the sent page not yet taken (``sent`` and this tab's class in
       the link), every kept session key but the student's own: that run drops every other key
@@ -223,6 +238,8 @@ def replay_key(session: str, query_string: str, state: dict, pressed: str | None
     one told to slow down, before the models are loaded, or while the board holds no fresh state
     (asking the store is for a run)."""
     code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string, keep_blank_values=True))
+    if not code and pressed is None and page in LINK_PAGES and "class" not in params:
+        return _link_page_key(session, state, cookies)
     if not (code and normalise_code(params.get("class")) == code and state.get(FOLLOW)):
         return None
     if not (isinstance(member, list) and len(member) == 2 and member[0] == code and member[1] and state.get(SESSION)):
@@ -248,6 +265,25 @@ def replay_key(session: str, query_string: str, state: dict, pressed: str | None
     return board.version, tuple(sorted((k, repr(v)) for k, v in state.items() if k.startswith(KEPT) and k not in PERSONAL))
 
 
+def _link_page_key(session: str, state: dict, cookies: Callable[[], dict] | None):
+    """A visitor's rerun of a link page outside a class (``replay_key``), or None."""
+    if paced_lately(session) or not models_loaded.is_set() or warm_up.pending:
+        return None
+    if not state:  # the session's first run
+        read = first_run_cookies(cookies()) if cookies is not None else None
+        return None if read is None else ("first", read)
+    if (not state.get(RESTORED) or state.get(PANEL) or state.get(CLASS) or state.get(MEMBER)
+            or any(k in state for k in (KEY, TEACHER_OF, SIGNED_OUT, JOINED_AGAIN, REFUSED))):
+        return None
+    whole = _whole_state(state)
+    return None if whole is None else ("page", whole)
+
+
+def reads_widgets(key) -> bool:
+    """A link page's rerun and a press of *Look again* read the page's widgets; a sent page's opening does not."""
+    return isinstance(key, tuple) and key[:1] in (("page",), ("first",), ("look",))
+
+
 def _whole_state(state: dict) -> bytes | None:
     """A digest of every session value but the student's own: equal for two tabs only where their
     values are (pickled, never unpickled: a value that cannot be pickled shares nothing)."""
@@ -269,4 +305,5 @@ def personal_words(state: dict) -> tuple[str, ...]:
 
 # a run that hit a limit (its "Try again" button) is the session's own, never shared
 # *Look again*'s press reruns the page and is read nowhere (the listener clicks it at a reveal)
-replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again"), (LOOK,)))
+replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again"), (LOOK,),
+                                reads_widgets))

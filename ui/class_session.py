@@ -63,6 +63,15 @@ def _cookie(name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def first_run_cookies(cookies: dict) -> tuple | None:
+    """What a session's first run reads of its browser's cookies, but the student's id (kept in
+    their own ``SESSION``, read on demand): the cookies pages read (``page_cookie``); None where it
+    reads more, a teacher cookie (``_restore_teacher``)."""
+    if cookies.get(identity.TEACHER_COOKIE):
+        return None
+    return tuple((name, cookies.get(name)) for name in (LESSON_CHECK_COOKIE, LESSON_DONE_COOKIE))
+
+
 def page_cookie(name: str) -> str | None:
     """A cookie a page reads (``LESSON_CHECK_COOKIE``, ``LESSON_DONE_COOKIE``), as the request that
     opened this browser tab had it. All are read at once, on the session's first run (with the

@@ -432,7 +432,17 @@ PATCHES: tuple[Patch, ...] = (
                          "streamlit.runtime.state.common:user_key_from_element_id": "a2dcf55a565d90dc",
                          "streamlit.runtime.fragment:MemoryFragmentStorage.__init__": "4bcfaed342e60ff0",
                          "streamlit.runtime.fragment:_fragment": "40a2d1a20a6b5049",  # what a fragment holds
-                         "streamlit.runtime.pages_manager:PagesManager.set_current_page_script_hash": "caa4c5cfcbacf3cd"},
+                         "streamlit.runtime.pages_manager:PagesManager.set_current_page_script_hash": "caa4c5cfcbacf3cd",
+                         # a first run's pages, the page a rerun asks for, a callback's test, the socket's cookies
+                         "streamlit.runtime.pages_manager:PagesManager._set_pages": "0e69f28501d5f77d",
+                         "streamlit.runtime.pages_manager:PagesManager.get_pages": "74d1a8929f6ea1dc",
+                         f"{_SS}:SessionState._widget_changed": "d672cf1ffbc741e1",
+                         "streamlit.runtime.state.common:unpack_widget_state_value": "b3f399b3245488ec",
+                         f"{_RT}:Runtime.get_client": "c21090532e2628ef",
+                         # a download made when clicked, registered again for each replayed session
+                         "streamlit.elements.widgets.button:marshall_file": "4fac6404e9b10422",
+                         "streamlit.runtime.media_file_manager:MediaFileManager.add_deferred": "0f9593a171ca07cf",
+                         "streamlit.runtime.media_file_manager:MediaFileManager.clear_session_refs": "e5145ae976775739"},
               counts=lambda: dict(replay.COUNTS)),
     _swapping("pace_reruns", _Swap(f"{_AS}:AppSession.request_rerun", _paced, "4cb6506c80c5701a"),
               relies_on={_COALESCE: "b2f3775c99ff1694"}),  # a held request's presses kept (_with_presses_of)

@@ -1,31 +1,36 @@
-"""``replay_follows``: a follower's rerun of a sent page answered with the messages and the state
-of the same rerun by another follower of the same class, with no script run.
+"""``replay_follows``: a rerun answered with the messages and the state of the same rerun by
+another tab, with no script run: a follower's rerun of a sent page, and a visitor's rerun of a
+link the class opened together.
 
 When the teacher sends a page, every following tab reruns it at the same moment, and the
 reruns differ only in what is the student's own: the follow line's nickname (and the ids that
 Streamlit gives each run and session). A run costs a follower's server about 7 ms of CPU, a
-burst of thirty 0.2 s; with copies, a burst costs about 2 ms a follower. The app says which
-reruns may be shared and what in them is personal (:class:`Policy`, ``ui/class_follow.py``);
-this module records one real run per key and answers the others from it:
+burst of thirty 0.2 s; with copies, a burst costs about 2 ms a follower. So do a class's first
+pages: thirty tabs open the link the teacher gave, change its sentence the same way, open the
+next page. The app says which reruns may be shared and what in them is personal
+(:class:`Policy`, ``ui/class_follow.py``); this module records one real run per key and answers
+the others from it:
 
 - **what may be shared** is the policy's: its key names everything the run reads of the
   session (the opening of a sent page, whose run keeps only the class's session keys; the
-  class's state on the follow board; the link; for a press of one of the policy's ``harmless``
-  buttons, the session's whole state and the client's widget values too) and is ``None`` for
-  any other rerun. A rerun whose client reports another pressed button, or a widget with a
-  callback, is never replayed (a callback would have run); nor is one of a session with a run
-  under way, or one that asks for a fragment;
-- **the recording** is a real run of the first follower, every message sent in full (the others
+  class's state on the follow board; the link; the page; for a link page or a press of one of
+  the policy's ``harmless`` buttons, the session's whole state and the client's widget values
+  too; for a first run, the cookies it reads) and is ``None`` for any other rerun. A rerun
+  whose client reports another pressed button, or a changed value of a widget with a callback,
+  is never replayed (a callback would have run); nor is one of a session with a run under way,
+  or one that asks for a fragment;
+- **the recording** is a real run of the first tab, every message sent in full (the others
   of its burst wait for it, on the event loop, and are replayed when it ends). It is kept only when it was one complete,
   successful run that drew only elements of :data:`SHAREABLE` kinds, started no fragment timer
   and left no fragment writing outside its container, and holds none of the student's own words
-  (the policy's ``personal_words``) but the first, the nickname, in exactly one text element,
-  whose words are put in for each replayed follower; a refused key runs as Streamlit runs it
-  for ``MAX_AGE_S``;
-- **a replay** puts the recorded run's session state in the follower's session (the policy's
+  (the policy's ``personal_words``, before and after the run) but the first, the nickname, in
+  exactly one text element, whose words are put in for each replayed follower; a refused key
+  runs as Streamlit runs it for ``MAX_AGE_S``;
+- **a replay** puts the recorded run's session state in the tab's session (the policy's
   personal keys kept as they were) and its fragments (shared: each copies what it holds at each
-  rerun), sets its page and client state as the run would, and enqueues copies of the messages
-  with the follower's session id, a new run id, and its own nickname. Records live
+  rerun), sets its pages, page and client state as the run would, registers the run's
+  downloads (made when clicked) for the session, and enqueues copies of the messages with the
+  tab's session id, a new run id, its own file ids and its own nickname. Records live
   ``MAX_AGE_S`` and at most ``RECORDS_KEPT`` at once.
 
 Everything here runs on the server's event loop thread (``request_rerun`` and the script
@@ -45,12 +50,13 @@ from dataclasses import dataclass
 
 MAX_AGE_S = 60.0   # a record answers reruns for this long: a send's burst, not the rest of the lesson
 WAIT_S = 10.0      # a recording not ended by then (its session gone before its run): those waiting run
-RECORDS_KEPT = 64  # records a process keeps at once (each a page's messages, tens of kB)
-# the elements a shareable run may draw: text, equations, figures and plain widgets; nothing that
-# registers a file, a data frame's lazy source or a component with the session
+RECORDS_KEPT = 256  # records a process keeps at once (each a page's messages, tens of kB: a class's first minute of pages)
+# the elements a shareable run may draw: text, equations, figures, tables and plain widgets; nothing
+# that registers a file, a data frame's lazy source or a component with the session, but a download
+# made when clicked (its callable is registered again for each replayed session)
 SHAREABLE = frozenset({"markdown", "heading", "html", "alert", "empty", "plotly_chart", "button",
                        "button_group", "number_input", "radio", "selectbox", "slider", "text_input", "text_area",
-                       "checkbox", "progress", "code", "page_link"})
+                       "checkbox", "progress", "code", "page_link", "multiselect", "dataframe", "download_button"})
 
 
 @dataclass(frozen=True)
@@ -61,12 +67,17 @@ class Policy:
     ``personal_keys``: session keys that stay each session's own; ``personal_words(state)``: the
     session's own words, the first of which (its nickname) is put in for each replay;
     ``refused_words``: words (a widget's key) of a run that may not be shared; ``harmless``: the
-    keys of buttons with no callback whose press the page reads nowhere (a rerun's trigger)."""
-    key: Callable[[str, str, dict, str | None], Hashable | None]
+    keys of buttons with no callback whose press the page reads nowhere (a rerun's trigger);
+    ``reads_widgets(key)``: does the run of that key read the page's widgets (their values, as
+    the client reports them, are then in the key)? The key is called with the page's URL path
+    too (``page=``; "" for the default page, None for one the app does not name) and a function
+    giving the cookies of the request that opened the session's socket (``cookies=``)."""
+    key: Callable[..., Hashable | None]
     personal_keys: tuple[str, ...]
     personal_words: Callable[[dict], tuple[str, ...]]
     refused_words: tuple[str, ...] = ()
     harmless: tuple[str, ...] = ()
+    reads_widgets: Callable[[Hashable], bool] = lambda key: False
 
 
 _POLICY: list[Policy] = []
@@ -98,6 +109,8 @@ class _Record:
     state: dict
     client_state: object
     page: str
+    pages: dict  # the app's pages, as the run's st.navigation registered them (hash -> Streamlit's page info)
+    downloads: dict  # message index -> the deferred download registered there (Streamlit's entry)
 
 
 def _state_of(session) -> dict:
@@ -108,18 +121,20 @@ _TRIGGERS = ("trigger_value", "string_trigger_value", "json_trigger_value", "cha
 
 
 def _may_share(session, client_state, policy: Policy) -> tuple[bool, str | None]:
-    """A full rerun, no run under way, no callback in what the client reports and no press but of
-    one of the policy's harmless buttons: (may it be shared, the key of the button pressed)."""
+    """A full rerun, no run under way, no callback it would call and no press but of one of the
+    policy's harmless buttons: (may it be shared, the key of the button pressed)."""
     from streamlit.runtime.app_session import AppSessionState
     from streamlit.runtime.state.common import user_key_from_element_id
     if client_state is None or client_state.fragment_id or session._scriptrunner is not None:
         return False, None
     if session._state != AppSessionState.APP_NOT_RUNNING:
         return False, None
-    metadata = session._session_state._new_widget_state.widget_metadata
+    ss = session._session_state
+    metadata = ss._new_widget_state.widget_metadata
     pressed = None
     for widget in client_state.widget_states.widgets:
-        if getattr(metadata.get(widget.id), "callback", None) is not None:
+        meta = metadata.get(widget.id)
+        if getattr(meta, "callback", None) is not None and not _unchanged(ss, meta, widget):
             return False, None
         kind = widget.WhichOneof("value")
         if kind not in _TRIGGERS:
@@ -129,6 +144,36 @@ def _may_share(session, client_state, policy: Policy) -> tuple[bool, str | None]
             return False, None
         pressed = user_key_from_element_id(widget.id)
     return True, pressed
+
+
+def _unchanged(ss, meta, widget) -> bool:
+    """Streamlit's own test of whether a rerun calls a widget's callback
+    (``SessionState._widget_changed``): the value the client reports, as the widget reads it,
+    equal to the one its last run kept. Anything unsure (a value that does not compare) is a change."""
+    from streamlit.runtime.state.common import unpack_widget_state_value
+    try:
+        return bool(meta.deserializer(unpack_widget_state_value(widget)) == ss._old_state.get(widget.id))
+    except Exception:  # noqa: BLE001 - a value that cannot be read or compared: as if it changed
+        return False
+
+
+def _page_path(session, client_state) -> str | None:
+    """The URL path of the page the rerun asks for ("" the default page; None: not one the app
+    has named, or asked for by neither its hash nor its path)."""
+    pages = session._pages_manager.get_pages()  # before the first run: the main script alone, with no path
+    if client_state.page_script_hash:
+        info = pages.get(client_state.page_script_hash)
+        return info.get("url_pathname") if info else None
+    named = {info.get("url_pathname") for info in pages.values()}
+    return client_state.page_name if client_state.page_name in named or not client_state.page_name else None
+
+
+def _cookies(session) -> dict:
+    """The cookies of the request that opened the session's socket (what ``st.context.cookies`` reads)."""
+    from streamlit import runtime
+    client = runtime.get_instance().get_client(session.id)
+    context = getattr(client, "client_context", None)
+    return dict(context.cookies) if context is not None else {}
 
 
 def _context(session, client_state):
@@ -141,12 +186,14 @@ def _key(session, client_state, policy: Policy) -> Hashable | None:
     """The rerun's key (None: not shared): the policy's, with the client's page, link and
     context, and for a press the values of the page's widgets as the client reports them."""
     shared, pressed = _may_share(session, client_state, policy)
-    app_key = policy.key(session.id, client_state.query_string, _state_of(session), pressed) if shared else None
+    app_key = policy.key(session.id, client_state.query_string, _state_of(session), pressed,
+                         page=_page_path(session, client_state), cookies=lambda: _cookies(session)) if shared else None
     if app_key is None:
         return None
+    widgets = pressed is not None or policy.reads_widgets(app_key)
     return (client_state.page_script_hash, client_state.page_name, client_state.query_string,
             client_state.is_history_navigation, _context(session, client_state).SerializeToString(deterministic=True),
-            client_state.widget_states.SerializeToString(deterministic=True) if pressed else None, app_key)
+            client_state.widget_states.SerializeToString(deterministic=True) if widgets else None, app_key)
 
 
 def replaying_rerun(streamlits_request):
@@ -161,7 +208,10 @@ def replaying_rerun(streamlits_request):
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the event loop (the server's own request): as Streamlit does
             return streamlits_request(self, client_state)
-        key = _key(self, client_state, policy) if policy is not None else None
+        try:
+            key = _key(self, client_state, policy) if policy is not None else None
+        except Exception:  # noqa: BLE001 - a rerun the patch cannot read runs as Streamlit runs it
+            key = None
         if key is None:
             return streamlits_request(self, client_state)
         with _LOCK:
@@ -261,9 +311,15 @@ def scan(messages: list, words: tuple[str, ...], refused: tuple[str, ...]) -> tu
     personal_at = None
     for i, msg in enumerate(messages):
         kind = msg.WhichOneof("type")
-        if kind in ("auto_rerun", "ref_hash") or kind == "delta" and msg.delta.WhichOneof("type") == "new_element" \
-                and msg.delta.new_element.WhichOneof("type") not in SHAREABLE:
+        element = msg.delta.new_element.WhichOneof("type") \
+            if kind == "delta" and msg.delta.WhichOneof("type") == "new_element" else None
+        if kind in ("auto_rerun", "ref_hash") or element is not None and element not in SHAREABLE:
             return False, None  # a fragment on a timer, a message the browser keeps, or an element that is more than its state
+        if element == "download_button" and (msg.delta.new_element.download_button.url
+                                             or not msg.delta.new_element.download_button.deferred_file_id):
+            return False, None  # a file kept for this session, not made when clicked
+        if element == "dataframe" and msg.delta.new_element.dataframe.HasField("lazy_data"):
+            return False, None  # its rows are fetched from a source registered for this session
         raw = msg.SerializeToString()
         if any(w in raw for w in refused_b):
             return False, None
@@ -283,7 +339,12 @@ def _kept(session, recording) -> _Record | None:
     if recording["runs"] != 1 or recording["ok"] != 1 or storage._outside_wrappers:
         return None
     shared, personal_at = scan(recording["messages"], recording["words"], recording["refused"])
-    if not shared:
+    policy = _POLICY[0] if _POLICY else None
+    if shared and policy is not None:  # what the run made of the student's own (a first run reads their id)
+        after = [w.encode() for w in policy.personal_words(_state_of(session))[1:] if w]
+        shared = not any(w in msg.SerializeToString() for msg in recording["messages"] for w in after)
+    downloads = _downloads_of(recording["messages"]) if shared else None
+    if downloads is None:
         return None
     ss = session._session_state
     try:  # values a later callback may change in place (a set of stops done): each session its own copy
@@ -299,7 +360,41 @@ def _kept(session, recording) -> _Record | None:
     client_state.CopyFrom(session._client_state)
     return _Record(time.monotonic(), recording["messages"], personal_at,
                    recording["words"][0] if personal_at is not None else None, state, client_state,
-                   session._pages_manager.current_page_script_hash)
+                   session._pages_manager.current_page_script_hash, session._pages_manager.get_pages(), downloads)
+
+
+def _downloads_of(messages: list) -> dict | None:
+    """The deferred downloads a recorded run registered (message index -> a copy of Streamlit's
+    entry: the callable, its MIME type, file name and place), or None where one is no longer
+    registered. Copied now: the recording session's next run lets its own go."""
+    from streamlit import runtime
+    found = {i: msg.delta.new_element.download_button.deferred_file_id for i, msg in enumerate(messages)
+             if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element"
+             and msg.delta.new_element.WhichOneof("type") == "download_button"}
+    if not found:
+        return {}
+    manager = runtime.get_instance().media_file_mgr
+    with manager._lock:
+        entries = {i: manager._deferred_callables.get(file_id) for i, file_id in found.items()}
+    return None if any(e is None for e in entries.values()) else {i: dict(e) for i, e in entries.items()}
+
+
+def _register_downloads(session, downloads: dict) -> dict:
+    """As a run of ``session`` does (``ScriptRunner``: the session's files let go, then each
+    button's callable registered at its place; ``media_file_mgr.add_deferred``), with the recorded
+    callables: message index -> the session's new file id."""
+    from streamlit import runtime
+    manager = runtime.get_instance().media_file_mgr
+    manager.clear_session_refs(session.id)
+    ids = {}
+    with manager._lock:
+        for i, entry in downloads.items():
+            ids[i] = file_id = uuid.uuid4().hex
+            manager._deferred_callables[file_id] = {**entry, "session_id": session.id}
+            manager._deferred_ids_by_session[session.id].add(file_id)
+            manager._files_by_session_and_coord[session.id][entry["coordinates"]] = file_id
+    manager.remove_orphaned_files()
+    return ids
 
 
 def _fragments_of(storage) -> dict:
@@ -350,12 +445,14 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     ss._query_param_bound_widget_ids = set(saved["bound"])
     ss._persist_tracker = copy.deepcopy(saved["persist"])
     _set_fragments(session._fragment_storage, saved["fragments"])
+    session._pages_manager._set_pages(dict(record.pages))  # a session's first run registers them
     session._pages_manager.set_current_page_script_hash(record.page)
     client_state = type(session._client_state)()
     client_state.CopyFrom(record.client_state)
     client_state.context_info.CopyFrom(_context(session, request))
     session._client_state = client_state
     session._clear_queue(None)
+    file_ids = _register_downloads(session, record.downloads)
     run_id = str(uuid.uuid4())
     for i, msg in enumerate(record.messages):
         copied = ForwardMsg()
@@ -369,6 +466,10 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
         elif i == record.personal_at:
             text = copied.delta.new_element.markdown
             text.body = text.body.replace(record.nickname, words[0])
+            copied.hash = ""
+            populate_hash_if_needed(copied)
+        elif i in file_ids:
+            copied.delta.new_element.download_button.deferred_file_id = file_ids[i]
             copied.hash = ""
             populate_hash_if_needed(copied)
         session._enqueue_forward_msg(copied)  # not recorded: no recording is under way in this session
