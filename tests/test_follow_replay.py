@@ -289,3 +289,29 @@ def test_tabs_on_one_link_share_a_run_and_each_downloads_its_own_file(tiny_zoo, 
     assert len(set(out["ids"])) == 3  # each tab's button asks for a file of its own session
     first, second, third = out["files"]
     assert first and first == second == out["after"] and third != first
+
+
+def test_records_are_bounded_in_count_and_in_bytes_the_oldest_dropped_first(monkeypatch):
+    monkeypatch.setattr(replay, "RECORDS_KEPT", 10)
+    monkeypatch.setattr(replay, "RECORDS_BYTES", 250)
+    replay.forget()
+
+    def record(size: int):
+        return replay._Record(0.0, [], None, None, {}, None, "", size, {}, {})
+
+    try:
+        with replay._LOCK:
+            replay._RECORDS["waiting"] = []  # a recording tabs wait for: never dropped
+            for key in "abc":
+                replay._RECORDS[key] = record(100)
+                replay._trim()
+            assert list(replay._RECORDS) == ["waiting", "b", "c"]  # 300 bytes: the oldest record went
+            replay._RECORDS["d"] = 5.0  # a refused key
+            replay._RECORDS["e"] = record(10)
+            replay._trim()
+            assert list(replay._RECORDS) == ["waiting", "b", "c", "d", "e"]  # 210 bytes, 5 keys
+            monkeypatch.setattr(replay, "RECORDS_KEPT", 4)
+            replay._trim()
+            assert list(replay._RECORDS) == ["waiting", "c", "d", "e"]  # 5 keys: the oldest went
+    finally:
+        replay.forget()

@@ -31,7 +31,7 @@ the others from it:
   rerun), sets its pages, page and client state as the run would, registers the run's
   downloads (made when clicked) for the session, and enqueues copies of the messages with the
   tab's session id, a new run id, its own file ids and its own nickname. Records live
-  ``MAX_AGE_S`` and at most ``RECORDS_KEPT`` at once.
+  ``MAX_AGE_S``, at most ``RECORDS_KEPT`` and ``RECORDS_BYTES`` at once.
 
 Everything here runs on the server's event loop thread (``request_rerun`` and the script
 runner's events are handled there). Fingerprints in ``patches.py``; measured and explained in
@@ -51,6 +51,8 @@ from dataclasses import dataclass
 MAX_AGE_S = 60.0   # a record answers reruns for this long: a send's burst, not the rest of the lesson
 WAIT_S = 10.0      # a recording not ended by then (its session gone before its run): those waiting run
 RECORDS_KEPT = 256  # records a process keeps at once (each a page's messages, tens of kB: a class's first minute of pages)
+RECORD_BYTES = 2_000_000    # a run that sent more is not kept (a visitor's long sentence: its hover labels)
+RECORDS_BYTES = 64_000_000  # the records' messages together, at most (the oldest dropped first)
 # the elements a shareable run may draw: text, equations, figures, tables and plain widgets; nothing
 # that registers a file, a data frame's lazy source or a component with the session, but a download
 # made when clicked (its callable is registered again for each replayed session)
@@ -109,6 +111,7 @@ class _Record:
     state: dict
     client_state: object
     page: str
+    size: int  # its messages' bytes
     pages: dict  # the app's pages, as the run's st.navigation registered them (hash -> Streamlit's page info)
     downloads: dict  # message index -> the deferred download registered there (Streamlit's entry)
 
@@ -244,9 +247,17 @@ def replaying_rerun(streamlits_request):
 
 
 def _trim() -> None:
-    """At most RECORDS_KEPT keys, the oldest dropped first (never a recording others wait for)."""
-    for old in list(_RECORDS)[: max(0, len(_RECORDS) - RECORDS_KEPT)]:
-        if not isinstance(_RECORDS[old], list):
+    """At most RECORDS_KEPT keys and RECORDS_BYTES of records' messages, the oldest dropped first
+    (never a recording others wait for). Under ``_LOCK``."""
+    extra = max(0, len(_RECORDS) - RECORDS_KEPT)
+    size = sum(r.size for r in _RECORDS.values() if isinstance(r, _Record))
+    for old in list(_RECORDS):
+        if extra <= 0 and size <= RECORDS_BYTES:
+            break
+        record = _RECORDS[old]
+        if not isinstance(record, list):
+            size -= record.size if isinstance(record, _Record) else 0
+            extra -= 1
             del _RECORDS[old]
 
 
@@ -291,6 +302,7 @@ def _release(recording: dict, record: _Record | None = None) -> None:
             return
         recording["released"] = True
         _RECORDS[recording["key"]] = record if record is not None else time.monotonic()
+        _trim()
     COUNTS["recorded" if record else "refused"] += 1
     policy = _POLICY[0] if _POLICY else None
     for session, requests, client_state in waiting:
@@ -343,7 +355,8 @@ def _kept(session, recording) -> _Record | None:
     if shared and policy is not None:  # what the run made of the student's own (a first run reads their id)
         after = [w.encode() for w in policy.personal_words(_state_of(session))[1:] if w]
         shared = not any(w in msg.SerializeToString() for msg in recording["messages"] for w in after)
-    downloads = _downloads_of(recording["messages"]) if shared else None
+    size = sum(msg.ByteSize() for msg in recording["messages"])
+    downloads = _downloads_of(recording["messages"]) if shared and size <= RECORD_BYTES else None
     if downloads is None:
         return None
     ss = session._session_state
@@ -360,7 +373,8 @@ def _kept(session, recording) -> _Record | None:
     client_state.CopyFrom(session._client_state)
     return _Record(time.monotonic(), recording["messages"], personal_at,
                    recording["words"][0] if personal_at is not None else None, state, client_state,
-                   session._pages_manager.current_page_script_hash, session._pages_manager.get_pages(), downloads)
+                   session._pages_manager.current_page_script_hash, size, session._pages_manager.get_pages(),
+                   downloads)
 
 
 def _downloads_of(messages: list) -> dict | None:
