@@ -5,6 +5,10 @@ bench's ``open`` does. The server's CPU per open, and optionally a py-spy profil
 
     python bench/open_cost.py [--opens 80] [--cached | --sent] [--app DIR] [--profile FILE.raw] [--append FILE]
 
+With ``--cached`` every open is of one link, as a class opening the teacher's link: the opens
+after the first are replayed (``replay_follows``) unless ``ATTN_EXPLORER_STREAMLIT_PATCHES``
+leaves it out (``all,-replay_follows``).
+
 ``--app DIR`` runs another checkout's app.py (``/tmp/attn-side-by-side/COMMIT``, made by
 ``bench/side_by_side.py``); ``--profile`` records py-spy's samples of the server's GIL holder
 during the timed opens (``classroom_servers.profiled``; three untimed opens warm it first).
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -67,7 +72,8 @@ def main(argv=None) -> int:
             asyncio.run(opens(target.base, links[WARM:]))
         spent = cpu_seconds(pid) - before
     emit({"bench": "open_cost", "app": str(args.app), "opens": args.opens, "sent": args.sent, "cached": args.cached,
-          "server_cpu_ms_per_open": round(spent * 1000 / args.opens, 1), **stamp(args.app)}, args.append)
+          "server_cpu_ms_per_open": round(spent * 1000 / args.opens, 1),
+          "streamlit_patches": os.environ.get("ATTN_EXPLORER_STREAMLIT_PATCHES", "all"), **stamp(args.app)}, args.append)
     return 0
 
 
