@@ -103,6 +103,12 @@ def move(delta: int) -> None:
     st.session_state[STEP] = min(T, max(1, st.session_state[STEP] + delta))
 
 
+def chosen() -> tuple[int, int]:
+    """(i, k): the target step the slider chose, 1-based as in the papers, and its 0-based row of the record."""
+    i = int(st.session_state[STEP]) if T > 1 else 1
+    return i, i - 1
+
+
 def equation(title: str, latex: str | list[str], note: str | None = None):
     """A section: its title, equations and note as one text on the left; returns the row, for
     the numbers drawn beside them. One row and one text, not columns holding a title, each
@@ -114,6 +120,7 @@ def equation(title: str, latex: str | list[str], note: str | None = None):
 
 def figure_name(part: str) -> str:
     """The file name the camera gives a section's chart: the model, the step and the part."""
+    i = chosen()[0]
     return f"{name}-step{i}-{part}"
 
 
@@ -123,6 +130,7 @@ def norm(v) -> str:
 
 def recomputation_gap(energies) -> str:
     """How far the energies scored again from the record's query state are from the decoder's own."""
+    i, k = chosen()
     again = cached_energies(name, text)
     if again is None:
         return ""
@@ -136,6 +144,7 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
                           context_title: str, context_latex: list[str], value: str, note: str = "",
                           before_score: str = ""):
     """The three sections every attention model shares (score, weights, context), in its own words."""
+    i, k = chosen()
     energies, weights = record.energies[k], record.weights[k]
     top = int(np.argmax(weights))
     if "score" in shown:
@@ -173,6 +182,7 @@ def score_weights_context(query: str, score_title: str, score_latex: list[str], 
 
 
 def vector_section(title: str, latex: str | list[str], vector, label: str, note: str, key: str):
+    k = chosen()[1]
     if key in shown:
         with equation(title, latex, f"{note} {len(vector)} numbers, ‖·‖ = {norm(vector)}."):
             chart(shared_figure(record, ("vector", key, k, label), lambda: vector_strip(vector, label)),
@@ -180,6 +190,7 @@ def vector_section(title: str, latex: str | list[str], vector, label: str, note:
 
 
 def output_section(title: str, latex: list[str], note: str = ""):
+    k = chosen()[1]
     if "output" in shown:
         with equation(title, latex, f"The {len(record.topk_tokens[k])} most probable next tokens; greedy decoding "
                                     f"emits the first, `{record.target_tokens[k]}` "
@@ -191,6 +202,7 @@ def output_section(title: str, latex: list[str], note: str = ""):
 
 def step_header() -> None:
     """Which token this step emits, in the output so far."""
+    i, k = chosen()
     words = [plain(t) for t in record.target_tokens]
     words[k] = f":orange-background[**{words[k]}**]"
     st.markdown(f"**Step {i} of {T}** · output so far: " + " ".join(words) + "\n\n"
@@ -200,6 +212,7 @@ def step_header() -> None:
 
 def glance() -> None:
     """The heatmap with the step's row framed, and the step at a glance."""
+    i, k = chosen()
     row = st.container(horizontal=True, gap="large")
     if record.has_attention:
         chart(shared_figure(record, ("glance", k), lambda: highlighted_heatmap(
@@ -240,6 +253,7 @@ def sections() -> None:
 
 def rnnsearch_sections() -> None:
     """Bahdanau's step (RNNsearch): the query is the previous state; attention comes before the RNN step."""
+    i, k = chosen()
     vector_section("Query: the previous decoder state", r"s_{i-1}", record.query_states[k], f"s_{i - 1}",
                    f"The state after step {i - 1} ($s_0$ comes from the encoder).", "query")
     score_weights_context("s_{i-1}", "① Score (eq. 6, A.1.2)", [BAHDANAU_SCORE],
@@ -254,6 +268,7 @@ def rnnsearch_sections() -> None:
 
 def luong_sections() -> None:
     """Luong's step: the RNN step first, then global or local-p attention on the new state."""
+    i, k = chosen()
     local = cfg.attention.startswith("local-")
     inner = cfg.attention[len("local-"):] if local else cfg.attention
     vector_section("① RNN step (input feeding, §3.3)",
@@ -291,6 +306,7 @@ def luong_sections() -> None:
 
 def transformer_sections() -> None:
     """The Transformer's step: one layer's cross-attention query, its heads, their average, the output."""
+    i, k = chosen()
     layer = cfg.shown_layer % cfg.layers + 1
     vector_section(f"① Query: layer {layer}'s state after self-attention (§3.2.3)",
                    [r"x' = x + \mathrm{SelfAttention}(\mathrm{LN}(x), \text{positions} \le i)",
@@ -323,6 +339,7 @@ def transformer_sections() -> None:
 
 def rnnenc_sections() -> None:
     """RNNenc's step: no attention, the fixed c in every RNN step."""
+    i, k = chosen()
     vector_section("① RNN step", [r"c = [\overrightarrow{h}_{T_x} ; \overleftarrow{h}_1]",
                                   r"s_i = \mathrm{GRU}\left(s_{i-1}, [E y_{i-1} ; c]\right)"],
                    record.states[k], f"s_{i}", "The fixed c is the same at every step; this is the new state.",
@@ -333,6 +350,7 @@ def rnnenc_sections() -> None:
 
 def local_p_two_forms() -> None:
     """This step's local-p in the shipped form and in Luong's eq. 10, from the same e_ij and p_i."""
+    i, k = chosen()
     steps = cached_local_p(name, text) if "local_forms" in shown else None
     if steps is None:
         return
@@ -359,8 +377,9 @@ def local_p_two_forms() -> None:
 def step_view() -> None:
     """The chosen step, from the slider down. A fragment: moving the slider or pressing ◀ ▶
     reruns only this part, not the sentence box, the model picker and the decoding above it.
-    i and k are the page's globals, which the sections read."""
-    global i, k
+    The sections read the step from the session (``chosen``), never from a global this writes: a
+    shared run's fragment (server/streamlit_patches/replay.py) runs in the run's namespace, for
+    every session that shares it."""
     row = st.container(horizontal=True, vertical_alignment="bottom")  # ◀ slider ▶, in that order
     row.button("◀", key="step_prev", on_click=move, args=(-1,), help="previous target step",
                disabled=st.session_state[STEP] <= 1)
@@ -372,7 +391,6 @@ def step_view() -> None:
     row.button("▶", key="step_next", on_click=move, args=(1,), help="next target step",
                disabled=st.session_state[STEP] >= T)
     keep_in_url(name, text, step=i if i > 1 else None, sections=",".join(key for key in labels if key in shown) or None)
-    k = i - 1  # 0-based row of the record
     step_header()
     glance()
     sections()

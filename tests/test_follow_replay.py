@@ -315,3 +315,43 @@ def test_records_are_bounded_in_count_and_in_bytes_the_oldest_dropped_first(monk
             assert list(replay._RECORDS) == ["waiting", "c", "d", "e"]  # 5 keys: the oldest went
     finally:
         replay.forget()
+
+
+@pytest.mark.server
+def test_tabs_sharing_a_page_with_a_fragment_each_draw_their_own_step(tiny_zoo, tmp_path):
+    """Step through's step is a fragment, shared with the run that drew it: tabs that opened one
+    link (replayed from one run) move their sliders at once, and each draws the step it chose,
+    as a tab alone draws it (a fragment that wrote the page's globals drew another tab's step)."""
+    from helpers.lecture import load_bench
+    bench = load_bench()
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": f"sqlite:///{tmp_path / 'c.sqlite3'}",
+           "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
+    link = "text=1+2+3+4+5+6&model=rnnsearch&sections=weights,output"
+    moves = [2, 5, 3, 6, 1, 4, 2, 6]
+
+    async def play(base: str, order: list[int]) -> dict:
+        tab = bench.Tab(base, 60, load_page=True)
+        try:
+            assert (await tab.do(("open", "step-through", link)))[2] is None
+            drawn = {}
+            for step in order:
+                _, digest, error = await tab.do(("set", "step_i", step))
+                assert error is None
+                drawn.setdefault(step, set()).add(digest)
+                await asyncio.sleep(0)
+            return drawn
+        finally:
+            await tab.close()
+
+    async def visit(base: str) -> tuple[dict, list, int]:
+        alone = await play(base, moves)
+        before = _counts(base).get("replayed", 0)
+        tabs = await asyncio.gather(*(play(base, moves[k:] + moves[:k]) for k in range(6)))
+        return alone, tabs, _counts(base).get("replayed", 0) - before
+
+    with bench.server(None, env=env) as target:
+        alone, tabs, replayed = asyncio.run(visit(target.base))
+    assert replayed >= 1  # the openings were shared, their fragment with them
+    assert all(len(digests) == 1 for digests in alone.values()) and len({d for s in alone.values() for d in s}) > 1
+    for drawn in tabs:
+        assert drawn == alone, (drawn, alone)

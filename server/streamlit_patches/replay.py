@@ -162,13 +162,15 @@ def _unchanged(ss, meta, widget) -> bool:
 
 def _page_path(session, client_state) -> str | None:
     """The URL path of the page the rerun asks for ("" the default page; None: not one the app
-    has named, or asked for by neither its hash nor its path)."""
+    has named). Before the session's first run no page is named yet: the path the browser asks
+    for, which the policy checks against its own pages."""
     pages = session._pages_manager.get_pages()  # before the first run: the main script alone, with no path
+    first = all("url_pathname" not in info for info in pages.values())
     if client_state.page_script_hash:
         info = pages.get(client_state.page_script_hash)
         return info.get("url_pathname") if info else None
     named = {info.get("url_pathname") for info in pages.values()}
-    return client_state.page_name if client_state.page_name in named or not client_state.page_name else None
+    return client_state.page_name if first or client_state.page_name in named or not client_state.page_name else None
 
 
 def _cookies(session) -> dict:
