@@ -340,3 +340,16 @@ def test_a_page_reads_the_browsers_cookies_only_through_the_session_keys_a_share
                     and node.value.attr == "context":
                 readers.add(str(path.relative_to(ROOT)))
     assert readers <= {"ui/class_session.py", "server/visitor.py"}, readers
+
+
+def test_no_page_or_ui_function_writes_a_global():
+    """A shared run's fragment (server/streamlit_patches/replay.py) runs in the recorded run's
+    namespace for every session that shares it: a page or ui function that wrote a global would
+    write another session's value (Step through's step did). Module-level counters of the
+    process (``ui/zoo_cache.py``'s loads) are no page state."""
+    writers = set()
+    for path in [p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).parts[0] in ("app_pages", "ui", "navigation.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Global):
+                writers.add(f"{path.relative_to(ROOT)}: {', '.join(node.names)}")
+    assert writers <= {"ui/zoo_cache.py: zoo_loads"}, writers
