@@ -398,7 +398,9 @@ def _downloads_of(messages: list) -> dict | None:
 def _register_downloads(session, downloads: dict) -> dict:
     """As a run of ``session`` does (``ScriptRunner``: the session's files let go, then each
     button's callable registered at its place; ``media_file_mgr.add_deferred``), with the recorded
-    callables: message index -> the session's new file id."""
+    callables: message index -> the session's new file id. What the session let go is removed at
+    the next run's end, which removes every session's (``remove_orphaned_files``, a walk over all
+    the process's files: not once per follower of a burst)."""
     from streamlit import runtime
     manager = runtime.get_instance().media_file_mgr
     manager.clear_session_refs(session.id)
@@ -409,7 +411,6 @@ def _register_downloads(session, downloads: dict) -> dict:
             manager._deferred_callables[file_id] = {**entry, "session_id": session.id}
             manager._deferred_ids_by_session[session.id].add(file_id)
             manager._files_by_session_and_coord[session.id][entry["coordinates"]] = file_id
-    manager.remove_orphaned_files()
     return ids
 
 
