@@ -355,3 +355,15 @@ def test_tabs_sharing_a_page_with_a_fragment_each_draw_their_own_step(tiny_zoo, 
     assert all(len(digests) == 1 for digests in alone.values()) and len({d for s in alone.values() for d in s}) > 1
     for drawn in tabs:
         assert drawn == alone, (drawn, alone)
+
+
+def test_the_widgets_a_browser_reports_key_a_run_by_their_values_not_their_order():
+    """Browsers on one page send the same widget values in different orders (three browsers, three
+    orders): the key reads them by id, so they share a run."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    one, other, changed = ClientState(), ClientState(), ClientState()
+    for state, order in ((one, ("text", "model")), (other, ("model", "text")), (changed, ("text", "model"))):
+        for name in order:
+            widget = state.widget_states.widgets.add(id=f"$$ID-{name}")
+            widget.string_value = "3 2 1" if state is changed and name == "text" else name
+    assert replay._widget_values(one) == replay._widget_values(other) != replay._widget_values(changed)

@@ -198,7 +198,13 @@ def _key(session, client_state, policy: Policy) -> Hashable | None:
     widgets = pressed is not None or policy.reads_widgets(app_key)
     return (client_state.page_script_hash, client_state.page_name, client_state.query_string,
             client_state.is_history_navigation, _context(session, client_state).SerializeToString(deterministic=True),
-            client_state.widget_states.SerializeToString(deterministic=True) if widgets else None, app_key)
+            _widget_values(client_state) if widgets else None, app_key)
+
+
+def _widget_values(client_state) -> tuple:
+    """The widget values the client reports, by widget id: a browser sends them in no fixed order
+    (two browsers on one page, the same values, sent them in three orders), and Streamlit reads them by id."""
+    return tuple(sorted((w.id, w.SerializeToString(deterministic=True)) for w in client_state.widget_states.widgets))
 
 
 def replaying_rerun(streamlits_request):
