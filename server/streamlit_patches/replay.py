@@ -358,11 +358,10 @@ def _kept(session, recording) -> _Record | None:
     storage = session._fragment_storage
     if recording["runs"] != 1 or recording["ok"] != 1 or storage._outside_wrappers:
         return None
-    shared, personal_at = scan(recording["messages"], recording["words"], recording["refused"])
     policy = _POLICY[0] if _POLICY else None
-    if shared and policy is not None:  # what the run made of the student's own (a first run reads their id)
-        after = [w.encode() for w in policy.personal_words(_state_of(session))[1:] if w]
-        shared = not any(w in msg.SerializeToString() for msg in recording["messages"] for w in after)
+    # the student's own words after the run refuse it too, but the nickname (a first run reads their id)
+    after = tuple(w for w in policy.personal_words(_state_of(session))[1:] if w) if policy is not None else ()
+    shared, personal_at = scan(recording["messages"], recording["words"], recording["refused"] + after)
     size = sum(msg.ByteSize() for msg in recording["messages"])
     downloads = _downloads_of(recording["messages"]) if shared and size <= RECORD_BYTES else None
     if downloads is None:
