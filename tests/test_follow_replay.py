@@ -169,6 +169,41 @@ def test_the_key_is_what_a_followers_run_reads_and_none_where_it_reads_more(boar
     assert class_follow.replay_key("tab-1", link, {**state, REMOVALS_SEEN: [[code, 1], False]}) is not None
 
 
+def test_a_new_sessions_run_of_a_sent_link_is_keyed_by_the_class_and_the_cookies_pages_read(board, monkeypatch):
+    """A reload of a sent page (a new session, no values yet) is shared between students this process
+    saw join, whatever their id, each given their own id and nickname; not for a student it does
+    not know, a forged or missing cookie, a teacher's cookie, a page that reads more of the class,
+    a class with a student removed, or before the board holds the class's state."""
+    from server import identity
+    here, code, _ = board
+    monkeypatch.setattr(class_follow, "built_class_store", lambda: here.store)
+    secret = here.store.cookie_secret()
+    first, second = identity.new_student_cookie(secret), identity.new_student_cookie(secret)
+    names = [here.store.join(code, identity.student_id(secret, c)).nickname for c in (first, second)]
+    link = f"ex=which&seed=3&class={code}&sent=1"
+
+    def key(cookies: dict, query: str = link, page: str = "exercises"):
+        return class_follow.replay_key("tab-9", query, {}, page=page, cookies=lambda: cookies)
+    one = key({identity.STUDENT_COOKIE: first})
+    assert one is not None and key({identity.STUDENT_COOKIE: second}) == one
+    assert key({identity.STUDENT_COOKIE: first, LESSON_DONE_COOKIE: "1.2"}) != one  # a cookie a page reads
+    assert class_follow.sent_first_state(link, lambda: {identity.STUDENT_COOKIE: second}) == {
+        SESSION: identity.student_id(secret, second), MEMBER: [code, names[1]]}
+    stranger = identity.new_student_cookie(secret)  # signed, but never joined through this process
+    forged = first[:-1] + ("0" if first[-1] != "0" else "1")
+    for cookies in ({identity.STUDENT_COOKIE: stranger}, {identity.STUDENT_COOKIE: forged}, {},
+                    {identity.STUDENT_COOKIE: first, identity.TEACHER_COOKIE: "x"}):
+        assert key(cookies) is None, cookies
+        assert class_follow.sent_first_state(link, lambda c=cookies: c) == {} or identity.TEACHER_COOKIE in cookies
+    assert key({identity.STUDENT_COOKIE: first}, page="lesson") is None  # its check asks the store
+    assert key({identity.STUDENT_COOKIE: first}, query=f"ex=which&seed=3&class={code}") is None  # not a sent link
+    here.store.remove(TEACHER, code, names[1])
+    here.changed(code)
+    assert key({identity.STUDENT_COOKIE: first}) is None  # the board not read since: no fresh state
+    here.state(code)
+    assert key({identity.STUDENT_COOKIE: first}) is None  # a student removed: a reload must ask the store
+
+
 def _run(*texts: str, kind: str = "markdown") -> list:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     messages = [ForwardMsg()]
@@ -367,3 +402,75 @@ def test_the_widgets_a_browser_reports_key_a_run_by_their_values_not_their_order
             widget = state.widget_states.widgets.add(id=f"$$ID-{name}")
             widget.string_value = "3 2 1" if state is changed and name == "text" else name
     assert replay._widget_values(one) == replay._widget_values(other) != replay._widget_values(changed)
+
+
+@pytest.mark.server
+def test_reloads_of_a_sent_page_share_a_run_each_under_its_own_name_and_answer_as_themselves(tiny_zoo, tmp_path):
+    """Four students follow a sent exercise, then reload it one after another (a new session each,
+    the same student by their cookie): the first reload runs, the others are replayed from it; each
+    page names its own student and each answer after the reload is stored as that student's. A
+    new browser on the sent link (no student cookie) joins with a run of its own; once a student is
+    removed, a reload runs (it must say so), and the removed student is told."""
+    from helpers.lecture import load_bench
+    bench = load_bench()
+    from classroom_lesson import mechanism_choice
+    from classroom_modes import until_sent
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=TEACHER)
+    code = store.open_class(TEACHER).code
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": store.url,
+           "ATTN_EXPLORER_TEACHER_KEY": TEACHER, "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
+    seed = 2
+
+    async def lesson(base: str) -> dict:
+        tabs = [bench.Tab(base, 60, load_page=True) for _ in range(4)]
+        try:
+            for tab in tabs:
+                assert (await tab.do(("open", "exercises", f"class={code}")))[2] is None
+            await asyncio.sleep(0.5)
+            await asyncio.to_thread(store.send, TEACHER, code, "exercises", {"ex": "which", "seed": str(seed)})
+            sent = await asyncio.gather(*(until_sent(tab, "exercises", time.perf_counter() + 60) for tab in tabs))
+            out = {"errors": [e for _, _, e in sent if e], "replayed": []}
+            for tab in tabs:
+                before = _counts(base).get("replayed", 0)
+                out["errors"].append((await tab.do(("reload", "", "")))[2])
+                out["replayed"].append(_counts(base).get("replayed", 0) - before)
+            out["names"] = [NAMED.findall(tab.drawn.decode("utf-8", "replace")) for tab in tabs]
+            for tab in tabs:  # the reloaded page works as the student's own: a pick, then Check
+                assert (await tab.do(("set", f"ex_which_{seed}", mechanism_choice(seed))))[2] is None
+                assert (await tab.do(("click", f"ex_check_which:{seed}", True)))[2] is None
+            out["answers"] = [a for a in store.summary(TEACHER, code) if a.exercise == f"which:{seed}"]
+            newcomer = bench.Tab(base, 60, load_page=True)  # the sent link in a new browser: no student cookie
+            before = _counts(base).get("replayed", 0)
+            out["newcomer"] = [(await newcomer.do(("open", tabs[0].path, tabs[0].query)))[2],
+                               _counts(base).get("replayed", 0) - before,
+                               NAMED.findall(newcomer.drawn.decode("utf-8", "replace"))]
+            await newcomer.close()
+            removed = out["names"][1][-1]
+            assert await asyncio.to_thread(store.remove, TEACHER, code, removed)
+            await asyncio.sleep(1.0)  # the board hears of it
+            before = _counts(base).get("replayed", 0)
+            reloads = [(await tab.do(("reload", "", "")))[2] for tab in tabs[:2]]
+            out["removed"] = removed
+            out["after_removal"] = [reloads, _counts(base).get("replayed", 0) - before,
+                                    [b"removed you from class" in tab.drawn for tab in tabs[:2]]]
+            return out
+        finally:
+            for tab in tabs:
+                await tab.close()
+
+    try:
+        with bench.server(None, env=env) as target:
+            out = asyncio.run(lesson(target.base))
+        roster = {m.nickname for m in store.roster_of(TEACHER, code)}
+    finally:
+        store.engine.dispose()
+    assert not any(out["errors"]), out["errors"]
+    assert out["replayed"] == [0, 1, 1, 1], out["replayed"]  # the first reload ran; the others were copies of it
+    names = [found[-1] for found in out["names"] if found]
+    assert all(len(found) == 1 for found in out["names"]) and len(set(names)) == 4, out["names"]
+    answers = out["answers"]  # each reloaded tab answered in its own name
+    assert len(answers) == 4 and len({a.session for a in answers}) == 4, answers
+    error, replayed, named = out["newcomer"]
+    assert error is None and replayed == 0 and len(named) == 1 and named[0] not in names, out["newcomer"]
+    assert named[0] in roster and set(names) - {out["removed"]} <= roster, (named, roster)  # the roster's: not removed
+    assert out["after_removal"] == [[None, None], 0, [False, True]], out["after_removal"]

@@ -14,7 +14,8 @@ from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit
 
 import streamlit as st
 
-from server.class_store import (class_store, normalise_code, StoreUnavailable)
+from server import identity
+from server.class_store import (built_class_store, class_store, normalise_code, StoreUnavailable)
 from server.follow import FOLLOW_PATH, follow_board, page_signature, SENT, sent_link as link_of, sent_params
 from server.limits import paced_lately
 from server.loading import models_loaded, warm_up
@@ -209,6 +210,10 @@ PERSONAL = (MEMBER, SESSION)  # the student's nickname and id: each tab keeps it
 # link, the browser's context and widgets, and the process's shared caches (decodings, figures):
 # a class's start opens one link, and each student's reruns of it may share one run
 LINK_PAGES = ("", "compare", "step-through", "beam-tree")
+# pages a teacher sends whose first run in a class reads of the student only what a join gives
+# (their id and nickname) and the cookies pages read: not the lesson, whose check asks the store
+# which halves the class counts
+SENT_FIRST_PAGES = (*LINK_PAGES, "exercises", "worked-example")
 
 
 def replay_key(session: str, query_string: str, state: dict, pressed: str | None = None, page: str | None = None,
@@ -221,6 +226,10 @@ def replay_key(session: str, query_string: str, state: dict, pressed: str | None
     widgets' values. A session's first run reads the browser's cookies too (``cookies``), those
     ``ui.class_session.first_run_cookies`` names. Not a press, a tab with the Class panel open
     (its sign-in limits read the clock), or one told to slow down.
+
+    A new session on the link of a page the teacher sent (``SENT_FIRST_PAGES``; a reload of a
+    followed page, a fresh load of the sent link) reads the class's state on the board, the
+    cookies, and the student's place on the roster: ``_sent_first_key``.
 
     A follower's rerun reads the class's state on this process's follow board (its version
     moves with every send, reveal, removal and close) and the link, with
@@ -240,6 +249,8 @@ def replay_key(session: str, query_string: str, state: dict, pressed: str | None
     code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string, keep_blank_values=True))
     if not code and pressed is None and page in LINK_PAGES and "class" not in params:
         return _link_page_key(session, state, cookies)
+    if not state and pressed is None and page in SENT_FIRST_PAGES and params.get(SENT) and cookies is not None:
+        return _sent_first_key(session, normalise_code(params.get("class")), cookies())
     if not (code and normalise_code(params.get("class")) == code and state.get(FOLLOW)):
         return None
     if not (isinstance(member, list) and len(member) == 2 and member[0] == code and member[1] and state.get(SESSION)):
@@ -279,6 +290,46 @@ def _link_page_key(session: str, state: dict, cookies: Callable[[], dict] | None
     return None if whole is None else ("page", whole)
 
 
+def _sent_first_key(session: str, code: str, cookies: dict):
+    """A new session on a sent page's link (a reload of it, a fresh load: ``replay_key``), or None.
+
+    Its run joins the class (a known student: one read of the roster, for their nickname), takes the
+    class's state from the follow board and reads the cookies pages read. Shared where this process
+    knows the student's nickname from their last join (``ClassStore.joined_as``, no read), the
+    board's state is fresh and open and nobody is removed from the class (a removed student's run
+    says so; the count moves with every removal and *Undo*)."""
+    if not code or paced_lately(session) or not models_loaded.is_set() or warm_up.pending:
+        return None
+    read = first_run_cookies(cookies)
+    if read is None or _known_student(code, cookies) is None:
+        return None
+    try:
+        board = follow_board().state(code, read=False)
+    except StoreUnavailable:
+        return None
+    if board is None or not board.open or board.removals:
+        return None
+    return "sent-first", code, board.version, read
+
+
+def _known_student(code: str, cookies: dict) -> tuple[str, str] | None:
+    """(the student's id, their nickname in class ``code``) from their signed cookie and this
+    process's memory of their last join, with no store read (for the event loop); None if unknown."""
+    store = built_class_store()
+    secret = store.known_cookie_secret() if store is not None else None
+    student = identity.student_id(secret, cookies.get(identity.STUDENT_COOKIE)) if secret else None
+    name = store.joined_as(code, student) if student else None
+    return None if name is None else (student, name)
+
+
+def sent_first_state(query_string: str, cookies: Callable[[], dict]) -> dict:
+    """What a sent page's first run sets of the student's own (``_sent_first_key``): their id and
+    their place on the roster, as their join would; {} for any other first run."""
+    code = normalise_code(dict(parse_qsl(query_string, keep_blank_values=True)).get("class"))
+    found = _known_student(code, cookies()) if code else None
+    return {} if found is None else {SESSION: found[0], MEMBER: [code, found[1]]}
+
+
 def reads_widgets(key) -> bool:
     """A link page's rerun and a press of *Look again* read the page's widgets; a sent page's opening does not."""
     return isinstance(key, tuple) and key[:1] in (("page",), ("first",), ("look",))
@@ -306,4 +357,4 @@ def personal_words(state: dict) -> tuple[str, ...]:
 # a run that hit a limit (its "Try again" button) is the session's own, never shared
 # *Look again*'s press reruns the page and is read nowhere (the listener clicks it at a reveal)
 replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again"), (LOOK,),
-                                reads_widgets))
+                                reads_widgets, sent_first_state))

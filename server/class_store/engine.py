@@ -7,6 +7,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -111,6 +112,8 @@ class StoreEngine:
         self._schema_lock = threading.Lock()
         self.follow_listeners: list = []  # called with a class code after this object changed its follow state
         self.writes_seen = threading.local()  # per thread: its look at the store's writes (FollowTheTeacher.wait_for_writes)
+        self.joined: OrderedDict[tuple[str, str], str] = OrderedDict()  # (code, student) -> nickname (ClassesAndRoster.joined_as)
+        self.joined_lock = threading.Lock()
 
     @property
     def kind(self) -> str:

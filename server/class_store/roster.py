@@ -88,7 +88,7 @@ class ClassesAndRoster:
                                                     .where((roster.c.class_code == code)
                                                            & (roster.c.session == session))).first())
         if known is not None and not known.removed:  # back (a reload, a followed page): one read, no write
-            return Member(code, known.nickname, known.joined_at, False)
+            return self._noted(Member(code, known.nickname, known.joined_at, False), session)
         tag = self._address_tag(address)
 
         def enter(conn):
@@ -122,8 +122,25 @@ class ClassesAndRoster:
                 continue  # the same id joining twice at once (two tabs), or one nickname drawn twice: look again
             if isinstance(joined, str):
                 raise self.awaiting(code, joined)
-            return joined
+            return self._noted(joined, session)
         raise AnswerRefused("joining collided with another join; try again")
+
+    JOINED_KEPT = 20_000  # students this process remembers the nickname of (a class's seats are 400 at most)
+
+    def _noted(self, member: Member, session: str) -> Member:
+        with self.joined_lock:
+            self.joined.pop((member.code, session), None)
+            self.joined[(member.code, session)] = member.nickname  # last: the most recent
+            while len(self.joined) > self.JOINED_KEPT:
+                self.joined.popitem(last=False)
+        return member
+
+    def joined_as(self, code: str, session: str) -> str | None:
+        """The nickname ``session`` had when it last joined class ``code`` through this object, or
+        None: no read (for the event loop). A student removed since is still found here; whoever
+        asks checks the class's removals (``FollowState.removals``), as a follower's tab does."""
+        with self.joined_lock:
+            return self.joined.get((normalise_code(code), session))
 
     def on_roster(self, code: str | None, session: str) -> bool:
         """Is student ``session`` on the class's roster, removed or not? (What a follow request's

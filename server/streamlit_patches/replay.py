@@ -48,6 +48,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from server.streamlit_patches.replay_fragments import fragments_of, set_fragments
+
 MAX_AGE_S = 60.0   # a record answers reruns for this long: a send's burst, not the rest of the lesson
 WAIT_S = 10.0      # a recording not ended by then (its session gone before its run): those waiting run
 RECORDS_KEPT = 256  # records a process keeps at once (each a page's messages, tens of kB: a class's first minute of pages)
@@ -73,13 +75,16 @@ class Policy:
     ``reads_widgets(key)``: does the run of that key read the page's widgets (their values, as
     the client reports them, are then in the key)? The key is called with the page's URL path
     too (``page=``; "" for the default page, None for one the app does not name) and a function
-    giving the cookies of the request that opened the session's socket (``cookies=``)."""
+    giving the cookies of the request that opened the session's socket (``cookies=``);
+    ``first_state(query_string, cookies)``: the personal keys' values a session's first run would
+    set (its student's id and nickname), for a replay into a session that has none yet."""
     key: Callable[..., Hashable | None]
     personal_keys: tuple[str, ...]
     personal_words: Callable[[dict], tuple[str, ...]]
     refused_words: tuple[str, ...] = ()
     harmless: tuple[str, ...] = ()
     reads_widgets: Callable[[Hashable], bool] = lambda key: False
+    first_state: Callable[[str, Callable[[], dict]], dict] = lambda query_string, cookies: {}
 
 
 _POLICY: list[Policy] = []
@@ -359,9 +364,11 @@ def _kept(session, recording) -> _Record | None:
     if recording["runs"] != 1 or recording["ok"] != 1 or storage._outside_wrappers:
         return None
     policy = _POLICY[0] if _POLICY else None
-    # the student's own words after the run refuse it too, but the nickname (a first run reads their id)
-    after = tuple(w for w in policy.personal_words(_state_of(session))[1:] if w) if policy is not None else ()
-    shared, personal_at = scan(recording["messages"], recording["words"], recording["refused"] + after)
+    # the student's own words after the run refuse it too, but the nickname, which a first run
+    # reads (joining): then the run's own words are the ones put in for each replay
+    after = policy.personal_words(_state_of(session)) if policy is not None else ()
+    words = recording["words"] if recording["words"][:1] != ("",) or not after else after
+    shared, personal_at = scan(recording["messages"], words, recording["refused"] + tuple(w for w in after[1:] if w))
     size = sum(msg.ByteSize() for msg in recording["messages"])
     downloads = _downloads_of(recording["messages"]) if shared and size <= RECORD_BYTES else None
     if downloads is None:
@@ -375,11 +382,11 @@ def _kept(session, recording) -> _Record | None:
              "widgets": values[2], "metadata": dict(ss._new_widget_state.widget_metadata),
              "key_ids": dict(ss._key_id_mapper._key_id_mapping), "id_keys": dict(ss._key_id_mapper._id_key_mapping),
              "query_params": copy.deepcopy(ss.query_params), "bound": set(ss._query_param_bound_widget_ids),
-             "persist": copy.deepcopy(ss._persist_tracker), "fragments": _fragments_of(storage)}
+             "persist": copy.deepcopy(ss._persist_tracker), "fragments": fragments_of(storage)}
     client_state = type(session._client_state)()
     client_state.CopyFrom(session._client_state)
     return _Record(time.monotonic(), recording["messages"], personal_at,
-                   recording["words"][0] if personal_at is not None else None, state, client_state,
+                   words[0] if personal_at is not None else None, state, client_state,
                    session._pages_manager.current_page_script_hash, size, session._pages_manager.get_pages(),
                    downloads)
 
@@ -419,30 +426,6 @@ def _register_downloads(session, downloads: dict) -> dict:
     return ids
 
 
-def _fragments_of(storage) -> dict:
-    """The fragments a run registered (Streamlit's ``MemoryFragmentStorage``): each one a closure
-    over its function's arguments and copies of the page's cursors, which it copies again at each
-    rerun and runs in whichever session's script thread calls it, so sessions may share it."""
-    with storage._lock:
-        return {"fragments": dict(storage._fragments), "parents": dict(storage._parent_by_id),
-                "lifetimes": dict(storage._lifetime_by_id), "sequences": dict(storage._registration_sequence_by_id),
-                "sequence": storage._registration_sequence, "target_keys": dict(storage._target_key_by_id),
-                "by_target_key": {k: dict(v) for k, v in storage._ids_by_target_key.items()}}
-
-
-def _set_fragments(storage, saved: dict) -> None:
-    """``storage`` as the recorded run left its own: its fragments, and no outside wrappers."""
-    with storage._lock:
-        storage._fragments = dict(saved["fragments"])
-        storage._parent_by_id = dict(saved["parents"])
-        storage._lifetime_by_id = dict(saved["lifetimes"])
-        storage._registration_sequence_by_id = dict(saved["sequences"])
-        storage._registration_sequence = max(storage._registration_sequence, saved["sequence"])
-        storage._target_key_by_id = dict(saved["target_keys"])
-        storage._ids_by_target_key = {k: dict(v) for k, v in saved["by_target_key"].items()}
-        storage._outside_wrappers = {}
-
-
 def _replay(session, record: _Record, policy: Policy, request) -> bool:
     """``record``'s run, as if it had run in ``session`` at its client's ``request``; False
     (nothing done) where the session has no nickname to put in the recorded one's place."""
@@ -450,10 +433,12 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     from streamlit.runtime.forward_msg_cache import populate_hash_if_needed
     ss = session._session_state
     mine = _state_of(session)
-    words = policy.personal_words(mine)
+    own = {k: mine[k] for k in policy.personal_keys if k in mine}  # the recorded session's never carried over
+    if not mine:  # a first run: the student's own values, as it would have set them
+        own = policy.first_state(request.query_string, lambda: _cookies(session))
+    words = policy.personal_words({**mine, **own})
     if record.personal_at is not None and not (words and words[0]):
         return False
-    own = {k: mine[k] for k in policy.personal_keys if k in mine}  # the recorded session's never carried over
     saved = record.state
     old, new, widgets = copy.deepcopy((saved["old"], saved["new"], saved["widgets"]))
     ss._old_state = {**{k: v for k, v in old.items() if k not in policy.personal_keys}, **own}
@@ -466,7 +451,7 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     ss.query_params = copy.deepcopy(saved["query_params"])
     ss._query_param_bound_widget_ids = set(saved["bound"])
     ss._persist_tracker = copy.deepcopy(saved["persist"])
-    _set_fragments(session._fragment_storage, saved["fragments"])
+    set_fragments(session._fragment_storage, saved["fragments"])
     session._pages_manager._set_pages(dict(record.pages))  # a session's first run registers them
     session._pages_manager.set_current_page_script_hash(record.page)
     client_state = type(session._client_state)()
