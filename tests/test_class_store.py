@@ -289,3 +289,34 @@ def test_the_cookie_secret_is_one_per_store(store_url):
     assert stores[0].known_cookie_secret() == secret  # read once, then known without a read
     for s in stores:
         s.engine.dispose()
+
+
+def test_a_processs_writes_to_sqlite_take_turns_before_they_hold_a_connection(tmp_path):
+    """While one write of this process is under way, another waits for it on the process's lock,
+    holding no connection, instead of sleeping in SQLite's busy handler on a connection of its own
+    (which backs off up to 100 ms a try: a class's answers at once had a tail of a second,
+    bench/store_burst.py). Reads go on meanwhile (WAL)."""
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", hours=1, teacher_key=KEY)
+    code = store.open_class(KEY).code
+    store.add_exercise(KEY, code, "which:0")
+    first, second = joined(store, code), joined(store, code)
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_write(conn):  # a transaction begun as a write (BEGIN IMMEDIATE): it holds SQLite's write lock
+        inside.set()
+        assert release.wait(10)
+    writer = threading.Thread(target=store._run, args=(slow_write,), kwargs={"write": True})
+    writer.start()
+    assert inside.wait(10)
+    other = threading.Thread(target=store.submit, args=(code, "which:0", second, {"label": "x"}, True))
+    try:
+        other.start()
+        time.sleep(0.3)
+        assert store.engine.pool.checkedout() == 1  # the second write waits on the lock, not in SQLite
+        assert store.member(code, first) is not None  # a read is not held up
+    finally:
+        release.set()
+        writer.join(10)
+        other.join(10)
+    assert [a.session for a in store.summary(KEY, code)] == [second]  # then its turn came
+    store.engine.dispose()
