@@ -1,6 +1,6 @@
 """``replay_follows``: a rerun answered with the messages and the state of the same rerun by
-another tab, with no script run: a follower's rerun of a sent page, and a visitor's rerun of a
-link the class opened together.
+another tab, with no script run: a follower's rerun of a sent page, a new session on a sent page's
+link (a reload), and a visitor's rerun of a link the class opened together.
 
 When the teacher sends a page, every following tab reruns it at the same moment, and the
 reruns differ only in what is the student's own: the follow line's nickname (and the ids that
@@ -15,7 +15,8 @@ the others from it:
   session (the opening of a sent page, whose run keeps only the class's session keys; the
   class's state on the follow board; the link; the page; for a link page or a press of one of
   the policy's ``harmless`` buttons, the session's whole state and the client's widget values
-  too; for a first run, the cookies it reads) and is ``None`` for any other rerun. A rerun
+  too; for a first run, the cookies it reads, and in a class the student's values the policy
+  gives without a read, ``first_state``) and is ``None`` for any other rerun. A rerun
   whose client reports another pressed button, or a changed value of a widget with a callback,
   is never replayed (a callback would have run); nor is one of a session with a run under way,
   or one that asks for a fragment;
