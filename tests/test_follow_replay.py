@@ -33,6 +33,14 @@ def _counts(base: str) -> dict:
     return next(p for p in ready["patches"] if p["name"] == "replay_follows").get("counts") or {}
 
 
+def _open_class(tiny_zoo, tmp_path) -> tuple[ClassStore, str, dict]:
+    """A class opened on a store of its own, and the environment of a server on it (every patch on)."""
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=TEACHER)
+    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": store.url,
+           "ATTN_EXPLORER_TEACHER_KEY": TEACHER, "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
+    return store, store.open_class(TEACHER).code, env
+
+
 @pytest.mark.server
 def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_as_themselves(tiny_zoo, tmp_path):
     """Four tabs follow a "which mechanism" exercise (a page with a fragment: the options). One
@@ -44,10 +52,7 @@ def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_a
     bench = load_bench()
     from classroom_lesson import mechanism_choice
     from classroom_modes import until_sent
-    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=TEACHER)
-    code = store.open_class(TEACHER).code
-    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": store.url,
-           "ATTN_EXPLORER_TEACHER_KEY": TEACHER, "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
+    store, code, env = _open_class(tiny_zoo, tmp_path)
     seed = 3
 
     async def lesson(base: str) -> dict:
@@ -415,10 +420,7 @@ def test_reloads_of_a_sent_page_share_a_run_each_under_its_own_name_and_answer_a
     bench = load_bench()
     from classroom_lesson import mechanism_choice
     from classroom_modes import until_sent
-    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", teacher_key=TEACHER)
-    code = store.open_class(TEACHER).code
-    env = {"ATTN_EXPLORER_CHECKPOINTS": str(tiny_zoo), "ATTN_EXPLORER_CLASS_DB": store.url,
-           "ATTN_EXPLORER_TEACHER_KEY": TEACHER, "OMP_NUM_THREADS": "1", "ATTN_EXPLORER_STREAMLIT_PATCHES": "all"}
+    store, code, env = _open_class(tiny_zoo, tmp_path)
     seed = 2
 
     async def lesson(base: str) -> dict:
