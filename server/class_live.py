@@ -33,6 +33,7 @@ from server.shared import per_process
 LIVE_PATH = "/_attn/class-live"
 POLL_S = 0.5        # the watched classes' signatures are read this often, once per process (one query)
 WATCH_S = 60.0      # a class no teacher's page asked about for this long is no longer read
+QUIET_READ_S = 5.0  # with nothing written (SQLite), read this often all the same
 WAIT_S = 25.0       # an open request is answered after this long at the latest
 MAX_WAITERS = 1000  # open requests per process (teachers' tabs): beyond, "busy"
 TICKET_S = 12 * 3600  # a page's ticket lasts longer than any class
@@ -125,6 +126,10 @@ class LiveBoard:
         for loop, event in woken:
             loop.call_soon_threadsafe(event.set)
 
+    def _held(self, codes: list[str]) -> bool:
+        with self._lock:
+            return all(code in self._signatures for code in codes)
+
     def _watched(self) -> list[str]:
         now = time.monotonic()
         with self._lock:
@@ -134,12 +139,18 @@ class LiveBoard:
             return list(self._asked)
 
     def _watch(self) -> None:
+        last_read = 0.0
         while True:
             time.sleep(POLL_S)
             try:
                 codes = self._watched()
-                if codes:
-                    self._read(codes)
+                if not codes:
+                    continue
+                # nothing committed since the last look (SQLite): the signatures held are still right
+                if self.store.unwritten() and time.monotonic() - last_read < QUIET_READ_S and self._held(codes):
+                    continue
+                last_read = time.monotonic()
+                self._read(codes)
             except StoreUnavailable as e:
                 _LOG.info("class live board: %s", e)
             except Exception:  # noqa: BLE001 - the board's thread must outlive any one failure

@@ -60,6 +60,8 @@ FOLLOW_PATH = "/_attn/follow"
 SENT = "sent"       # in a link to the teacher's page: opened by following (ui/class_follow.py)
 POLL_S = 0.25       # SQLite: the followed classes' versions are read this often, once per process (one query)
 PG_POLL_S = 5.0     # PostgreSQL: a read besides the notifications
+QUIET_READ_S = 5.0  # SQLite: with no write, a read this often all the same (a class's hours end with no write)
+QUIET = object()    # _sleep: nothing was written since the last read
 WATCH_S = 60.0      # a class no tab asked about for this long is no longer read
 WAIT_S = 25.0       # an open /_attn/follow request is answered after this long at the latest
 MAX_WAITERS = 4000  # open requests per process: beyond, "busy" (the page asks again later)
@@ -98,6 +100,7 @@ class FollowBoard:
         self._nudge = threading.Event()
         self._changes = 0  # this process's changes so far: a read under way when one is made may predate it
         self._thread: threading.Thread | None = None
+        self._last_read = 0.0  # when the board's thread last read every followed class (SQLite)
         self._pg = None  # the LISTENing connection (PostgreSQL)
         self.reads = 0  # reads of the store so far (tests count them)
         store.follow_listeners.append(self.changed)  # a send from this process: looked at now
@@ -308,6 +311,8 @@ class FollowBoard:
             try:
                 changed = self._listen() if self.store.kind == "postgresql" else self._sleep()
                 codes = self._followed()
+                if changed is QUIET and self._still(codes):
+                    continue
                 if codes:
                     with self._reading:
                         self._read(codes if changed is None else [c for c in codes if c in changed] or codes)
@@ -318,10 +323,25 @@ class FollowBoard:
                 _LOG.exception("follow board")
                 time.sleep(POLL_S)
 
-    def _sleep(self) -> None:
-        self.store.wait_for_writes(POLL_S, self._nudge)  # another process's write ends it at once
+    def _sleep(self) -> object:
+        """Wait for a write (None: read every followed class) or POLL_S (QUIET: nothing was written)."""
+        wrote = self.store.wait_for_writes(POLL_S, self._nudge)  # another process's write ends it at once
         self._nudge.clear()
-        return None
+        if wrote or time.monotonic() - self._last_read >= QUIET_READ_S:
+            self._last_read = time.monotonic()
+            return None
+        return QUIET
+
+    def _still(self, codes: list[str]) -> bool:
+        """Nothing was committed since the last read: the states it made hold, and are marked fresh
+        without a read (a class no state is held for, dropped by a change here, is read)."""
+        now = time.monotonic()
+        with self._lock:
+            if any(self._states.get(code) is None for code in codes):
+                return False
+            for code in codes:
+                self._states[code] = (self._states[code][0], now)
+        return True
 
     def _listen(self) -> set[str] | None:
         """Wait for NOTIFYs up to PG_POLL_S; the codes they name (None: read every followed class)."""

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
 from server.answers import answer_record
+from server import class_live
 from server.class_live import live_ticket, LiveBoard, ticket_valid
 from server.class_store import AwaitingApproval, ClassStore, new_session_id
 
@@ -111,3 +113,22 @@ def test_only_the_teachers_ticket_for_the_class_waits():
     until, mac = ticket.split(".")
     assert not ticket_valid(secret, "ABC234", f"{int(until) + 3600}.{mac}", now=2000.0)  # a longer life forged
     assert not ticket_valid(secret, "ABC234", None) and not ticket_valid(None, "ABC234", ticket)
+
+
+def test_a_quiet_class_is_not_read_again_and_a_commit_brings_a_read(tmp_path):
+    """The board's thread reads the signatures again only after a commit (SQLite's ``data_version``)
+    or QUIET_READ_S: a teacher watching a class where nothing happens costs no queries."""
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = LiveBoard(here)
+    start = board.signature(code)
+    time.sleep(3 * class_live.POLL_S)  # the thread's first look, which knows nothing yet, reads
+    before = board.reads
+    time.sleep(6 * class_live.POLL_S)
+    quiet = board.reads - before
+    assert quiet <= 1, quiet  # the QUIET_READ_S read at most
+    teacher.join(code, new_session_id(), "10.0.0.1")
+    deadline = time.monotonic() + 30
+    while board.signature(code) == start and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert board.signature(code) != start and board.reads > before + quiet

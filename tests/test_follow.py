@@ -91,6 +91,26 @@ def test_a_send_in_another_process_ends_the_wait_before_the_periodic_read(tmp_pa
     assert (sent.version, sent.page) == (1, "worked-example")
 
 
+def test_a_quiet_class_costs_no_reads_and_a_write_brings_one(tmp_path):
+    """With nothing committed (SQLite's ``data_version``), the board's thread keeps its states fresh
+    without reading them (QUIET_READ_S apart at most); a commit anywhere brings the next read."""
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+    assert board.state(code).version == 0
+    time.sleep(4 * follow.POLL_S)  # the thread's first looks, which know nothing yet, read
+    before = board.reads
+    time.sleep(8 * follow.POLL_S)
+    quiet = board.reads - before
+    assert quiet <= 1, quiet  # one at most: the QUIET_READ_S read, were it due
+    assert board._fresh(code) is not None  # and still fresh: a tab asking reads nothing itself
+    teacher.join(code, "c" * 16)  # a commit, though not to what followers see
+    deadline = time.monotonic() + 30
+    while board.reads == before + quiet and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert board.reads > before + quiet
+
+
 def test_the_write_check_waits_for_another_connections_commit_only(tmp_path):
     """``wait_for_writes``: a commit by another store object ends it; without one it lasts its seconds
     (and the nudge of this process's own change ends it too)."""

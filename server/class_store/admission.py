@@ -22,6 +22,11 @@ from server.class_store.schema import (Admission, AnswerRefused, AwaitingApprova
 MAX_WAITING = 2 * MAX_STUDENTS  # students waiting for approval in one class: a script cannot fill the teacher's list
 
 
+def _how_many(condition):
+    """The number of rows where ``condition`` holds, as one column of an aggregate select."""
+    return sa.func.coalesce(sa.func.sum(sa.case((condition, 1), else_=0)), 0)
+
+
 class ClassAdmission:
     """Seats, approvals and the join window (a part of :class:`server.class_store.ClassStore`)."""
 
@@ -60,21 +65,28 @@ class ClassAdmission:
         one address (fewer still from an address a student was removed from). With *approve joins* they
         wait instead, as ``nickname`` (or the name they waited under): that name is returned, and
         ``join`` raises AwaitingApproval once the request is stored."""
-        if conn.execute(sa.select(class_locks.c.class_code).where(class_locks.c.class_code == code)).first():
+        # two reads, not six: a join is what every student of a class does at once when the link goes up
+        lock_and_rules = conn.execute(sa.select(
+            sa.exists().where(class_locks.c.class_code == code).label("locked"),
+            class_admission.c.seats, class_admission.c.approve, class_admission.c.joins_until)
+            .select_from(sa.outerjoin(sa.select(sa.literal(code).label("code")).subquery("wanted"), class_admission,
+                                      class_admission.c.class_code == code))).one()
+        if lock_and_rules.locked:
             raise AnswerRefused(f"class {code} is locked: the teacher has closed it to new students "
                                 "(ask the teacher to unlock it)")
-        rules = self._admission(conn, code)
+        rules = (Admission(int(lock_and_rules.seats), bool(lock_and_rules.approve), lock_and_rules.joins_until)
+                 if lock_and_rules.seats is not None else Admission(min(MAX_STUDENTS, settings.class_seats())))
         if rules.joins_until is not None and time.time() >= rules.joins_until:
             raise AnswerRefused(f"class {code}'s time to join is over (the teacher set it); ask the teacher to open it")
-        here = roster.c.class_code == code
-        students = conn.execute(sa.select(sa.func.count()).where(here & ~roster.c.removed)).scalar_one()
+        from_here = roster.c.address == tag
+        students, recent, removed_here = conn.execute(sa.select(
+            _how_many(~roster.c.removed), _how_many(from_here & (roster.c.joined_at > time.time() - 60)),
+            _how_many(from_here & roster.c.removed)).where(roster.c.class_code == code)).one()
         if students >= rules.seats:
             raise AnswerRefused(f"class {code} has its {rules.seats} seats taken; this tab joins by itself as soon "
                                 "as one frees (or the teacher adds seats)")
-        from_here = here & (roster.c.address == tag) & (roster.c.joined_at > time.time() - 60)
-        recent = conn.execute(sa.select(sa.func.count()).where(from_here)).scalar_one()
         most = settings.joins_per_minute()
-        if conn.execute(sa.select(roster.c.session).where(here & (roster.c.address == tag) & roster.c.removed)).first():
+        if removed_here:
             most = min(most, settings.rejoins_per_minute())  # the teacher removed someone from this address
         if recent >= most:
             raise AnswerRefused(f"{most} students joined class {code} from your network within the last minute, "

@@ -105,9 +105,9 @@ class ClassesAndRoster:
             if info.closed or time.time() >= info.expires_at:
                 raise AnswerRefused(f"class {code} is closed, so it takes no new students")
             # the names on the roster and those students wait under (each keeps theirs when let in)
-            taken = set(conn.execute(sa.select(roster.c.nickname).where(roster.c.class_code == code)).scalars())
-            taken |= set(conn.execute(sa.select(join_requests.c.nickname)
-                                      .where(join_requests.c.class_code == code)).scalars())
+            taken = set(conn.execute(sa.union_all(sa.select(roster.c.nickname).where(roster.c.class_code == code),
+                                                  sa.select(join_requests.c.nickname)
+                                                  .where(join_requests.c.class_code == code))).scalars())
             member = Member(code, new_nickname(taken), time.time(), True)
             waiting = self._may_join(conn, code, tag, session, member.nickname)  # server/class_store/admission.py
             if waiting:
