@@ -324,7 +324,14 @@ class FollowBoard:
                 time.sleep(POLL_S)
 
     def _sleep(self) -> object:
-        """Wait for a write (None: read every followed class) or POLL_S (QUIET: nothing was written)."""
+        """Wait for a write (None: read every followed class) or POLL_S (QUIET: nothing was written).
+        With no class followed nothing is looked at: a tab asking reads for itself (``state``)."""
+        with self._lock:
+            followed = bool(self._asked)
+        if not followed:
+            self._nudge.wait(POLL_S)
+            self._nudge.clear()
+            return QUIET
         wrote = self.store.wait_for_writes(POLL_S, self._nudge)  # another process's write ends it at once
         self._nudge.clear()
         if wrote or time.monotonic() - self._last_read >= QUIET_READ_S:

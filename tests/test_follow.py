@@ -111,6 +111,28 @@ def test_a_quiet_class_costs_no_reads_and_a_write_brings_one(tmp_path):
     assert board.reads > before + quiet
 
 
+def test_with_no_class_followed_the_board_looks_at_nothing(tmp_path, monkeypatch):
+    """A class no tab asked about for WATCH_S is dropped; then the board's thread looks at no
+    write (no ``data_version`` twenty times a second on a server nobody follows on)."""
+    monkeypatch.setattr(follow, "WATCH_S", 0.2)
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    board = FollowBoard(here)
+    looks = []
+    real = here.wait_for_writes
+    monkeypatch.setattr(here, "wait_for_writes", lambda *a: (looks.append(1), real(*a))[1])
+    assert board.state(code).version == 0
+    deadline = time.monotonic() + 30
+    while (board._asked or not looks) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert looks and not board._asked  # it looked while the class was followed, then dropped it
+    time.sleep(2 * follow.POLL_S)  # a look under way when it was dropped ends
+    before = len(looks)
+    time.sleep(6 * follow.POLL_S)
+    assert len(looks) == before
+    assert board.state(code).version == 0  # asked again: read, followed again
+
+
 def test_the_write_check_waits_for_another_connections_commit_only(tmp_path):
     """``wait_for_writes``: a commit by another store object ends it; without one it lasts its seconds
     (and the nudge of this process's own change ends it too)."""
