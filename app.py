@@ -157,7 +157,7 @@ async def ready(request):
 def _routes():
     from starlette.routing import Route
     from server.class_live import routes as live_routes  # /_attn/class-live: the teacher's views' changes, pushed
-    from server.follow import routes as follow_routes  # /_attn/follow: a followed class's changes, pushed
+    from server.follow_requests import routes as follow_routes  # /_attn/follow: a followed class's changes, pushed
     from server.identity import routes as identity_routes  # the teacher's cookie: /_attn/teacher, /_attn/sign-out
     from server.lanes import routes as load_routes  # /_attn/load: costly runs decoding and waiting, cheap runs
     from server.loading import READY_PATH

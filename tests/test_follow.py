@@ -133,6 +133,29 @@ def test_with_no_class_followed_the_board_looks_at_nothing(tmp_path, monkeypatch
     assert board.state(code).version == 0  # asked again: read, followed again
 
 
+def test_the_board_sleeps_on_the_store_folder_not_on_a_timer(tmp_path, monkeypatch):
+    """With inotify (Linux) a wait asks ``data_version`` only when the store's folder changed: a
+    quiet half second costs no ask; another process's commit and this process's nudge each end it."""
+    from server.class_store.writes import Nudge
+    teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    code = teacher.open_class(KEY).code
+    writes, nudge, asks = here._writes(), Nudge(), []
+    real = writes.changed
+    monkeypatch.setattr(writes, "changed", lambda: (asks.append(1), real())[1])
+    assert writes.wait(0.5, nudge) is False  # nothing written
+    if writes._watch is None:
+        pytest.skip("the kernel gave no inotify instance: the wait asks every WRITES_CHECK_S instead")
+    assert len(asks) == 2, asks  # its first look and its last, no timer (every WRITES_CHECK_S: ten)
+    threading.Timer(0.2, teacher.send, args=(KEY, code, "worked-example", {})).start()
+    start = time.monotonic()
+    assert writes.wait(30, nudge) is True and time.monotonic() - start < 10
+    threading.Timer(0.2, nudge.set).start()
+    start = time.monotonic()
+    assert writes.wait(30, nudge) is True and time.monotonic() - start < 10
+    nudge.clear()
+    assert writes.wait(0.3, nudge) is False  # cleared: the eventfd drained too
+
+
 def test_the_write_check_waits_for_another_connections_commit_only(tmp_path):
     """``wait_for_writes``: a commit by another store object ends it; without one it lasts its seconds
     (and the nudge of this process's own change ends it too)."""

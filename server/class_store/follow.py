@@ -3,49 +3,16 @@ notice to every process listening (PostgreSQL's NOTIFY; ``server/follow.py``).""
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
-from pathlib import Path
 
 import sqlalchemy as sa
 
 
 from server.class_store.roster import sent_exercise
+from server.class_store.writes import Writes
 from server.class_store.schema import (AnswerRefused, classes, EXERCISE_ID, FOLLOW_CHANNEL, FollowState,
                                        MAX_ANSWER_BYTES, normalise_code, roster)
-
-
-WRITES_CHECK_S = 0.05  # SQLite: how often a follow board looks whether another process wrote (20 wake-ups a second)
-
-
-class Writes:
-    """Has another connection (another process's, the teacher's on another replica, or one of this
-    process's pool) committed to a SQLite store since the last look? ``PRAGMA data_version`` on a connection of its own, a few
-    microseconds a look where a read of the followed classes is a query. One per thread (a
-    sqlite3 connection stays in the thread that made it); it never writes."""
-
-    def __init__(self, database: str):
-        self.database, self._conn, self._seen = database, None, None
-
-    @property
-    def new(self) -> bool:
-        """Not looked yet (or the connection was lost)."""
-        return self._conn is None
-
-    def changed(self) -> bool:
-        try:
-            if self._conn is None:
-                # mode=rw: never makes a file (the store makes its own, 0600)
-                self._conn = sqlite3.connect(Path(self.database).resolve().as_uri() + "?mode=rw", uri=True, timeout=1.0)
-                self._seen = self._conn.execute("PRAGMA data_version").fetchone()[0]
-                return True  # the first look: what came before it is unknown
-            now = self._conn.execute("PRAGMA data_version").fetchone()[0]
-        except sqlite3.Error:  # gone, locked, not yet made: let the read say what it is
-            self._conn = None
-            return True
-        changed, self._seen = now != self._seen, now
-        return changed
 
 
 class FollowTheTeacher:
@@ -54,24 +21,17 @@ class FollowTheTeacher:
     def wait_for_writes(self, seconds: float, nudge: threading.Event) -> bool:
         """Return once ``nudge`` is set (a change in this process), once a connection (another
         process's, the teacher's on another replica, or this one's) has committed to a SQLite store
-        (:class:`Writes`, looked at every WRITES_CHECK_S), or after ``seconds``: a send on another
-        replica reaches this process's followers in tens of milliseconds, not at the next periodic
-        read. Elsewhere (PostgreSQL has NOTIFY, an in-memory store no other process) it waits for
-        the nudge or the seconds. False: the seconds passed and nothing was committed since the
-        last call (the last read still holds); True otherwise."""
+        (:class:`~server.class_store.writes.Writes`: woken by the store's folder where Linux's
+        inotify is, else asking every WRITES_CHECK_S), or after ``seconds``: a send on another
+        replica reaches this process's followers at once, not at the next periodic read. Elsewhere
+        (PostgreSQL has NOTIFY, an in-memory store no other process) it waits for the nudge or the
+        seconds. False: the seconds passed and nothing was committed since the last call (the last
+        read still holds); True otherwise."""
         writes = self._writes()
         if writes is None:
             nudge.wait(seconds)
             return True
-        if writes.new:
-            writes.changed()  # its first look says "unknown": what comes from now on is what it waits for
-        deadline = time.monotonic() + seconds
-        while not nudge.wait(WRITES_CHECK_S):
-            if writes.changed():
-                return True
-            if time.monotonic() >= deadline:
-                return False
-        return True
+        return writes.wait(seconds, nudge)
 
     def unwritten(self) -> bool:
         """True when this thread can tell that nothing was committed to the store since its last
