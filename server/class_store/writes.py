@@ -3,11 +3,11 @@ between its reads, so that a send on another replica reaches this process's foll
 
 :class:`Writes` answers with ``PRAGMA data_version`` on a connection of its own (a few
 microseconds; it moves with every other connection's commit, another process's or this one's).
-When to ask is the cost: a thread woken 20 times a second to ask spent 3–4.5 ms of CPU a second
-on the 2-core hosts, a wake-up costing about 150 µs there, a tenth of a core's idle server with
-a class following (``python bench/classroom.py --sessions 30 --follow-only --idle 30 --json``).
-So on Linux the thread sleeps in ``select`` on an inotify descriptor of the store's folder (a
-commit writes the ``-wal`` file, a checkpoint the database: each an event) and on the board's
+When to ask is the cost: a thread woken 20 times a second to ask spends 3–4.5 ms of CPU a second
+on the 2-core AMD EPYC (a wake-up about 150 µs), where the whole server idles at 7–16 ms a
+second with a class of 30 following (docs/performance.md, "Following the teacher"). So on
+Linux the thread sleeps in ``select`` on an inotify descriptor of the store's folder (a commit
+writes the ``-wal`` file, a checkpoint the database: each an event) and on the board's
 :class:`Nudge` (a change made in this process), and asks only when woken; elsewhere, or when
 the kernel gives no inotify instance (its per-user limit), it asks every ``WRITES_CHECK_S``.
 A wake-up by any other file of the folder costs one ask, never a read of the store.
