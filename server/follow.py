@@ -64,6 +64,7 @@ POLL_S = 0.25       # SQLite: the followed classes' versions are read this often
 PG_POLL_S = 5.0     # PostgreSQL: a read besides the notifications
 QUIET_READ_S = 5.0  # SQLite: with no write, a read this often all the same (a class's hours end with no write)
 QUIET = object()    # _sleep: nothing was written since the last read
+READ_GAP_S = 0.05   # SQLite: the board's reads at least this far apart, however fast commits come
 WATCH_S = 60.0      # a class no tab asked about for this long is no longer read
 WAIT_S = 25.0       # an open /_attn/follow request is answered after this long at the latest
 MAX_WAITERS = 4000  # open requests per process: beyond, "busy" (the page asks again later)
@@ -338,6 +339,8 @@ class FollowBoard:
             self._nudge.clear()
             return QUIET
         wrote = self.store.wait_for_writes(POLL_S, self._nudge)  # another process's write ends it at once
+        if wrote and (since := time.monotonic() - self._last_read) < READ_GAP_S:
+            time.sleep(READ_GAP_S - since)  # a burst of commits (a class joining at once): one read per gap
         self._nudge.clear()
         if wrote or time.monotonic() - self._last_read >= QUIET_READ_S:
             self._last_read = time.monotonic()
