@@ -37,8 +37,13 @@ class ClassAdmission:
 
     @staticmethod
     def _admission(conn, code: str) -> Admission:
-        row = conn.execute(sa.select(class_admission).where(class_admission.c.class_code == code)).first()
-        if row is None:
+        return ClassAdmission._rules(conn.execute(sa.select(class_admission)
+                                                  .where(class_admission.c.class_code == code)).first())
+
+    @staticmethod
+    def _rules(row) -> Admission:
+        """A class's admission row as the rules (no row, or no seats in an outer join: the defaults)."""
+        if row is None or row.seats is None:
             return Admission(min(MAX_STUDENTS, settings.class_seats()))
         return Admission(int(row.seats), bool(row.approve), row.joins_until)
 
@@ -74,8 +79,7 @@ class ClassAdmission:
         if lock_and_rules.locked:
             raise AnswerRefused(f"class {code} is locked: the teacher has closed it to new students "
                                 "(ask the teacher to unlock it)")
-        rules = (Admission(int(lock_and_rules.seats), bool(lock_and_rules.approve), lock_and_rules.joins_until)
-                 if lock_and_rules.seats is not None else Admission(min(MAX_STUDENTS, settings.class_seats())))
+        rules = self._rules(lock_and_rules)
         if rules.joins_until is not None and time.time() >= rules.joins_until:
             raise AnswerRefused(f"class {code}'s time to join is over (the teacher set it); ask the teacher to open it")
         from_here = roster.c.address == tag
