@@ -96,6 +96,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import secrets
 import shutil
@@ -130,6 +131,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--faulty", type=int, default=None,
                    help="sessions sending bad input or disconnecting (default: 10%%, at least 1 from 5 sessions)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeline", type=Path, default=None, metavar="FILE",
+                   help="write each interaction of the concurrent run (start, session, kind, ms, replica) as JSON lines")
     p.add_argument("--dump", type=Path, default=None, metavar="DIR",
                    help="write the text of each page that ends in an error (and the page before it) to DIR")
     p.add_argument("--port", type=int, default=None, help="default: a free port")
@@ -332,6 +335,7 @@ def class_beside(args, lessons: list[Lesson], store, key: str, say, calm: dict, 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    args.timeline_rows = [] if args.timeline else None
     for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C or a kill: stop the server, then exit
         signal.signal(sig, signal.default_int_handler)
     say = (lambda *a: None) if args.json else (lambda *a: print(*a, file=sys.stderr, flush=True))
@@ -384,6 +388,9 @@ def main(argv=None) -> int:
               f"{result.get('idle_cpu_pct_of_core')} % of a core; p95 worked example "
               f"{result.get('follow_worked-example_p95_ms')} ms, exercise {result.get('follow_exercise_p95_ms')} ms, "
               f"reveal {result.get('follow_reveal_p95_ms')} ms")
+    if args.timeline:
+        with open(args.timeline, "w") as f:
+            f.writelines(json.dumps(row) + "\n" for row in args.timeline_rows)
     emit(result, args.append)
     report(compared)  # on stderr, after the JSON line
     return 0

@@ -202,6 +202,7 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
                 await asyncio.sleep(think * rng.uniform(0.8, 1.2))
             replica = tab.replica
             before = server_cpu() if server_cpu else 0.0
+            started = time.monotonic()
             if kind == "follow":
                 ms, digest, error = await follow(tab, action[1], action[2], teacher, args.timeout)
             elif kind == "check":
@@ -222,6 +223,9 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
                     args_told.append((n, step))
                 error = None
             out.append((n, step, kind, ms, digest, error, replica or tab.replica))
+            if getattr(args, "timeline_rows", None) is not None and cpu is None:
+                args.timeline_rows.append({"t": round(started, 3), "session": n, "step": step, "kind": kind,
+                                           "ms": None if ms is None else round(ms, 1), "replica": replica or tab.replica, "error": error})
             if error and getattr(args, "dump", None):
                 dump(args.dump / f"session{n}-step{step}-{kind}.txt", error, before_page, tab.drawn)
             before_page = tab.drawn
