@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from server.streamlit_patches import no_delay, one_write, replay
+from server.streamlit_patches import no_delay, replay
 from server.streamlit_patches.fingerprints import resolve, WRITTEN_FOR
 from server.streamlit_patches.reads import forget_choices, script_run_ctx
 
@@ -396,7 +396,6 @@ def _started_off_the_loop(streamlits_start):
 
 _AS, _RT = "streamlit.runtime.app_session", "streamlit.runtime.runtime"
 _SR, _SS = "streamlit.runtime.scriptrunner.script_runner", "streamlit.runtime.state.session_state"
-_WS = "uvicorn.protocols.websockets.websockets_sansio_impl"
 
 
 def _swapping(name: str, *swaps: _Swap, relies_on: dict[str, str] | None = None, counts=None) -> Patch:
@@ -414,14 +413,6 @@ PATCHES: tuple[Patch, ...] = (
           _PAGE_ONCE.apply, _PAGE_ONCE.undo, lambda: _PAGE_ONCE.used),
     Patch("no_delay", {"streamlit.web.server.starlette.starlette_server:_bind_socket": "1ef84ad793634a3a"},
           WHY + "no_delay", no_delay.LISTENERS.apply, no_delay.LISTENERS.undo, lambda: bool(no_delay.LISTENERS.set)),
-    # uvicorn's websocket protocol (Streamlit's server chooses it, _get_websocket_protocol) and how it writes a frame
-    _swapping("one_write_a_turn", _Swap(f"{_WS}:WebSocketsSansIOProtocol.connection_made", one_write.held_writes,
-                                        "453e89b605d1ec7b"),
-              relies_on={f"{_WS}:WebSocketsSansIOProtocol.send": "560baa5c639d3a4c",
-                         "streamlit.web.server.starlette.starlette_server:_get_websocket_protocol": "428d4d9225dbfc90",
-                         "streamlit.web.server.starlette.starlette_websocket:StarletteSessionClient._sender":
-                             "628980711815e20c"},  # a frame a message
-              counts=lambda: dict(one_write.COUNTS)),
     _swapping("theme_once", _Swap(f"{_AS}:_populate_theme_msg", _theme_once, "844b9eb40d0f7d97")),
     _swapping("guard_clear_cache", _Swap(f"{_AS}:AppSession._handle_clear_cache_request", _clear_own_state,
                                          "06374e0ae3505882", replaces=True)),
