@@ -225,7 +225,8 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
             out.append((n, step, kind, ms, digest, error, replica or tab.replica))
             if getattr(args, "timeline_rows", None) is not None and cpu is None:
                 args.timeline_rows.append({"t": round(started, 3), "session": n, "step": step, "kind": kind,
-                                           "ms": None if ms is None else round(ms, 1), "replica": replica or tab.replica, "error": error})
+                                           "ms": None if ms is None else round(ms, 1),
+                                           "replica": replica or tab.replica, "error": error})
             if error and getattr(args, "dump", None):
                 dump(args.dump / f"session{n}-step{step}-{kind}.txt", error, before_page, tab.drawn)
             before_page = tab.drawn
