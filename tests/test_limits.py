@@ -224,3 +224,95 @@ def test_a_decoding_keeps_its_page_slot_so_tabs_waiting_on_its_translation_canno
     for thread in threads:
         thread.join(5)
     assert sorted(done) == ["A", "B", "C"]
+
+
+def test_a_new_decoding_gives_its_page_slot_to_a_cheap_page_and_takes_it_back_once_computed(monkeypatch):
+    """ui.zoo_cache.shared_decoding: while tab A's run computes a decoding nobody has yet (a beam
+    search of a new sentence), the process's only page-run slot serves tab B's cheap page; then A's
+    run takes its turn again, after the cache's lock is let go. Tabs C and D, asking for the same
+    decoding meanwhile and holding both slots of two, wait on the lock and get A's result, no
+    deadlock. Inside another cache's computation the slot is kept."""
+    from server import limits
+    from server.scheduler import CACHE, holding
+    from ui import zoo_cache
+    slots = TurnQueue(1)
+    monkeypatch.setattr(limits, "_run_slots", lambda n: slots)
+    monkeypatch.setattr(zoo_cache, "checkpoints_root", lambda: "/nowhere")
+
+    class Requests:
+        class _state:
+            name = "CONTINUE"
+
+    local = threading.local()
+    monkeypatch.setattr(limits, "_session", lambda: (local.who, Requests()))
+    events, computing, cheap_ran = [], threading.Event(), threading.Event()
+
+    @zoo_cache.shared_decoding(4)
+    def beam(root, model_name, text, *, needed, check):
+        computing.set()
+        events.append(("computing", this_run().slot))
+        cheap_ran.wait(5)  # B's page runs meanwhile, on the slot A gave up
+        return f"{text} decoded"
+
+    beam.clear()
+
+    def tab_a() -> None:
+        local.who = "A"
+        with limits.page_run_slot():
+            events.append(("A", beam("m", "a new sentence")))
+            assert this_run().slot is not None  # taken back
+        events.append("A done")
+
+    def tab_b() -> None:
+        local.who = "B"
+        computing.wait(5)
+        with limits.page_run_slot():
+            events.append("B page")
+        cheap_ran.set()
+
+    threads = [threading.Thread(target=tab_a, daemon=True), threading.Thread(target=tab_b, daemon=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert events == [("computing", None), "B page", ("A", "a new sentence decoded"), "A done"]
+
+    # two slots, both held by tabs waiting for the decoding A computes with none
+    slots = TurnQueue(2)
+    computing.clear(), cheap_ran.clear()
+    events.clear()
+    at_lock = threading.Event()
+
+    def tab(who: str) -> None:
+        local.who = who
+        if who != "A":
+            computing.wait(5)
+            at_lock.set()
+        with limits.page_run_slot():
+            events.append((who, beam("m", "another sentence")))
+
+    threads = [threading.Thread(target=tab, args=(who,), daemon=True) for who in "ACD"]
+    for thread in threads:
+        thread.start()
+    until(lambda: at_lock.is_set(), "C and D at the lock")
+    cheap_ran.set()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(who for who, _ in events[1:]) == ["A", "C", "D"]
+    assert {result for _, result in events[1:]} == {"another sentence decoded"}
+
+    # inside another shared cache's computation: the slot is kept (taken back there, it would be
+    # waited for with that cache's lock held)
+    slots_inside = []
+
+    @zoo_cache.shared_decoding(4)
+    def inner(root, model_name, text, *, needed, check):
+        slots_inside.append(this_run().slot)
+        return text
+
+    inner.clear()
+    local.who = "E"
+    with limits.page_run_slot(), holding(CACHE):
+        held = this_run().slot
+        inner("m", "inside")
+    assert held is not None and slots_inside == [held]
