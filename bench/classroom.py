@@ -6,6 +6,7 @@
     python bench/classroom.py --sessions 30 --patches none    # as Streamlit runs, none of server/streamlit_patches/
     python bench/classroom.py --sessions 200 --replicas 2 --check   # the check before and after the lesson
     python bench/classroom.py --sessions 30 --prank           # the class beside a prankster on its address, and without
+    python bench/classroom.py --sessions 200 --replicas 2 --timeline T.jsonl   # each interaction's start and latency
 
 Starts the real server (``streamlit run app.py``, shipped checkpoints) and drives it the way
 browsers do: over Streamlit's websocket (``/_stcore/stream``), sending the front end's
@@ -69,6 +70,9 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   requests, 80 random class codes a second, a wrong teacher key a second) while the teacher's
   right key is typed every 5 s in a new tab; the students' figures, ``prank_p95_ratio`` and what
   each prank got (``prank_teacher_signed_in`` of ``prank_teacher_tries``: first tries that signed in).
+- ``--timeline FILE``: each interaction of the concurrent run as a JSON line (``t``: its start on
+  the bench's monotonic clock, ``session``, ``step``, ``kind``, ``ms``, ``replica``, ``error``):
+  which wave of the lesson the slowest twentieth falls in.
 - ``streamlit_patches``: which of Streamlit's patches the servers applied (``--patches``).
 - ``load_average_start``, ``load_average``: the host's load when the run started and ended.
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every
