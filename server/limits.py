@@ -206,10 +206,9 @@ def without_page_slot():
     """Give this rerun's page-run slot to the next tab while it does long work that is not page
     code (a training, a recompute: torch computes, or the run waits), then wait for a turn again.
     Without it, two students training on *Watch attention emerge* would hold both slots of their
-    process for the training's length. Never inside work that holds a lock another run may wait
+    process for the training's length. Never around work that holds a lock another run may wait
     on with its slot held (a shared cache's computation, ``decoding_slot``): taking the turn
-    again with that lock held would deadlock. Around a shared cache's call, outside it, the turn
-    is taken back once the lock is let go (``ui.zoo_cache._decoding_aside``)."""
+    again with that lock held would deadlock."""
     run = this_run()
     held = run.slot
     if held is None:

@@ -175,9 +175,8 @@ def this_run() -> Run:
 # holder of that place may wait for: a costly-lane holder computes inside shared caches, and a
 # cache's computation (under its key's lock) takes a decoding slot. So a run asks for the lane
 # holding no cache and no slot, for a shared cache holding no slot, and for a slot last; the
-# page-run slot, given up for the lane's wait and around a decoding
-# (``server.limits.without_page_slot``, ``ui.zoo_cache._decoding_aside``), is taken back once no
-# cache's lock is held. ``ui.zoo_cache.shared_decoding`` builds every shared decoding in
+# page-run slot, given up for the lane's wait (``server.limits.without_page_slot``), is taken back
+# before any cache's lock is held. ``ui.zoo_cache.shared_decoding`` builds every shared decoding in
 # this order; :func:`holding` refuses the rest (a deadlock found by the 200-student bench, once).
 LANE, CACHE, SLOT = "the costly lane", "a shared cache", "a decoding slot"
 ORDER = (LANE, CACHE, SLOT)

@@ -8,7 +8,6 @@ import functools
 import inspect
 import threading
 from collections import OrderedDict
-from contextlib import nullcontext
 
 import numpy as np
 import streamlit as st
@@ -19,8 +18,8 @@ from server import settings
 from server.loading import models_loaded
 from server.costs import decoding_cost
 from server.lanes import costly_work, pace
-from server.limits import decoding_slot, without_page_slot
-from server.scheduler import CACHE, holding, this_run
+from server.limits import decoding_slot
+from server.scheduler import CACHE, holding
 from server.shared import per_process
 from server.streamlit_patches.reads import script_run_ctx
 from ui.url_state import query_param
@@ -262,26 +261,13 @@ def shared_decoding(max_entries: int, *, needs=None, lane=None, share=None):
                 return result
             needed = needs(model_name, *args) if needs else None
             if lane is None:
-                with _decoding_aside():
-                    return cached(root, model_name, *args, _needed=needed)
+                return cached(root, model_name, *args, _needed=needed)
             cost, key = lane(needed, model_name, *args)
-            with costly_work(cost, key), _decoding_aside():
+            with costly_work(cost, key):
                 return cached(root, model_name, *args, _needed=needed)
         call.clear = cached.clear
         return call
     return wrap
-
-
-def _decoding_aside():
-    """Around a decoding not yet handed out: the run's page-run slot given to the next tab while
-    the model computes, or while it waits for another run computing the same, and taken back
-    once the cache's lock is let go (``server.scheduler.ORDER``). A beam search of a new sentence
-    is 100 ms of torch; holding one of its process's two slots, it kept a class's cheap pages
-    (an exercise opened from the class link, 30 ms) waiting behind every such decoding of the
-    room's beam wave (docs/performance.md#the-budget). Inside another shared cache's computation
-    the slot is kept: taken back there, it would be waited for with that lock held. Work in the
-    costly lane has given its slot up already."""
-    return without_page_slot() if not this_run().holds else nullcontext()
 
 
 @shared_decoding(TRANSLATIONS_KEPT, share=lambda text, beam: max(1.0, len(text) / 250),
