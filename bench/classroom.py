@@ -71,7 +71,7 @@ Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empt
   right key is typed every 5 s in a new tab; the students' figures, ``prank_p95_ratio`` and what
   each prank got (``prank_teacher_signed_in`` of ``prank_teacher_tries``: first tries that signed in).
 - ``--timeline FILE``: each interaction of the concurrent run as a JSON line (``t``: its start on
-  the bench's monotonic clock, ``session``, ``step``, ``kind``, ``ms``, ``replica``, ``error``):
+  the bench's monotonic clock, ``session``, ``step``, ``kind``, ``ms``, ``replica``, ``error``, ``faulty``):
   which wave of the lesson the slowest twentieth falls in.
 - ``streamlit_patches``: which of Streamlit's patches the servers applied (``--patches``).
 - ``load_average_start``, ``load_average``: the host's load when the run started and ended.

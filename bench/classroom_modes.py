@@ -226,7 +226,8 @@ async def attend(n: int, lesson: Lesson, target: Target, args, think: float, del
             if getattr(args, "timeline_rows", None) is not None and cpu is None:
                 args.timeline_rows.append({"t": round(started, 3), "session": n, "step": step, "kind": kind,
                                            "ms": None if ms is None else round(ms, 1),
-                                           "replica": replica or tab.replica, "error": error})
+                                           "replica": replica or tab.replica, "error": error,
+                                           "faulty": bool(lesson.fault)})
             if error and getattr(args, "dump", None):
                 dump(args.dump / f"session{n}-step{step}-{kind}.txt", error, before_page, tab.drawn)
             before_page = tab.drawn

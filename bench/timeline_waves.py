@@ -4,7 +4,7 @@ read back.
     python bench/classroom.py --replicas 2 --sessions 200 --json --timeline /tmp/t.jsonl
     python bench/timeline_waves.py /tmp/t.jsonl [--bucket 2]
 
-Prints the p95 over every timed interaction, how many of the slowest twentieth each kind has,
+Prints the p95 over every timed interaction (a faulty session's left out, as the bench leaves them out), how many of the slowest twentieth each kind has,
 and per kind: when its interactions started (seconds from the first), their p50 and p95, and the
 p50 of each ``--bucket`` seconds of starts, so a wave that queues behind the one before shows as
 its latency climbing while its starts pile up.
@@ -29,7 +29,8 @@ def main(argv=None) -> int:
     p.add_argument("--bucket", type=float, default=2.0, help="seconds of starts per p50 shown")
     args = p.parse_args(argv)
     rows = [json.loads(line) for line in open(args.timeline, encoding="utf-8")]
-    rows = [r for r in rows if r["ms"] is not None and r["kind"] != "check"]
+    # as the bench's p95: the faulty sessions' interactions apart
+    rows = [r for r in rows if r["ms"] is not None and r["kind"] != "check" and not r.get("faulty")]
     if not rows:
         print("no timed interactions", file=sys.stderr)
         return 1
