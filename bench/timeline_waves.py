@@ -4,10 +4,11 @@ read back.
     python bench/classroom.py --replicas 2 --sessions 200 --json --timeline /tmp/t.jsonl
     python bench/timeline_waves.py /tmp/t.jsonl [--bucket 2]
 
-Prints the p95 over every timed interaction (a faulty session's left out, as the bench leaves them out), how many of the slowest twentieth each kind has,
-and per kind: when its interactions started (seconds from the first), their p50 and p95, and the
-p50 of each ``--bucket`` seconds of starts, so a wave that queues behind the one before shows as
-its latency climbing while its starts pile up.
+Prints the p95 over every timed interaction (a faulty session's left out, as the bench leaves
+them out), how many of the slowest twentieth each kind has, and per kind: when its interactions
+started (seconds from the first), their p50 and p95, and the p50 of each ``--bucket`` seconds of
+starts, so a wave that queues behind the one before shows as its latency climbing while its
+starts pile up.
 """
 from __future__ import annotations
 
