@@ -136,7 +136,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="sessions sending bad input or disconnecting (default: 10%%, at least 1 from 5 sessions)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeline", type=Path, default=None, metavar="FILE",
-                   help="write each interaction of the concurrent run (start, session, kind, ms, replica) as JSON lines")
+                   help="write each interaction of the concurrent run as a JSON line (its start, kind, ms, replica...)")
     p.add_argument("--dump", type=Path, default=None, metavar="DIR",
                    help="write the text of each page that ends in an error (and the page before it) to DIR")
     p.add_argument("--port", type=int, default=None, help="default: a free port")

@@ -17,11 +17,10 @@ import collections
 import json
 import statistics
 import sys
+from pathlib import Path
 
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from classroom_report import pct  # noqa: E402 - the bench's own nearest-rank percentile
 
 
 def main(argv=None) -> int:
@@ -36,7 +35,7 @@ def main(argv=None) -> int:
         print("no timed interactions", file=sys.stderr)
         return 1
     t0 = min(r["t"] for r in rows)
-    p95 = quantile([r["ms"] for r in rows], 0.95)
+    p95 = pct([r["ms"] for r in rows], 0.95)
     slowest = collections.Counter(r["kind"] for r in rows if r["ms"] >= p95)
     print(f"{len(rows)} interactions, p95 {p95:.0f} ms; the slowest twentieth by kind: "
           + ", ".join(f"{kind} {n}" for kind, n in slowest.most_common()))
@@ -51,7 +50,7 @@ def main(argv=None) -> int:
             buckets[int(start // args.bucket * args.bucket)].append(latency)
         waves = " ".join(f"{t}s:{statistics.median(v):.0f}" for t, v in sorted(buckets.items()))
         print(f"{kind:9s} n={len(ms):4d} starts {min(starts):5.1f}-{max(starts):5.1f} s  p50 {statistics.median(ms):6.0f}"
-              f"  p95 {quantile(ms, 0.95):6.0f} ms  | p50 by start: {waves}")
+              f"  p95 {pct(ms, 0.95):6.0f} ms  | p50 by start: {waves}")
     return 0
 
 
