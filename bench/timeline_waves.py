@@ -19,6 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # classroom_report reads the zoo
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom_report import pct  # noqa: E402 - the bench's own nearest-rank percentile
 
