@@ -3,8 +3,8 @@ sessions open the lesson's Step through link (a news sentence, RNNsearch, its tw
 move the step slider, one tab after another, ``--moves`` rounds; each move is one rerun of the
 page's step fragment. The server's CPU per move, and optionally a py-spy profile of the moves.
 
-    python bench/slide_cost.py [--tabs 5] [--moves 40] [--fresh [--models lesson]] [--app DIR] [--profile FILE.raw]
-                               [--append FILE]
+    python bench/slide_cost.py [--tabs 5] [--moves 40] [--fresh [--models lesson] | --long] [--app DIR]
+                               [--profile FILE.raw] [--append FILE]
 
 ``--app DIR`` runs another checkout's app.py (a worktree made by ``bench/side_by_side.py``), so
 two commits' figures can be taken back to back on one host. Every tab first moves through every
@@ -13,7 +13,8 @@ rerun. ``--fresh`` times what the class bench's reference run does instead: each
 another, opens a news sentence of its own (none decoded before) and moves through the steps once,
 each move the first visit of that step, whose figures and text alternatives are made then
 (``--moves`` is ignored); ``--models lesson``: the tabs take the class bench's models in turn, as
-its lessons do (else RNNsearch).
+its lessons do (else RNNsearch). ``--long``: the link's text is the lesson's 5,000-character one
+(``BAD_TEXT["long"]``, cut to 120 source pieces: a heatmap of about 120 x 250 cells on every move).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from urllib.parse import quote, urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classroom import ROOT, Tab, server  # noqa: E402
-from classroom_lesson import MODELS, SHOWN_SECTIONS, news_sentences  # noqa: E402
+from classroom_lesson import BAD_TEXT, MODELS, SHOWN_SECTIONS, news_sentences  # noqa: E402
 from classroom_report import emit, stamp  # noqa: E402
 from classroom_servers import cpu_seconds, profiled  # noqa: E402
 
@@ -56,9 +57,9 @@ async def fresh_slides(base: str, pid: int, tabs: int, profile: Path | None, mod
     return round(1000 * spent / (tabs * len(STEPS)), 2)
 
 
-async def slides(base: str, pid: int, tabs: int, moves: int, profile: Path | None) -> float:
+async def slides(base: str, pid: int, tabs: int, moves: int, profile: Path | None, long: bool = False) -> float:
     """Milliseconds of the server's CPU per timed move."""
-    opened, shared = [Tab(base, 60) for _ in range(tabs)], link(news_sentences(3)[0])
+    opened, shared = [Tab(base, 60) for _ in range(tabs)], link(BAD_TEXT["long"] if long else news_sentences(3)[0])
     for tab in opened:
         if (error := (await tab.do(("open", "step-through", shared)))[2]):
             raise RuntimeError(error)
@@ -83,6 +84,7 @@ def main(argv=None) -> int:
     parser.add_argument("--fresh", action="store_true", help="each tab a new sentence, its steps' first visits timed")
     parser.add_argument("--models", default="rnnsearch",
                         help="--fresh: the tabs' models, in turn (comma-separated; 'lesson': the class bench's)")
+    parser.add_argument("--long", action="store_true", help="the lesson's 5,000-character text (not with --fresh)")
     parser.add_argument("--app", type=Path, default=ROOT)
     parser.add_argument("--profile", type=Path, help="py-spy raw samples of the server during the moves")
     parser.add_argument("--append", type=Path, help="also append the JSON line to this file")
@@ -91,9 +93,10 @@ def main(argv=None) -> int:
     with server(None, root=args.app) as target:
         pid = target.pids()[0]
         ms = asyncio.run(fresh_slides(target.base, pid, args.tabs, args.profile, models) if args.fresh
-                         else slides(target.base, pid, args.tabs, args.moves, args.profile))
+                         else slides(target.base, pid, args.tabs, args.moves, args.profile, args.long))
     emit({"bench": "slide_cost", "app": str(args.app), "tabs": args.tabs,
           "moves": len(STEPS) if args.fresh else args.moves, **({"fresh": True} if args.fresh else {}),
+          **({"long": True} if args.long and not args.fresh else {}),
           **({"models": list(models)} if args.fresh and models != ("rnnsearch",) else {}),
           "server_cpu_ms_per_slide": ms, **stamp(args.app)}, args.append)
     return 0

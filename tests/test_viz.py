@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from viz.fast_figure import placeholder, validated
-from viz.heatmap import alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
+from viz.heatmap import _hover_labels, alignment_heatmap, difference_heatmap, entropy_figure, probability_figure
 from types import SimpleNamespace
 
 from viz.teaching_figures import (beam_tree, context_sum, highlighted_heatmap, local_p_forms, source_bars, topk_bars,
@@ -160,14 +160,21 @@ def test_every_axis_lets_its_tick_labels_overflow_unless_told():
     assert "ticklabeloverflow" not in spec["title"]
 
 
-def test_a_sentences_hover_labels_are_made_once_and_a_long_texts_for_each_figure():
+def test_a_sentences_hover_labels_are_made_once_and_a_long_texts_heatmap_hovers_by_position():
     """Every heatmap of a sentence hands the same hover labels to Plotly (read, never changed);
-    past 40 x 40 cells each figure makes its own, so a visitor's long text is not kept."""
+    past 40 x 40 cells the alignment heatmap has no per-cell labels (Step through would make and
+    send them on every slider move) and hovers with positions, its axes naming the tokens; a
+    figure that still labels every cell makes its own, so a visitor's long text is not kept."""
     plain = alignment_heatmap(WEIGHTS, SOURCE, TARGET).to_dict()["data"][0]["customdata"]
     framed = highlighted_heatmap(WEIGHTS, SOURCE, TARGET, rows=[2]).to_dict()["data"][0]["customdata"]
     assert framed is plain and plain[1][2] == ["&lt;b&gt;", "▁chat"] and len(plain) == 3 and len(plain[0]) == 4
     words = [f"▁w{j}" for j in range(41)]
     weights = np.full((41, 41), 1 / 41)
-    long = alignment_heatmap(weights, words, words).to_dict()["data"][0]["customdata"]
-    assert alignment_heatmap(weights, words, words).to_dict()["data"][0]["customdata"] is not long
-    assert long[40][0] == ["▁w0", "▁w40"]
+    trace = highlighted_heatmap(weights, words, words, rows=[3]).to_dict()
+    heat, layout = trace["data"][0], trace["layout"]
+    assert "customdata" not in heat and "%{x}" in heat["hovertemplate"] and "%{y}" in heat["hovertemplate"]
+    assert layout["xaxis"]["ticktext"][40] == layout["yaxis"]["ticktext"][40] == "▁w40"
+    at_limit = alignment_heatmap(np.full((40, 40), 1 / 40), words[:40], words[:40]).to_dict()["data"][0]
+    assert at_limit["customdata"][39][0] == ["▁w0", "▁w39"]
+    long = _hover_labels(words, words)
+    assert _hover_labels(words, words) is not long and long[40][0] == ["▁w0", "▁w40"]

@@ -78,13 +78,20 @@ def _hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
     A sentence's labels are made once per process and the same lists handed to every figure of
     it (read, never changed): Step through redraws the heatmap with another row framed on every
     step, and every page of a class draws the same sentences. Past ``SHARED_HOVER_CELLS`` cells
-    they are made per call, so what the process keeps stays small whatever visitors type."""
+    they are made per call, so what the process keeps stays small whatever visitors type (the
+    alignment heatmap, drawn on every step, has none then: :func:`alignment_heatmap`)."""
     if len(source_tokens) * len(target_tokens) > SHARED_HOVER_CELLS:
         return _make_hover_labels(source_tokens, target_tokens)
     return _shared_hover_labels(tuple(source_tokens), tuple(target_tokens))
 
 
-SHARED_HOVER_CELLS = 1600  # 40 x 40, as ui.figures.LARGEST_SHARED
+# 40 x 40, as ui.figures.LARGEST_SHARED. A larger heatmap (a long text: up to 120 source pieces and
+# twice as many target steps) hovers with positions, its tokens on the axes: per-cell labels would
+# be made for every draw (a process keeps no visitor's large ones), 30,000 small lists a slider move
+# on Step through, and would be most of the 0.5-0.9 MB the figure sends
+SHARED_HOVER_CELLS = 1600
+POSITION_HOVER = ("source position %{x}<br>target position %{y}<br>α = %{z:.3f}"
+                  "<extra>positions from 0; the axes name the tokens</extra>")
 
 
 def _make_hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
@@ -103,7 +110,8 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
     """The alignment matrix α (T x S) as a heatmap on the fixed 0–1 scale; the target axis is
     named by the model's output language (a model made elsewhere may write German).
 
-    Hover shows the source token, the target token and α_ij to three decimals.
+    Hover shows the source token, the target token and α_ij to three decimals; past
+    ``SHARED_HOVER_CELLS`` cells, the positions and α_ij.
     """
     weights = np.asarray(weights, dtype=float)
     if weights.shape != (len(target_tokens), len(source_tokens)):
@@ -112,9 +120,11 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
         type="heatmap", z=weights, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
         zmin=0.0, zmax=1.0, colorscale=ALPHA_SCALE, showscale=show_scale,
         colorbar=dict(title=dict(text="α"), thickness=14),
-        customdata=_hover_labels(source_tokens, target_tokens), xgap=1, ygap=1,
-        hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>α = %{z:.3f}<extra></extra>",
+        xgap=1, ygap=1, hovertemplate=POSITION_HOVER,
     )
+    if weights.size <= SHARED_HOVER_CELLS:
+        heatmap.update(customdata=_hover_labels(source_tokens, target_tokens),
+                       hovertemplate="source: %{customdata[0]}<br>target: %{customdata[1]}<br>α = %{z:.3f}<extra></extra>")
     layout = _layout(source_tokens, target_tokens, title, height, target_language)
     if not np.isfinite(weights).any():  # a blank grid (the answer not shown yet): its cells' place kept
         layout["xaxis"]["range"] = [-0.5, len(source_tokens) - 0.5]
