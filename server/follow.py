@@ -11,8 +11,9 @@ rerun per tab and second: 400 tabs, 400 of each. Instead, per process:
   its transaction commits, ``ClassStore._notify``) that the thread ``LISTEN``\\ s for, with a read
   every ``PG_POLL_S`` besides (a dropped connection, a class expiring); on SQLite (processes on
   one machine) the thread reads the versions of the followed classes, one query for all of them,
-  when a connection committed (``ClassStore.wait_for_writes``: woken by the store's folder,
-  ``server/class_store/writes.py``), and every ``QUIET_READ_S`` besides;
+  when a process committed such a change (``ClassStore.wait_for_writes``: woken by the store's
+  bell, ``server/class_store/writes.py``; a join or an answer rings none), and every
+  ``QUIET_READ_S`` besides;
 - **to the browser, without reruns**: the tab's page holds an HTTP request open on
   ``/_attn/follow?class=CODE&v=VERSION`` (``server/follow_requests.py``), which the server answers when the
   class's version differs from the one the tab shows, or after ``WAIT_S`` (then it asks again).

@@ -4,6 +4,7 @@ PostgreSQL (NOTIFY/LISTEN)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 
@@ -91,9 +92,11 @@ def test_a_send_in_another_process_ends_the_wait_before_the_periodic_read(tmp_pa
     assert (sent.version, sent.page) == (1, "worked-example")
 
 
-def test_a_quiet_class_costs_no_reads_and_a_write_brings_one(tmp_path):
-    """With nothing committed (SQLite's ``data_version``), the board's thread keeps its states fresh
-    without reading them (QUIET_READ_S apart at most); a commit anywhere brings the next read."""
+def test_a_quiet_class_costs_no_reads_and_a_teachers_move_brings_one(tmp_path):
+    """With nothing committed that followers see, the board's thread keeps its states fresh
+    without reading them (QUIET_READ_S apart at most): a student joining (a commit, though not to
+    what followers see) brings no read where inotify hears the store's bell; a send brings one."""
+    from server.class_store.writes import _inotify
     teacher, here = two_processes(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
     code = teacher.open_class(KEY).code
     board = FollowBoard(here)
@@ -105,10 +108,17 @@ def test_a_quiet_class_costs_no_reads_and_a_write_brings_one(tmp_path):
     assert quiet <= 1, quiet  # one at most: the QUIET_READ_S read, were it due
     assert board._fresh(code) is not None  # and still fresh: a tab asking reads nothing itself
     teacher.join(code, "c" * 16)  # a commit, though not to what followers see
+    time.sleep(4 * follow.POLL_S)
+    watched = _inotify(str(tmp_path))
+    if watched is not None:  # else every commit is asked about (WRITES_CHECK_S), and read
+        os.close(watched)
+        assert board.reads - before <= quiet + 1, (board.reads - before, quiet)
+    before = board.reads
+    teacher.send(KEY, code, "worked-example", {})
     deadline = time.monotonic() + 30
-    while board.reads == before + quiet and time.monotonic() < deadline:
+    while board.state(code).version == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert board.reads > before + quiet
+    assert board.reads > before and board.state(code).version == 1
 
 
 def test_with_no_class_followed_the_board_looks_at_nothing(tmp_path, monkeypatch):
@@ -146,9 +156,15 @@ def test_the_board_sleeps_on_the_store_folder_not_on_a_timer(tmp_path, monkeypat
     if writes._watch is None:
         pytest.skip("the kernel gave no inotify instance: the wait asks every WRITES_CHECK_S instead")
     assert len(asks) == 2, asks  # its first look and its last, no timer (every WRITES_CHECK_S: ten)
+    assert writes.wait(0.5, nudge, bell=True) is False and len(asks) == 2  # for the bell: no ask at the end
+    threading.Timer(0.1, teacher.join, args=(code, "d" * 16)).start()  # a commit followers do not see
+    assert writes.wait(0.5, nudge, bell=True) is False and len(asks) == 2  # heard, and no ask for it
     threading.Timer(0.2, teacher.send, args=(KEY, code, "worked-example", {})).start()
     start = time.monotonic()
-    assert writes.wait(30, nudge) is True and time.monotonic() - start < 10
+    assert writes.wait(30, nudge, bell=True) is True and time.monotonic() - start < 10
+    threading.Timer(0.2, teacher.join, args=(code, "e" * 16)).start()
+    start = time.monotonic()
+    assert writes.wait(30, nudge) is True and time.monotonic() - start < 10  # without the bell: any commit
     threading.Timer(0.2, nudge.set).start()
     start = time.monotonic()
     assert writes.wait(30, nudge) is True and time.monotonic() - start < 10

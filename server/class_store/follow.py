@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 from server.class_store.roster import sent_exercise
-from server.class_store.writes import Writes
+from server.class_store.writes import ring, Writes
 from server.class_store.schema import (AnswerRefused, classes, EXERCISE_ID, FOLLOW_CHANNEL, FollowState,
                                        MAX_ANSWER_BYTES, normalise_code, roster)
 
@@ -19,19 +19,19 @@ class FollowTheTeacher:
     """What following sessions read (a part of :class:`server.class_store.ClassStore`)."""
 
     def wait_for_writes(self, seconds: float, nudge: threading.Event) -> bool:
-        """Return once ``nudge`` is set (a change in this process), once a connection (another
-        process's, the teacher's on another replica, or this one's) has committed to a SQLite store
-        (:class:`~server.class_store.writes.Writes`: woken by the store's folder where Linux's
-        inotify is, else asking every WRITES_CHECK_S), or after ``seconds``: a send on another
-        replica reaches this process's followers at once, not at the next periodic read. Elsewhere
-        (PostgreSQL has NOTIFY, an in-memory store no other process) it waits for the nudge or the
-        seconds. False: the seconds passed and nothing was committed since the last call (the last
-        read still holds); True otherwise."""
+        """Return once ``nudge`` is set (a change in this process), once another process (the
+        teacher's on another replica) has committed a change to what followers see to a SQLite store
+        (:class:`~server.class_store.writes.Writes`: woken by the store's bell where Linux's inotify
+        is, else by any commit, asking every WRITES_CHECK_S), or after ``seconds``: a send on another
+        replica reaches this process's followers at once, not at the next periodic read, and a
+        class's joins and answers wake no one. Elsewhere (PostgreSQL has NOTIFY, an in-memory store
+        no other process) it waits for the nudge or the seconds. False: the seconds passed and
+        nothing was committed since the last call (the last read still holds); True otherwise."""
         writes = self._writes()
         if writes is None:
             nudge.wait(seconds)
             return True
-        return writes.wait(seconds, nudge)
+        return writes.wait(seconds, nudge, bell=True)
 
     def unwritten(self) -> bool:
         """True when this thread can tell that nothing was committed to the store since its last
@@ -83,8 +83,11 @@ class FollowTheTeacher:
         return version
 
     def _changed(self, code: str) -> None:
-        """This process changed the class's follow state: its own listeners (the follow board,
-        server/follow.py) hear it at once, before any notification or read."""
+        """This process changed the class's follow state (committed): its own listeners (the follow
+        board, server/follow.py) hear it at once, before any notification or read, and on SQLite the
+        other processes' boards by the store's bell (server/class_store/writes.py)."""
+        if self._writes() is not None:
+            ring(self.engine.url.database)
         for listener in list(self.follow_listeners):
             listener(code)
 

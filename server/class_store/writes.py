@@ -11,6 +11,12 @@ writes the ``-wal`` file, a checkpoint the database: each an event) and on the b
 :class:`Nudge` (a change made in this process), and asks only when woken; elsewhere, or when
 the kernel gives no inotify instance (its per-user limit), it asks every ``WRITES_CHECK_S``.
 A wake-up by any other file of the folder costs one ask, never a read of the store.
+
+What followers see changes only with the teacher's moves (a send, a reveal, a removal, a close),
+while a class's joins and answers are most of its commits: 200 answers within two seconds woke
+every process's board for each. So a change to what followers see also writes the **bell**, a
+file beside the store (:func:`ring`, after its commit), and a wait that has inotify wakes for the
+bell only (:meth:`Writes.wait`'s ``bell``); without inotify it asks ``data_version`` as before.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import ctypes.util
 import os
 import select
 import sqlite3
+import struct
 import threading
 import time
 from pathlib import Path
@@ -27,6 +34,37 @@ WRITES_CHECK_S = 0.05  # without inotify: how often the thread asks (20 wake-ups
 AFTER_EVENT_S = (0.002, 0.01, 0.05)  # with it: after a file event, looks again this long after (see Writes.wait)
 _IN_EVENTS = 0x2 | 0x8 | 0x80 | 0x100 | 0x200  # IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_DELETE
 _IN_NONBLOCK_CLOEXEC = os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_IN_HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of name
+BELL_SUFFIX = "-follow"  # the bell: the store's file name and this, in its folder
+
+
+def bell_path(database: str) -> Path:
+    path = Path(database).resolve()
+    return path.with_name(path.name + BELL_SUFFIX)
+
+
+def ring(database: str) -> None:
+    """Write the store's bell (0600, like the store): what followers see changed, committed. A
+    bell that cannot be written leaves the other processes' boards to their periodic read."""
+    try:
+        fd = os.open(bell_path(database), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            os.write(fd, b"1")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _names(events: bytes) -> set[bytes]:
+    """The file names an inotify read names."""
+    names, at = set(), 0
+    while at + _IN_HEADER.size <= len(events):
+        length = _IN_HEADER.unpack_from(events, at)[3]
+        start = at + _IN_HEADER.size
+        names.add(events[start:start + length].rstrip(b"\0"))
+        at = start + length
+    return names
 
 
 class Nudge(threading.Event):
@@ -99,13 +137,14 @@ class Writes:
         changed, self._seen = now != self._seen, now
         return changed
 
-    def wait(self, seconds: float, nudge: threading.Event) -> bool:
+    def wait(self, seconds: float, nudge: threading.Event, bell: bool = False) -> bool:
         """Until ``nudge`` is set, a commit, or ``seconds``: True for the first two, False when the
         seconds passed with nothing committed since the last look.
 
         A commit writes the ``-wal`` file (the event) and then makes it visible in the shared
         memory index (no event), so a look made at once may see nothing yet: after each event it
-        looks again AFTER_EVENT_S later, and once more at the end of the seconds."""
+        looks again AFTER_EVENT_S later, and once more at the end of the seconds. With ``bell``
+        and inotify, only the bell (:func:`ring`, written after its commit) counts as a commit."""
         if not self._watch_made:
             self._watch, self._watch_made = _inotify(str(Path(self.database).resolve().parent)), True
         if self.new:
@@ -113,13 +152,15 @@ class Writes:
         deadline = time.monotonic() + seconds
         woken = [fd for fd in (self._watch, getattr(nudge, "fileno", lambda: None)()) if fd is not None]
         timer = len(woken) < 2  # without both descriptors, ask every WRITES_CHECK_S
+        by_bell = bell and not timer
+        bell_name = os.fsencode(bell_path(self.database).name)
         looks: list[float] = []  # when to look again after an event
         while True:
             if nudge.is_set():
                 return True
             now = time.monotonic()
             if now >= deadline:
-                return self.changed()
+                return False if by_bell else self.changed()
             timeout = min(deadline - now, WRITES_CHECK_S if timer else float("inf"), *(t - now for t in looks[:1]))
             ready = select.select(woken, [], [], max(0.0, timeout))[0] if woken else (time.sleep(max(0.0, timeout)) or [])
             if nudge.is_set():
@@ -129,9 +170,13 @@ class Writes:
             looks = [t for t in looks if t > now]
             if self._watch in ready:
                 try:
-                    os.read(self._watch, 65536)  # the events themselves say nothing more: drained
+                    events = os.read(self._watch, 65536)
                 except BlockingIOError:
-                    pass
+                    events = b""
+                if by_bell:
+                    if bell_name in _names(events):
+                        return True
+                    continue
                 looks = [now + d for d in AFTER_EVENT_S]
             if (timer or due or self._watch in ready) and self.changed():
                 return True
