@@ -320,3 +320,15 @@ def test_a_processs_writes_to_sqlite_take_turns_before_they_hold_a_connection(tm
         other.join(10)
     assert [a.session for a in store.summary(KEY, code)] == [second]  # then its turn came
     store.engine.dispose()
+
+
+def test_joins_get_distinct_nicknames_when_the_drawn_ones_are_taken(store, monkeypatch):
+    """Once the drawn pairs are taken (four pairs here; 1,024 in the app), a join numbers one:
+    never a name twice in a class."""
+    from server.class_store import roster
+    monkeypatch.setattr(roster, "ADJECTIVES", ("Calm", "Bold"))
+    monkeypatch.setattr(roster, "ANIMALS", ("Heron", "Otter"))
+    code = store.open_class(KEY).code
+    store.set_admission(KEY, code, seats=40)
+    names = [store.join(code, new_session_id(), f"10.0.{k}.1").nickname for k in range(12)]
+    assert len(set(names)) == 12 and sum(" " in n and n.rsplit(" ", 1)[1].isdigit() for n in names) == 8, names
