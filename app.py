@@ -95,9 +95,6 @@ def _warm_up(state) -> None:
         alignment_heatmap(np.eye(2), ["a", "b"], ["c", "d"]).to_json()  # the heatmap trace's lazy imports
         from viz.fast_figure import import_plotly_objects
         import_plotly_objects()  # before a class opens a page at once (each lazy import holds a lock)
-        # Streamlit's emoji catalogue: imported by the first widget label that is not ASCII (Step
-        # through's "① Score"), 0.3 s of compiling its pattern, under the import lock
-        import streamlit.emojis  # noqa: F401
     except Exception:  # noqa: BLE001 - never stop the server over a warm-up
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
     finally:
@@ -107,6 +104,13 @@ def _warm_up(state) -> None:
         gc.freeze()
         state.figures_ready.set()
         state.finished.set()
+    try:
+        # once ready, Streamlit's emoji catalogue: the first widget label of a process that is not
+        # ASCII (Step through's "① Score") imports it, 0.3 s of compiling its pattern, under the
+        # import lock that a class opening the page at once would wait on
+        import streamlit.emojis  # noqa: F401
+    except Exception:  # noqa: BLE001
+        logging.getLogger(__name__).exception("warm-up: streamlit.emojis")
 
 
 def announce_class_store() -> None:
