@@ -16,15 +16,11 @@ from sqlalchemy.exc import IntegrityError
 
 from server import settings
 from server.class_store.roster import new_nickname
-from server.class_store.schema import (Admission, AnswerRefused, AwaitingApproval, class_admission, class_locks,
-                                       join_requests, MAX_STUDENTS, normalise_code, roster)
+from server.class_store.schema import (Admission, AnswerRefused, AwaitingApproval, class_admission, join_requests,
+                                       MAX_STUDENTS, normalise_code, roster)
+from server.class_store.statements import JOINS, RULES
 
 MAX_WAITING = 2 * MAX_STUDENTS  # students waiting for approval in one class: a script cannot fill the teacher's list
-
-
-def _how_many(condition):
-    """The number of rows where ``condition`` holds, as one column of an aggregate select."""
-    return sa.func.coalesce(sa.func.sum(sa.case((condition, 1), else_=0)), 0)
 
 
 class ClassAdmission:
@@ -71,21 +67,14 @@ class ClassAdmission:
         wait instead, as ``nickname`` (or the name they waited under): that name is returned, and
         ``join`` raises AwaitingApproval once the request is stored."""
         # two reads, not six: a join is what every student of a class does at once when the link goes up
-        lock_and_rules = conn.execute(sa.select(
-            sa.exists().where(class_locks.c.class_code == code).label("locked"),
-            class_admission.c.seats, class_admission.c.approve, class_admission.c.joins_until)
-            .select_from(sa.outerjoin(sa.select(sa.literal(code).label("code")).subquery("wanted"), class_admission,
-                                      class_admission.c.class_code == code))).one()
+        lock_and_rules = conn.execute(RULES, {"code": code}).one()
         if lock_and_rules.locked:
             raise AnswerRefused(f"class {code} is locked: the teacher has closed it to new students "
                                 "(ask the teacher to unlock it)")
         rules = self._rules(lock_and_rules)
         if rules.joins_until is not None and time.time() >= rules.joins_until:
             raise AnswerRefused(f"class {code}'s time to join is over (the teacher set it); ask the teacher to open it")
-        from_here = roster.c.address == tag
-        students, recent, removed_here = conn.execute(sa.select(
-            _how_many(~roster.c.removed), _how_many(from_here & (roster.c.joined_at > time.time() - 60)),
-            _how_many(from_here & roster.c.removed)).where(roster.c.class_code == code)).one()
+        students, recent, removed_here = conn.execute(JOINS, {"code": code, "tag": tag, "since": time.time() - 60}).one()
         if students >= rules.seats:
             raise AnswerRefused(f"class {code} has its {rules.seats} seats taken; this tab joins by itself as soon "
                                 "as one frees (or the teacher adds seats)")

@@ -8,9 +8,10 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 
-from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, classes, EXERCISE_ID, MAX_ANSWER_BYTES,
+from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, EXERCISE_ID, MAX_ANSWER_BYTES,
                                        MAX_ANSWER_DEPTH, MAX_ATTEMPTS, MAX_STUDENT_ANSWERS, MAX_STUDENT_EXERCISES,
                                        normalise_code, SESSION_ID, StoredAnswer)
+from server.class_store.statements import ANSWER, CLASS_OPEN, STUDENT_ANSWERS
 
 
 def nesting_depth(value, limit: int) -> int:
@@ -49,18 +50,15 @@ class Answers:
             # the class's row locked until this answer is in (PostgreSQL's FOR UPDATE; SQLite's
             # BEGIN IMMEDIATE already runs one write at a time): answers arriving at once are
             # counted one after another, so the caps below hold exactly
-            info = conn.execute(sa.select(classes.c.closed, classes.c.expires_at)
-                                .where(classes.c.code == code).with_for_update()).first()
+            info = conn.execute(CLASS_OPEN, {"code": code}).first()
             if info is None:
                 raise AnswerRefused(f"there is no class {code}")
             if info.closed or time.time() >= info.expires_at:
                 raise AnswerRefused(f"class {code} is closed, so answers are no longer collected")
             self._admit(conn, code, session, exercise)  # on the roster, and an exercise the class counts
             # the student's answers in one read: to this exercise, in all, and how many exercises
-            student = (answers.c.class_code == code) & (answers.c.session == session)
-            here, own, own_kinds = conn.execute(sa.select(
-                sa.func.coalesce(sa.func.sum(sa.case((answers.c.exercise == exercise, 1), else_=0)), 0),
-                sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise))).where(student)).one()
+            here, own, own_kinds = conn.execute(STUDENT_ANSWERS, {"code": code, "session": session,
+                                                                  "exercise": exercise}).one()
             attempt = int(here) + 1
             if attempt > MAX_ATTEMPTS:
                 raise AnswerRefused(f"you have answered this exercise {MAX_ATTEMPTS} times already; "
@@ -68,8 +66,8 @@ class Answers:
             if own >= MAX_STUDENT_ANSWERS or (attempt == FIRST_ATTEMPT and own_kinds >= MAX_STUDENT_EXERCISES):
                 raise AnswerRefused(f"you have answered {own_kinds} exercises in class {code}, the most one student "
                                     "may; the class still counts your earlier answers")
-            conn.execute(answers.insert().values(class_code=code, exercise=exercise, session=session, attempt=attempt,
-                                                 answer=text, correct=correct, answered_at=time.time()))
+            conn.execute(ANSWER, dict(class_code=code, exercise=exercise, session=session, attempt=attempt,
+                                      answer=text, correct=correct, answered_at=time.time()))
             return attempt
         for _ in range(3):
             try:

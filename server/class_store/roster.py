@@ -16,6 +16,7 @@ from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, cl
                                        MAX_SENT_EXERCISES, MAX_STUDENTS, Member, normalise_code, OutsideClass,
                                        PRACTICE_KINDS, PRACTICE_SEEDS, roster, RosterEntry, SESSION_ID,
                                        StoreUnavailable, teacher_sessions)
+from server.class_store.statements import CLASS_OPEN, ENROL, MEMBER, NICKNAMES, SENT_EXERCISE
 
 ADJECTIVES = ("Amber", "Bold", "Brave", "Bright", "Calm", "Clever", "Cosy", "Daring", "Eager", "Gentle", "Glad",
               "Golden", "Happy", "Jolly", "Keen", "Kind", "Lively", "Lucky", "Merry", "Mighty", "Nimble", "Proud",
@@ -84,36 +85,30 @@ class ClassesAndRoster:
         code = normalise_code(code)
         if not SESSION_ID.fullmatch(session or ""):
             raise AnswerRefused("this browser has no valid student id")
-        known = self._run(lambda conn: conn.execute(sa.select(roster.c.nickname, roster.c.joined_at, roster.c.removed)
-                                                    .where((roster.c.class_code == code)
-                                                           & (roster.c.session == session))).first())
+        who = {"code": code, "session": session}
+        known = self._run(lambda conn: conn.execute(MEMBER, who).first())
         if known is not None and not known.removed:  # back (a reload, a followed page): one read, no write
             return self._noted(Member(code, known.nickname, known.joined_at, False), session)
         tag = self._address_tag(address)
 
         def enter(conn):
-            info = conn.execute(sa.select(classes.c.closed, classes.c.expires_at)
-                                .where(classes.c.code == code).with_for_update()).first()
+            info = conn.execute(CLASS_OPEN, who).first()
             if info is None:
                 raise AnswerRefused(f"there is no class {code or '(none)'}")
-            row = conn.execute(sa.select(roster.c.nickname, roster.c.joined_at, roster.c.removed)
-                               .where((roster.c.class_code == code) & (roster.c.session == session))).first()
+            row = conn.execute(MEMBER, who).first()
             if row is not None:
                 if row.removed:
                     raise AnswerRefused(f"the teacher removed you from class {code}; your answers are not counted")
                 return Member(code, row.nickname, row.joined_at, False)
             if info.closed or time.time() >= info.expires_at:
                 raise AnswerRefused(f"class {code} is closed, so it takes no new students")
-            # the names on the roster and those students wait under (each keeps theirs when let in)
-            taken = set(conn.execute(sa.union_all(sa.select(roster.c.nickname).where(roster.c.class_code == code),
-                                                  sa.select(join_requests.c.nickname)
-                                                  .where(join_requests.c.class_code == code))).scalars())
+            taken = set(conn.execute(NICKNAMES, who).scalars())
             member = Member(code, new_nickname(taken), time.time(), True)
             waiting = self._may_join(conn, code, tag, session, member.nickname)  # server/class_store/admission.py
             if waiting:
                 return waiting  # asked the teacher (stored with this transaction): refused below
-            conn.execute(roster.insert().values(class_code=code, session=session, nickname=member.nickname,
-                                                joined_at=member.joined_at, address=tag, removed=False))
+            conn.execute(ENROL, dict(class_code=code, session=session, nickname=member.nickname,
+                                     joined_at=member.joined_at, address=tag, removed=False))
             return member
         for _ in range(3):
             try:
@@ -177,14 +172,12 @@ class ClassesAndRoster:
     def _admit(self, conn, code: str, session: str, exercise: str) -> None:
         """Inside ``submit``: the student is on the roster (not removed), and the exercise is one the
         class counts: the practice catalogue, or one the teacher sent or revealed."""
-        row = conn.execute(sa.select(roster.c.removed).where(
-            (roster.c.class_code == code) & (roster.c.session == session))).first()
+        row = conn.execute(MEMBER, {"code": code, "session": session}).first()
         if row is None:
             raise AnswerRefused(f"join class {code} first (its link, or its code in the Class panel)")
         if row.removed:
             raise AnswerRefused(f"the teacher removed you from class {code}; your answers are not counted")
-        if not in_practice(exercise) and not conn.execute(sa.select(class_exercises.c.exercise).where(
-                (class_exercises.c.class_code == code) & (class_exercises.c.exercise == exercise))).first():
+        if not in_practice(exercise) and not conn.execute(SENT_EXERCISE, {"code": code, "exercise": exercise}).first():
             raise OutsideClass(f"exercise {exercise} is practice outside class {code}'s set (the exercises the "
                                f"teacher sent, and numbers 0–{PRACTICE_SEEDS - 1} of each kind): it is yours alone, "
                                "and the class does not count it")
