@@ -28,12 +28,12 @@ import threading
 import time
 
 from server.class_store import ClassStore, StoreUnavailable, class_store, normalise_code
+from server.class_store.writes import QUIET_READ_S
 from server.shared import per_process
 
 LIVE_PATH = "/_attn/class-live"
 POLL_S = 0.5        # the watched classes' signatures are read this often, once per process (one query)
 WATCH_S = 60.0      # a class no teacher's page asked about for this long is no longer read
-QUIET_READ_S = 5.0  # with nothing written (SQLite), read this often all the same
 WAIT_S = 25.0       # an open request is answered after this long at the latest
 MAX_WAITERS = 1000  # open requests per process (teachers' tabs): beyond, "busy"
 TICKET_S = 12 * 3600  # a page's ticket lasts longer than any class

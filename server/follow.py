@@ -56,14 +56,13 @@ from urllib.parse import urlencode
 
 from server.class_store import (ClassStore, FOLLOW_CHANNEL, FollowState, StoreUnavailable, class_store,
                                 normalise_code)
-from server.class_store.writes import Nudge
+from server.class_store.writes import Nudge, QUIET_READ_S
 from server.shared import per_process
 
 FOLLOW_PATH = "/_attn/follow"
 SENT = "sent"       # in a link to the teacher's page: opened by following (ui/class_follow.py)
 POLL_S = 0.25       # SQLite: the followed classes' versions are read this often, once per process (one query)
 PG_POLL_S = 5.0     # PostgreSQL: a read besides the notifications
-QUIET_READ_S = 5.0  # SQLite: with no write, a read this often all the same (a class's hours end with no write)
 QUIET = object()    # _sleep: nothing was written since the last read
 READ_GAP_S = 0.05   # SQLite: the board's reads at least this far apart, however fast commits come
 WATCH_S = 60.0      # a class no tab asked about for this long is no longer read

@@ -30,6 +30,9 @@ import threading
 import time
 from pathlib import Path
 
+# a board that heard no write (the follow board, the teacher's live board) reads this often all the
+# same: a class's hours end with no write
+QUIET_READ_S = 5.0
 WRITES_CHECK_S = 0.05  # without inotify: how often the thread asks (20 wake-ups a second)
 AFTER_EVENT_S = (0.002, 0.01, 0.05)  # with it: after a file event, looks again this long after (see Writes.wait)
 _IN_EVENTS = 0x2 | 0x8 | 0x80 | 0x100 | 0x200  # IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_DELETE
