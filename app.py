@@ -104,13 +104,6 @@ def _warm_up(state) -> None:
         gc.freeze()
         state.figures_ready.set()
         state.finished.set()
-    try:
-        # once ready, Streamlit's emoji catalogue: the first widget label of a process that is not
-        # ASCII (Step through's "① Score") imports it, 0.3 s of compiling its pattern, under the
-        # import lock that a class opening the page at once would wait on
-        import streamlit.emojis  # noqa: F401
-    except Exception:  # noqa: BLE001
-        logging.getLogger(__name__).exception("warm-up: streamlit.emojis")
 
 
 def announce_class_store() -> None:
