@@ -37,6 +37,7 @@ WRITES_CHECK_S = 0.05  # without inotify: how often the thread asks (20 wake-ups
 AFTER_EVENT_S = (0.002, 0.01, 0.05)  # with it: after a file event, looks again this long after (see Writes.wait)
 _IN_EVENTS = 0x2 | 0x8 | 0x80 | 0x100 | 0x200  # IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_DELETE
 _IN_NONBLOCK_CLOEXEC = os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_IN_CLOSE_WRITE, _IN_Q_OVERFLOW = 0x8, 0x4000
 _IN_HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then len bytes of name
 BELL_SUFFIX = "-follow"  # the bell: the store's file name and this, in its folder
 
@@ -59,15 +60,17 @@ def ring(database: str) -> None:
         pass
 
 
-def _names(events: bytes) -> set[bytes]:
-    """The file names an inotify read names."""
-    names, at = set(), 0
+def _rang(events: bytes, bell: bytes) -> bool:
+    """Does an inotify read say the bell was written (closed after writing: one event a ring, not
+    its creation and modification too), or that events were lost (the queue overflowed)?"""
+    at = 0
     while at + _IN_HEADER.size <= len(events):
-        length = _IN_HEADER.unpack_from(events, at)[3]
+        mask, length = _IN_HEADER.unpack_from(events, at)[1::2]
         start = at + _IN_HEADER.size
-        names.add(events[start:start + length].rstrip(b"\0"))
+        if mask & _IN_Q_OVERFLOW or (mask & _IN_CLOSE_WRITE and events[start:start + length].rstrip(b"\0") == bell):
+            return True
         at = start + length
-    return names
+    return False
 
 
 class Nudge(threading.Event):
@@ -177,7 +180,7 @@ class Writes:
                 except BlockingIOError:
                     events = b""
                 if by_bell:
-                    if bell_name in _names(events):
+                    if _rang(events, bell_name):
                         return True
                     continue
                 looks = [now + d for d in AFTER_EVENT_S]
