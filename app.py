@@ -95,6 +95,10 @@ def _warm_up(state) -> None:
         alignment_heatmap(np.eye(2), ["a", "b"], ["c", "d"]).to_json()  # the heatmap trace's lazy imports
         from viz.fast_figure import import_plotly_objects
         import_plotly_objects()  # before a class opens a page at once (each lazy import holds a lock)
+        # Streamlit's emoji catalogue: the first widget label of a process that is not ASCII (Step
+        # through's "① Score") imports it, 0.3 s of compiling its pattern under the import lock, which
+        # a class opening Step through at once waits on (docs/performance.md, "tried and not kept")
+        import streamlit.emojis  # noqa: F401
     except Exception:  # noqa: BLE001 - never stop the server over a warm-up
         logging.getLogger(__name__).exception("warm-up failed; the pages will load the models themselves")
     finally:
