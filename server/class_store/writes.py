@@ -121,6 +121,7 @@ class Writes:
 
     def __init__(self, database: str):
         self.database, self._conn, self._seen = database, None, None
+        self._bell = os.fsencode(bell_path(database).name)  # the name inotify reports for the bell
         self._watch: int | None = None  # made by the first wait (a thread that only asks needs none)
         self._watch_made = False
 
@@ -159,7 +160,6 @@ class Writes:
         woken = [fd for fd in (self._watch, getattr(nudge, "fileno", lambda: None)()) if fd is not None]
         timer = len(woken) < 2  # without both descriptors, ask every WRITES_CHECK_S
         by_bell = bell and not timer
-        bell_name = os.fsencode(bell_path(self.database).name)
         looks: list[float] = []  # when to look again after an event
         while True:
             if nudge.is_set():
@@ -180,7 +180,7 @@ class Writes:
                 except BlockingIOError:
                     events = b""
                 if by_bell:
-                    if _rang(events, bell_name):
+                    if _rang(events, self._bell):
                         return True
                     continue
                 looks = [now + d for d in AFTER_EVENT_S]
