@@ -160,10 +160,10 @@ def test_every_axis_lets_its_tick_labels_overflow_unless_told():
     assert "ticklabeloverflow" not in spec["title"]
 
 
-def test_a_sentences_hover_labels_are_made_once_and_a_long_texts_heatmap_hovers_by_position():
+def test_a_sentences_hover_labels_are_made_once_and_a_long_texts_heatmap_hovers_from_its_axes():
     """Every heatmap of a sentence hands the same hover labels to Plotly (read, never changed);
     past 40 x 40 cells the alignment heatmap has no per-cell labels (Step through would make and
-    send them on every slider move) and hovers with positions, its axes naming the tokens; a
+    send them on every slider move) and hovers with its axes' tick labels, which name the tokens; a
     figure that still labels every cell makes its own, so a visitor's long text is not kept."""
     plain = alignment_heatmap(WEIGHTS, SOURCE, TARGET).to_dict()["data"][0]["customdata"]
     framed = highlighted_heatmap(WEIGHTS, SOURCE, TARGET, rows=[2]).to_dict()["data"][0]["customdata"]

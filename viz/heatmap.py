@@ -86,12 +86,12 @@ def _hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
 
 
 # 40 x 40, as ui.figures.LARGEST_SHARED. A larger heatmap (a long text: up to 120 source pieces and
-# twice as many target steps) hovers with positions, its tokens on the axes: per-cell labels would
-# be made for every draw (a process keeps no visitor's large ones), 30,000 small lists a slider move
-# on Step through, and would be most of the 0.5-0.9 MB the figure sends
+# twice as many target steps) has no per-cell labels: they would be made for every draw (a process
+# keeps no visitor's large ones), 30,000 small lists a slider move on Step through, and be most of
+# the 0.5-0.9 MB the figure sends. Its hover reads the axes' tick labels instead (Plotly writes
+# %{x} and %{y} as the tick text of an array-ticked axis): the same tokens, from S + T strings
 SHARED_HOVER_CELLS = 1600
-POSITION_HOVER = ("source position %{x}<br>target position %{y}<br>α = %{z:.3f}"
-                  "<extra>positions from 0; the axes name the tokens</extra>")
+AXIS_HOVER = "source: %{x}<br>target: %{y}<br>α = %{z:.3f}<extra></extra>"
 
 
 def _make_hover_labels(source_tokens, target_tokens) -> list[list[list[str]]]:
@@ -110,8 +110,8 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
     """The alignment matrix α (T x S) as a heatmap on the fixed 0–1 scale; the target axis is
     named by the model's output language (a model made elsewhere may write German).
 
-    Hover shows the source token, the target token and α_ij to three decimals; past
-    ``SHARED_HOVER_CELLS`` cells, the positions and α_ij.
+    Hover shows the source token, the target token and α_ij to three decimals (past
+    ``SHARED_HOVER_CELLS`` cells read from the axes' tick labels, not from per-cell labels).
     """
     weights = np.asarray(weights, dtype=float)
     if weights.shape != (len(target_tokens), len(source_tokens)):
@@ -120,7 +120,7 @@ def alignment_heatmap(weights: np.ndarray, source_tokens: list[str], target_toke
         type="heatmap", z=weights, x=list(range(len(source_tokens))), y=list(range(len(target_tokens))),
         zmin=0.0, zmax=1.0, colorscale=ALPHA_SCALE, showscale=show_scale,
         colorbar=dict(title=dict(text="α"), thickness=14),
-        xgap=1, ygap=1, hovertemplate=POSITION_HOVER,
+        xgap=1, ygap=1, hovertemplate=AXIS_HOVER,
     )
     if weights.size <= SHARED_HOVER_CELLS:
         heatmap.update(customdata=_hover_labels(source_tokens, target_tokens),
