@@ -331,6 +331,32 @@ def test_tabs_on_one_link_share_a_run_and_each_downloads_its_own_file(tiny_zoo, 
     assert first and first == second == out["after"] and third != first
 
 
+def test_a_replay_copies_the_values_a_run_may_change_and_shares_the_rest():
+    from server.streamlit_patches.replay_copies import copied_state
+    from server.streamlit_patches.testing import widget_value as Value
+    applied = ["exercises", {"ex": "which"}]
+    old = {"class_applied": applied, "ex_seed": 3, "pair": ("a", 1)}
+    new = {"same": applied, "stops": {1, 2}, "nothing": None}
+    widgets = {"box": Value(None), "ticked": Value(True), "picked": Value(["dot"])}
+    c_old, c_new, c_widgets = copied_state((old, new, widgets))
+    assert (c_old, c_new, c_widgets) == (old, new, widgets)
+    assert c_old["class_applied"] is not applied and c_old["class_applied"][1] is not applied[1]
+    assert c_new["same"] is c_old["class_applied"]  # one value in two dicts stays one value
+    assert c_new["stops"] is not new["stops"] and c_widgets["picked"].value is not widgets["picked"].value
+    assert c_old["pair"] is old["pair"] and c_widgets["box"] is widgets["box"]  # immutable: shared
+
+
+def test_a_record_answers_while_it_is_used_and_no_longer_than_its_life():
+    record = replay._Record(1000.0, [], None, None, {}, None, "", 0, {}, {})
+    age, life = replay.MAX_AGE_S, replay.MAX_LIFE_S
+    assert record.answers(1000.0 + age - 1) and not record.answers(1000.0 + age + 1)  # never answered: its age
+    record.used = 1000.0 + age - 1  # answered just before it would have gone
+    assert record.answers(1000.0 + 2 * age - 2)  # past its first minute, a minute after its last answer
+    assert not record.answers(1000.0 + 2 * age)
+    record.used = 1000.0 + life - 1  # answered all along: its life ends it
+    assert record.answers(1000.0 + life - 0.5) and not record.answers(1000.0 + life + 0.5)
+
+
 def test_records_are_bounded_in_count_and_in_bytes_the_oldest_dropped_first(monkeypatch):
     monkeypatch.setattr(replay, "RECORDS_KEPT", 10)
     monkeypatch.setattr(replay, "RECORDS_BYTES", 250)

@@ -428,6 +428,7 @@ PATCHES: tuple[Patch, ...] = (
                          f"{_SR}:ScriptRunner._on_script_finished": "fe736c2698dd2c98",
                          f"{_SS}:SessionState.on_script_finished": "1fad1f3aca517499",
                          f"{_SS}:KeyIdMapper": "265dac217e451752",
+                         f"{_SS}:Value": "f62d6998d8d27067",  # frozen: one of an immutable value is shared
                          # a pressed button's key, read from its element id (a harmless press is shared)
                          "streamlit.runtime.state.common:user_key_from_element_id": "a2dcf55a565d90dc",
                          "streamlit.runtime.fragment:MemoryFragmentStorage.__init__": "4bcfaed342e60ff0",

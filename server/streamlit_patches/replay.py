@@ -31,8 +31,9 @@ the others from it:
   personal keys kept as they were) and its fragments (shared: each copies what it holds at each
   rerun), sets its pages, page and client state as the run would, registers the run's
   downloads (made when clicked) for the session, and enqueues copies of the messages with the
-  tab's session id, a new run id, its own file ids and its own nickname. Records live
-  ``MAX_AGE_S``, at most ``RECORDS_KEPT`` and ``RECORDS_BYTES`` at once.
+  tab's session id, a new run id, its own file ids and its own nickname. A record answers
+  until ``MAX_AGE_S`` after its last answer and ``MAX_LIFE_S`` after its recording; at most
+  ``RECORDS_KEPT`` and ``RECORDS_BYTES`` are kept at once, the least recently answered dropped first.
 
 Everything here runs on the server's event loop thread (``request_rerun`` and the script
 runner's events are handled there). Fingerprints in ``patches.py``; measured and explained in
@@ -49,13 +50,15 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from server.streamlit_patches.replay_copies import copied_state, downloads_of, register_downloads
 from server.streamlit_patches.replay_fragments import fragments_of, set_fragments
 
-MAX_AGE_S = 60.0   # a record answers reruns for this long: a send's burst, not the rest of the lesson
+MAX_AGE_S = 60.0   # a record answers reruns until this long after its last answer (a refused key: after the refusal)
+MAX_LIFE_S = 600.0  # …and this long after its recording at most: a page's stretch of the lesson, not all of it
 WAIT_S = 10.0      # a recording not ended by then (its session gone before its run): those waiting run
 RECORDS_KEPT = 256  # records a process keeps at once (each a page's messages, tens of kB: a class's first minute of pages)
 RECORD_BYTES = 2_000_000    # a run that sent more is not kept (a visitor's long sentence: its hover labels)
-RECORDS_BYTES = 64_000_000  # the records' messages together, at most (the oldest dropped first)
+RECORDS_BYTES = 64_000_000  # the records' messages together, at most (the least recently answered dropped first)
 # the elements a shareable run may draw: text, equations, figures, tables and plain widgets; nothing
 # that registers a file, a data frame's lazy source or a component with the session, but a download
 # made when clicked (its callable is registered again for each replayed session)
@@ -120,6 +123,14 @@ class _Record:
     size: int  # its messages' bytes
     pages: dict  # the app's pages, as the run's st.navigation registered them (hash -> Streamlit's page info)
     downloads: dict  # message index -> the deferred download registered there (Streamlit's entry)
+    used: float = 0.0  # when it last answered a rerun (its recording's time until then)
+
+    def answers(self, now: float) -> bool:
+        """Does it still answer a rerun at ``now``? Within MAX_AGE_S of its last answer (a send's
+        burst, then the reloads and late arrivals that keep coming) and MAX_LIFE_S of its
+        recording. Its key names all that the run reads, so age is not what makes it right: it
+        bounds how long a page nobody opens stays in memory, and how long one lives at all."""
+        return now - max(self.at, self.used) < MAX_AGE_S and now - self.at < MAX_LIFE_S
 
 
 def _state_of(session) -> dict:
@@ -236,10 +247,12 @@ def replaying_rerun(streamlits_request):
             if isinstance(record, list):
                 record.append((self, self._attn_requests, client_state))
                 return None
-            if isinstance(record, float) and time.monotonic() - record < MAX_AGE_S:
+            now = time.monotonic()
+            if isinstance(record, float) and now - record < MAX_AGE_S:
                 return streamlits_request(self, client_state)  # not shareable
-            if isinstance(record, _Record) and time.monotonic() - record.at < MAX_AGE_S:
-                pass
+            if isinstance(record, _Record) and record.answers(now):
+                record.used = now
+                _RECORDS.move_to_end(key)  # the records least recently answered go first (_trim)
             else:
                 record = None
                 _RECORDS[key] = []
@@ -261,8 +274,8 @@ def replaying_rerun(streamlits_request):
 
 
 def _trim() -> None:
-    """At most RECORDS_KEPT keys and RECORDS_BYTES of records' messages, the oldest dropped first
-    (never a recording others wait for). Under ``_LOCK``."""
+    """At most RECORDS_KEPT keys and RECORDS_BYTES of records' messages, the least recently
+    answered (or recorded) dropped first (never a recording others wait for). Under ``_LOCK``."""
     extra = max(0, len(_RECORDS) - RECORDS_KEPT)
     size = sum(r.size for r in _RECORDS.values() if isinstance(r, _Record))
     for old in list(_RECORDS):
@@ -371,7 +384,7 @@ def _kept(session, recording) -> _Record | None:
     words = recording["words"] if recording["words"][:1] != ("",) or not after else after
     shared, personal_at = scan(recording["messages"], words, recording["refused"] + tuple(w for w in after[1:] if w))
     size = sum(msg.ByteSize() for msg in recording["messages"])
-    downloads = _downloads_of(recording["messages"]) if shared and size <= RECORD_BYTES else None
+    downloads = downloads_of(recording["messages"]) if shared and size <= RECORD_BYTES else None
     if downloads is None:
         return None
     ss = session._session_state
@@ -392,41 +405,6 @@ def _kept(session, recording) -> _Record | None:
                    downloads)
 
 
-def _downloads_of(messages: list) -> dict | None:
-    """The deferred downloads a recorded run registered (message index -> a copy of Streamlit's
-    entry: the callable, its MIME type, file name and place), or None where one is no longer
-    registered. Copied now: the recording session's next run lets its own go."""
-    from streamlit import runtime
-    found = {i: msg.delta.new_element.download_button.deferred_file_id for i, msg in enumerate(messages)
-             if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element"
-             and msg.delta.new_element.WhichOneof("type") == "download_button"}
-    if not found:
-        return {}
-    manager = runtime.get_instance().media_file_mgr
-    with manager._lock:
-        entries = {i: manager._deferred_callables.get(file_id) for i, file_id in found.items()}
-    return None if any(e is None for e in entries.values()) else {i: dict(e) for i, e in entries.items()}
-
-
-def _register_downloads(session, downloads: dict) -> dict:
-    """As a run of ``session`` does (``ScriptRunner``: the session's files let go, then each
-    button's callable registered at its place; ``media_file_mgr.add_deferred``), with the recorded
-    callables: message index -> the session's new file id. What the session let go is removed at
-    the next run's end, which removes every session's (``remove_orphaned_files``, a walk over all
-    the process's files: not once per follower of a burst)."""
-    from streamlit import runtime
-    manager = runtime.get_instance().media_file_mgr
-    manager.clear_session_refs(session.id)
-    ids = {}
-    with manager._lock:
-        for i, entry in downloads.items():
-            ids[i] = file_id = uuid.uuid4().hex
-            manager._deferred_callables[file_id] = {**entry, "session_id": session.id}
-            manager._deferred_ids_by_session[session.id].add(file_id)
-            manager._files_by_session_and_coord[session.id][entry["coordinates"]] = file_id
-    return ids
-
-
 def _replay(session, record: _Record, policy: Policy, request) -> bool:
     """``record``'s run, as if it had run in ``session`` at its client's ``request``; False
     (nothing done) where the session has no nickname to put in the recorded one's place."""
@@ -441,7 +419,7 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     if record.personal_at is not None and not (words and words[0]):
         return False
     saved = record.state
-    old, new, widgets = copy.deepcopy((saved["old"], saved["new"], saved["widgets"]))
+    old, new, widgets = copied_state((saved["old"], saved["new"], saved["widgets"]))
     ss._old_state = {**{k: v for k, v in old.items() if k not in policy.personal_keys}, **own}
     new = {k: v for k, v in new.items() if k not in policy.personal_keys}
     ss._new_session_state = new
@@ -460,7 +438,7 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     client_state.context_info.CopyFrom(_context(session, request))
     session._client_state = client_state
     session._clear_queue(None)
-    file_ids = _register_downloads(session, record.downloads)
+    file_ids = register_downloads(session, record.downloads)
     run_id = str(uuid.uuid4())
     for i, msg in enumerate(record.messages):
         copied = ForwardMsg()

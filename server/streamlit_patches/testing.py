@@ -1,4 +1,5 @@
-"""What the suite's AppTests share, which Streamlit's testing API has no public way to say.
+"""What the suite's AppTests share, which Streamlit's testing API has no public way to say; and
+:func:`widget_value`, a widget's value as a session keeps it (for ``replay_copies``' tests).
 
 An AppTest makes a registry of v2 components (``st.components.v2``) at its first run. To make it,
 it reads every installed distribution's metadata in search of a component manifest: about
@@ -33,3 +34,9 @@ def _registry():
     registry = BidiComponentManager()
     registry.discover_and_register_components(start_file_watching=False)
     return registry
+
+
+def widget_value(value):
+    """``value`` as Streamlit's session state keeps a widget's (``session_state.Value``)."""
+    from streamlit.runtime.state.session_state import Value
+    return Value(value)
