@@ -41,6 +41,16 @@ def _open_class(tiny_zoo, tmp_path) -> tuple[ClassStore, str, dict]:
     return store, store.open_class(TEACHER).code, env
 
 
+def _served(bench, env: dict, store: ClassStore, code: str, lesson) -> tuple[dict, set]:
+    """``lesson(base)`` played on a real server over ``store``: (what it returned, the class's roster)."""
+    try:
+        with bench.server(None, env=env) as target:
+            out = asyncio.run(lesson(target.base))
+        return out, {m.nickname for m in store.roster_of(TEACHER, code)}
+    finally:
+        store.engine.dispose()
+
+
 @pytest.mark.server
 def test_followers_of_a_send_each_get_the_page_under_their_own_name_and_answer_as_themselves(tiny_zoo, tmp_path):
     """Four tabs follow a "which mechanism" exercise (a page with a fragment: the options). One
@@ -174,11 +184,13 @@ def test_the_key_is_what_a_followers_run_reads_and_none_where_it_reads_more(boar
     assert class_follow.replay_key("tab-1", link, {**state, REMOVALS_SEEN: [[code, 1], False]}) is not None
 
 
-def test_a_new_sessions_run_of_a_sent_link_is_keyed_by_the_class_and_the_cookies_pages_read(board, monkeypatch):
-    """A reload of a sent page (a new session, no values yet) is shared between students this process
-    saw join, whatever their id, each given their own id and nickname; not for a student it does
-    not know, a forged or missing cookie, a teacher's cookie, a page that reads more of the class,
-    a class with a student removed, or before the board holds the class's state."""
+def test_a_new_sessions_run_of_a_class_link_is_keyed_by_the_class_and_the_cookies_pages_read(board, monkeypatch):
+    """A reload of a sent page, or the class's own link (a new session, no values yet), is shared
+    between students this process saw join, whatever their id, each given their own id and
+    nickname; a student it does not know joins first (``replay.Prepare``), then shares it; not a
+    forged or missing cookie, a teacher's cookie, a page that reads more of the class, the class's
+    own link while a page is sent (its run opens that page), a class with a student removed, or
+    before the board holds the class's state."""
     from server import identity
     here, code, _ = board
     monkeypatch.setattr(class_follow, "built_class_store", lambda: here.store)
@@ -187,21 +199,36 @@ def test_a_new_sessions_run_of_a_sent_link_is_keyed_by_the_class_and_the_cookies
     names = [here.store.join(code, identity.student_id(secret, c)).nickname for c in (first, second)]
     link = f"ex=which&seed=3&class={code}&sent=1"
 
-    def key(cookies: dict, query: str = link, page: str = "exercises"):
-        return class_follow.replay_key("tab-9", query, {}, page=page, cookies=lambda: cookies)
+    def key(cookies: dict, query: str = link, page: str = "exercises", visitor=None):
+        return class_follow.replay_key("tab-9", query, {}, page=page, cookies=lambda: cookies, visitor=visitor)
     one = key({identity.STUDENT_COOKIE: first})
     assert one is not None and key({identity.STUDENT_COOKIE: second}) == one
     assert key({identity.STUDENT_COOKIE: first, LESSON_DONE_COOKIE: "1.2"}) != one  # a cookie a page reads
-    assert class_follow.sent_first_state(link, lambda: {identity.STUDENT_COOKIE: second}) == {
+    assert class_follow.own_state(link, lambda: {identity.STUDENT_COOKIE: second}, {}) == {
         SESSION: identity.student_id(secret, second), MEMBER: [code, names[1]]}
     stranger = identity.new_student_cookie(secret)  # signed, but never joined through this process
     forged = first[:-1] + ("0" if first[-1] != "0" else "1")
     for cookies in ({identity.STUDENT_COOKIE: stranger}, {identity.STUDENT_COOKIE: forged}, {},
                     {identity.STUDENT_COOKIE: first, identity.TEACHER_COOKIE: "x"}):
         assert key(cookies) is None, cookies
-        assert class_follow.sent_first_state(link, lambda c=cookies: c) == {} or identity.TEACHER_COOKIE in cookies
+        assert class_follow.own_state(link, lambda c=cookies: c, {}) == {} or identity.TEACHER_COOKIE in cookies
+    # the stranger joins first, from the address their socket came from, then shares the run
+    join = key({identity.STUDENT_COOKIE: stranger}, visitor=lambda: ("203.0.113.9", None))
+    assert isinstance(join, replay.Prepare)
+    assert here.store.joined_as(code, identity.student_id(secret, stranger)) is None
+    join.work()
+    assert key({identity.STUDENT_COOKIE: stranger}) == one
+    assert class_follow.own_state(link, lambda: {identity.STUDENT_COOKIE: stranger}, {})[MEMBER][1] == \
+        here.store.joined_as(code, identity.student_id(secret, stranger))
     assert key({identity.STUDENT_COOKIE: first}, page="lesson") is None  # its check asks the store
-    assert key({identity.STUDENT_COOKIE: first}, query=f"ex=which&seed=3&class={code}") is None  # not a sent link
+    own_link = key({identity.STUDENT_COOKIE: first}, query=f"ex=which&seed=3&class={code}")  # the class's own link
+    assert own_link is not None and own_link != one and key({identity.STUDENT_COOKIE: second},
+                                                            query=f"ex=which&seed=3&class={code}") == own_link
+    here.store.send(TEACHER, code, "worked-example", {})
+    here.changed(code)
+    here.state(code)
+    assert key({identity.STUDENT_COOKIE: first}, query=f"ex=which&seed=3&class={code}") is None  # it opens that page
+    assert key({identity.STUDENT_COOKIE: first}) is not None
     here.store.remove(TEACHER, code, names[1])
     here.changed(code)
     assert key({identity.STUDENT_COOKIE: first}) is None  # the board not read since: no fresh state
@@ -440,8 +467,9 @@ def test_reloads_of_a_sent_page_share_a_run_each_under_its_own_name_and_answer_a
     """Four students follow a sent exercise, then reload it one after another (a new session each,
     the same student by their cookie): the first reload runs, the others are replayed from it; each
     page names its own student and each answer after the reload is stored as that student's. A
-    new browser on the sent link (no student cookie) joins with a run of its own; once a student is
-    removed, a reload runs (it must say so), and the removed student is told."""
+    new browser on the sent link (a student cookie this class never saw) joins first, then is
+    replayed too, under a name of its own; once a student is removed, a reload runs (it must say
+    so), and the removed student is told."""
     from helpers.lecture import load_bench
     bench = load_bench()
     from classroom_lesson import mechanism_choice
@@ -467,7 +495,7 @@ def test_reloads_of_a_sent_page_share_a_run_each_under_its_own_name_and_answer_a
                 assert (await tab.do(("set", f"ex_which_{seed}", mechanism_choice(seed))))[2] is None
                 assert (await tab.do(("click", f"ex_check_which:{seed}", True)))[2] is None
             out["answers"] = [a for a in store.summary(TEACHER, code) if a.exercise == f"which:{seed}"]
-            newcomer = bench.Tab(base, 60, load_page=True)  # the sent link in a new browser: no student cookie
+            newcomer = bench.Tab(base, 60, load_page=True)  # the sent link in a new browser: a new student
             before = _counts(base).get("replayed", 0)
             out["newcomer"] = [(await newcomer.do(("open", tabs[0].path, tabs[0].query)))[2],
                                _counts(base).get("replayed", 0) - before,
@@ -486,12 +514,7 @@ def test_reloads_of_a_sent_page_share_a_run_each_under_its_own_name_and_answer_a
             for tab in tabs:
                 await tab.close()
 
-    try:
-        with bench.server(None, env=env) as target:
-            out = asyncio.run(lesson(target.base))
-        roster = {m.nickname for m in store.roster_of(TEACHER, code)}
-    finally:
-        store.engine.dispose()
+    out, roster = _served(bench, env, store, code, lesson)
     assert not any(out["errors"]), out["errors"]
     assert out["replayed"] == [0, 1, 1, 1], out["replayed"]  # the first reload ran; the others were copies of it
     names = [found[-1] for found in out["names"] if found]
@@ -499,6 +522,92 @@ def test_reloads_of_a_sent_page_share_a_run_each_under_its_own_name_and_answer_a
     answers = out["answers"]  # each reloaded tab answered in its own name
     assert len(answers) == 4 and len({a.session for a in answers}) == 4, answers
     error, replayed, named = out["newcomer"]
-    assert error is None and replayed == 0 and len(named) == 1 and named[0] not in names, out["newcomer"]
+    assert error is None and replayed == 1 and len(named) == 1 and named[0] not in names, out["newcomer"]
     assert named[0] in roster and set(names) - {out["removed"]} <= roster, (named, roster)  # the roster's: not removed
     assert out["after_removal"] == [[None, None], 0, [False, True]], out["after_removal"]
+
+
+def test_a_sessions_opening_of_a_class_link_is_keyed_by_its_class_values_and_joins_first(board, monkeypatch):
+    """A tab that browsed (its own sentence, its own values) opening the class's link: its run drops
+    every value but the class's own (``joined_class``), so two students' openings share one key
+    whatever else they held; a student not yet on this process's roster joins first
+    (``replay.Prepare``, from their socket's address), and the key then names the class. Not a tab
+    with the Class panel open, a teacher's, a refused one, one whose class is this one already, a
+    page that reads more of the class, or while a page is sent (the run opens it)."""
+    here, code, _ = board
+    monkeypatch.setattr(class_follow, "built_class_store", lambda: here.store)
+    link = f"ex=which&seed=3&class={code}"
+    browsed = {CLASS: "", FOLLOW: False, RESTORED: True, SESSION: "c" * 16, "translate_text": "A cat.",
+               "beam_hypothesis": 0}
+
+    def key(state: dict, query: str = link, page: str = "exercises", visitor=None):
+        return class_follow.replay_key("tab-3", query, state, page=page, cookies=lambda: {}, visitor=visitor)
+    assert key(browsed) is None  # not yet on the roster, and no socket to join from
+    join = key(browsed, visitor=lambda: (None, None))
+    assert isinstance(join, replay.Prepare)
+    join.work()
+    first = key(browsed)
+    assert first is not None and first[0] == "class-link" and class_follow.reads_widgets(first)
+    other = {**browsed, SESSION: "d" * 16, "translate_text": "Another sentence.", "step_i": 4}
+    here.store.join(code, "d" * 16)
+    assert key(other) == first  # another student, other values: the same run
+    assert class_follow.own_state(link, lambda: {}, other) == {SESSION: "d" * 16,
+                                                                MEMBER: [code, here.store.joined_as(code, "d" * 16)]}
+    assert class_follow.own_state(link, lambda: {}, {**other, CLASS: code}) == {}  # in the class already: its own
+    assert key({**browsed, "class_cookie_for": code}) != first  # a class value the run keeps
+    for left_out in ({**browsed, "class_panel": True}, {**browsed, KEY: "k"}, {**browsed, RESTORED: False},
+                     {**browsed, "class_join_refused": [code, "locked"]}, {**browsed, CLASS: code},
+                     {**browsed, CLASS: "ZZZZZZ", MEMBER: ["ZZZZZZ", "Old Name"]}):
+        assert key(left_out) is None, left_out
+    assert key(browsed, page="lesson") is None
+    assert key(browsed, query=link + "&sent=1") is None  # following: the sent page's own key
+    here.store.send(TEACHER, code, "worked-example", {})
+    here.changed(code)
+    here.state(code)
+    assert key(browsed) is None
+
+
+@pytest.mark.server
+def test_tabs_opening_a_class_link_share_a_run_each_joined_under_its_own_name(tiny_zoo, tmp_path):
+    """Four tabs translate sentences of their own, then open the class's exercise link: each joins
+    first (the server's counts say so), one run is recorded and the three others are replayed from
+    it, each page naming its own student (no other's); each then picks and answers, stored as
+    itself. Back on Translate, a tab's page is its link's, not the sentence it had before."""
+    from helpers.lecture import load_bench
+    bench = load_bench()
+    from classroom_lesson import mechanism_choice
+    store, code, env = _open_class(tiny_zoo, tmp_path)
+    seed = 1
+
+    async def lesson(base: str) -> dict:
+        tabs = [bench.Tab(base, 60, load_page=True) for _ in range(5)]
+        try:
+            # the class's first student (a link of its own) builds the process's class store: its id and
+            # nickname are known only from a read of that store, and a rerun's key reads no store
+            assert (await tabs.pop().do(("open", "exercises", f"class={code}")))[2] is None
+            for i, tab in enumerate(tabs):
+                assert (await tab.do(("open", "", f"text={'1+2+' * (i + 1)}4&model=rnnsearch")))[2] is None
+            before = _counts(base)
+            for tab in tabs:
+                assert (await tab.do(("goto", "exercises", f"ex=which&seed={seed}&class={code}")))[2] is None
+            after = _counts(base)
+            out = {k: after.get(k, 0) - before.get(k, 0) for k in ("prepared", "recorded", "replayed")}
+            out["names"] = [NAMED.findall(tab.drawn.decode("utf-8", "replace")) for tab in tabs]
+            for tab in tabs:
+                assert (await tab.do(("set", f"ex_which_{seed}", mechanism_choice(seed))))[2] is None
+                assert (await tab.do(("click", f"ex_check_which:{seed}", True)))[2] is None
+            out["answers"] = [a for a in store.summary(TEACHER, code) if a.exercise == f"which:{seed}"]
+            assert (await tabs[3].do(("goto", "", "model=rnnsearch")))[2] is None
+            out["translate"] = tabs[3].drawn
+            return out
+        finally:
+            for tab in tabs:
+                await tab.close()
+
+    out, roster = _served(bench, env, store, code, lesson)
+    assert (out["prepared"], out["recorded"], out["replayed"]) == (4, 1, 3), out
+    names = [found[-1] for found in out["names"] if found]
+    assert all(len(found) == 1 for found in out["names"]) and len(set(names)) == 4 and set(names) < roster, out["names"]
+    answers = out["answers"]
+    assert len(answers) == 4 and len({a.session for a in answers}) == 4, answers
+    assert b"1 2 1 2 1 2 1 2 4" not in out["translate"]  # its earlier sentence dropped with the class's link

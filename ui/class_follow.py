@@ -18,6 +18,7 @@ from server import identity
 from server.class_store import (built_class_store, class_store, normalise_code, StoreUnavailable)
 from server.follow import FOLLOW_PATH, follow_board, page_signature, SENT, sent_link as link_of, sent_params
 from server.limits import paced_lately
+from server.proxies import client_address
 from server.loading import models_loaded, warm_up
 from server.streamlit_patches import replay
 from ui.figures import Html
@@ -217,7 +218,7 @@ SENT_FIRST_PAGES = (*LINK_PAGES, "exercises", "worked-example")
 
 
 def replay_key(session: str, query_string: str, state: dict, pressed: str | None = None, page: str | None = None,
-               cookies: Callable[[], dict] | None = None):
+               cookies: Callable[[], dict] | None = None, visitor: Callable[[], tuple] | None = None):
     """What a rerun reads, when it may be shared with other tabs' (``server/streamlit_patches/replay.py``).
 
     Outside a class, a rerun of one of ``LINK_PAGES`` (``page``) reads the session's values, the
@@ -227,9 +228,12 @@ def replay_key(session: str, query_string: str, state: dict, pressed: str | None
     ``ui.class_session.first_run_cookies`` names. Not a press, a tab with the Class panel open
     (its sign-in limits read the clock), or one told to slow down.
 
-    A new session on the link of a page the teacher sent (``SENT_FIRST_PAGES``; a reload of a
-    followed page, a fresh load of the sent link) reads the class's state on the board, the
-    cookies, and the student's place on the roster: ``_sent_first_key``.
+    A new session on a class's link to one of ``SENT_FIRST_PAGES`` (the class's start; a reload
+    of a followed page, a fresh load of the sent link) reads the class's state on the board, the
+    cookies, and the student's place on the roster: ``_class_first_key``. So does a session's
+    opening of a class's link, which drops the session's other values (``joined_class``):
+    ``_class_link_key``. Where the student is not yet on this process's roster, their join comes
+    first (``replay.Prepare``), and the key then names the class they joined.
 
     A follower's rerun reads the class's state on this process's follow board (its version
     moves with every send, reveal, removal and close) and the link, with
@@ -249,8 +253,11 @@ def replay_key(session: str, query_string: str, state: dict, pressed: str | None
     code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string, keep_blank_values=True))
     if not code and pressed is None and page in LINK_PAGES and "class" not in params:
         return _link_page_key(session, state, cookies)
-    if not state and pressed is None and page in SENT_FIRST_PAGES and params.get(SENT) and cookies is not None:
-        return _sent_first_key(session, normalise_code(params.get("class")), cookies())
+    linked = normalise_code(params.get("class")) if pressed is None and page in SENT_FIRST_PAGES else ""
+    if linked and not state and cookies is not None:
+        return _class_first_key(session, linked, cookies(), bool(params.get(SENT)), visitor)
+    if linked and state and linked != code and not params.get(SENT) and cookies is not None:
+        return _class_link_key(session, linked, state, cookies, visitor)
     if not (code and normalise_code(params.get("class")) == code and state.get(FOLLOW)):
         return None
     if not (isinstance(member, list) and len(member) == 2 and member[0] == code and member[1] and state.get(SESSION)):
@@ -290,49 +297,104 @@ def _link_page_key(session: str, state: dict, cookies: Callable[[], dict] | None
     return None if whole is None else ("page", whole)
 
 
-def _sent_first_key(session: str, code: str, cookies: dict):
-    """A new session on a sent page's link (a reload of it, a fresh load: ``replay_key``), or None.
+def _class_first_key(session: str, code: str, cookies: dict, sent: bool, visitor):
+    """A new session on a class's link (the class's start; with ``sent``, a reload of a followed
+    page, a fresh load of the sent link: ``replay_key``), or None, or its join first.
 
     Its run joins the class (a known student: one read of the roster, for their nickname), takes the
     class's state from the follow board and reads the cookies pages read. Shared where this process
-    knows the student's nickname from their last join (``ClassStore.joined_as``, no read), the
-    board's state is fresh and open and nobody is removed from the class (a removed student's run
-    says so; the count moves with every removal and *Undo*)."""
-    if not code or paced_lately(session) or not models_loaded.is_set() or warm_up.pending:
+    knows the student's nickname from their join (``ClassStore.joined_as``, no read), the board's
+    state is fresh and open, nobody is removed from the class (a removed student's run says so; the
+    count moves with every removal and *Undo*) and, for the class's own link, no page is sent (the
+    run would open it)."""
+    if paced_lately(session) or not models_loaded.is_set() or warm_up.pending:
         return None
     read = first_run_cookies(cookies)
-    if read is None or _known_student(code, cookies) is None:
+    board = _board(code)
+    if read is None or board is None or (board.page is not None and not sent):
         return None
+    student = _cookie_student(cookies)
+    if student is None:
+        return None
+    if _joined(code, student) is None:
+        return _join_first(code, student, visitor)
+    return "sent-first" if sent else "class-first", code, board.version, read
+
+
+def _class_link_key(session: str, code: str, state: dict, cookies: Callable[[], dict], visitor):
+    """A session's opening of a class's link (``replay_key``), or None, or its join first.
+
+    Its run drops every value but the class's own ``class_*`` ones before the page draws
+    (``joined_class``), joins (as ``_class_first_key``) and draws the page as the link sets it: it
+    reads those kept values, the student's nickname, the board, the link and the widgets the
+    browser reports (the replay patch adds them). Not a tab with the Class panel open, a
+    teacher's, one refused, signed out or in another class, one told to slow down, or while a
+    page is sent."""
+    if paced_lately(session) or not models_loaded.is_set() or warm_up.pending:
+        return None
+    if not state.get(RESTORED) or state.get(PANEL) or any(k in state for k in (KEY, TEACHER_OF, SIGNED_OUT, MEMBER,
+                                                                               JOINED_AGAIN, REFUSED)):
+        return None
+    board = _board(code)
+    if board is None or board.page is not None:
+        return None
+    student = state.get(SESSION) or _cookie_student(cookies())
+    if not student:
+        return None
+    if _joined(code, student) is None:
+        return _join_first(code, student, visitor)
+    return "class-link", code, board.version, tuple(sorted((k, repr(v)) for k, v in state.items()
+                                                           if k.startswith(KEPT) and k not in PERSONAL))
+
+
+def _board(code: str):
+    """The class's state on this process's board, where it is fresh, open and nobody is removed (no read)."""
     try:
         board = follow_board().state(code, read=False)
     except StoreUnavailable:
         return None
-    if board is None or not board.open or board.removals:
-        return None
-    return "sent-first", code, board.version, read
+    return None if board is None or not board.open or board.removals else board
 
 
-def _known_student(code: str, cookies: dict) -> tuple[str, str] | None:
-    """(the student's id, their nickname in class ``code``) from their signed cookie and this
-    process's memory of their last join, with no store read (for the event loop); None if unknown."""
+def _cookie_student(cookies: dict) -> str | None:
+    """The student's id from their signed cookie, with no store read (for the event loop); None if none."""
     store = built_class_store()
     secret = store.known_cookie_secret() if store is not None else None
-    student = identity.student_id(secret, cookies.get(identity.STUDENT_COOKIE)) if secret else None
-    name = store.joined_as(code, student) if student else None
-    return None if name is None else (student, name)
+    return identity.student_id(secret, cookies.get(identity.STUDENT_COOKIE)) if secret else None
 
 
-def sent_first_state(query_string: str, cookies: Callable[[], dict]) -> dict:
-    """What a sent page's first run sets of the student's own (``_sent_first_key``): their id and
-    their place on the roster, as their join would; {} for any other first run."""
+def _joined(code: str, student: str) -> str | None:
+    """The nickname ``student`` had at their last join of class ``code`` in this process (no read), or None."""
+    store = built_class_store()
+    return store.joined_as(code, student) if store is not None else None
+
+
+def _join_first(code: str, student: str, visitor):
+    """The student's join, before their run (``replay.Prepare``), as their run would join them:
+    the same store, id and address (``ui.class_session.enter``)."""
+    store = built_class_store()
+    if store is None or visitor is None:
+        return None
+    address = client_address(*visitor())
+    return replay.Prepare(lambda: store.join(code, student, address))
+
+
+def own_state(query_string: str, cookies: Callable[[], dict], state: dict) -> dict:
+    """What a run joining the class its link names sets of the student's own (``_class_first_key``,
+    ``_class_link_key``): their id and their place on the roster, as their join did; {} for any
+    other run."""
     code = normalise_code(dict(parse_qsl(query_string, keep_blank_values=True)).get("class"))
-    found = _known_student(code, cookies()) if code else None
-    return {} if found is None else {SESSION: found[0], MEMBER: [code, found[1]]}
+    if not code or state.get(CLASS) == code:
+        return {}
+    student = state.get(SESSION) or _cookie_student(cookies())
+    name = _joined(code, student) if student else None
+    return {} if name is None else {SESSION: student, MEMBER: [code, name]}
 
 
 def reads_widgets(key) -> bool:
-    """A link page's rerun and a press of *Look again* read the page's widgets; a sent page's opening does not."""
-    return isinstance(key, tuple) and key[:1] in (("page",), ("first",), ("look",))
+    """A link page's rerun, a class link's opening in a session and a press of *Look again* read
+    the page's widgets; a sent page's opening and a new session's first run do not."""
+    return isinstance(key, tuple) and key[:1] in (("page",), ("first",), ("look",), ("class-link",))
 
 
 def _whole_state(state: dict) -> bytes | None:
@@ -357,4 +419,4 @@ def personal_words(state: dict) -> tuple[str, ...]:
 # a run that hit a limit (its "Try again" button) is the session's own, never shared
 # *Look again*'s press reruns the page and is read nowhere (the listener clicks it at a reveal)
 replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again"), (LOOK,),
-                                reads_widgets, sent_first_state))
+                                reads_widgets, own_state))

@@ -107,6 +107,13 @@ def joined_class() -> str:
     refused = (st.session_state.get(REFUSED) or [None])[0]
     if CLASS not in st.session_state or (in_link and in_link != st.session_state[CLASS] and in_link != refused):
         code = in_link  # a link naming a class joins it
+        if code and not teacher_key():
+            # and opens its page as the link sets it, as a sent page opens (ui/class_follow.py): the
+            # earlier pages' values are dropped, only the class's own ``class_*`` keys stay. So a
+            # student's run of the class's link reads nothing of theirs but those and their join,
+            # and thirty students opening it share one run (ui/class_follow.py, replay_key)
+            for name in [n for n in st.session_state.keys() if not str(n).startswith(KEPT)]:
+                del st.session_state[name]
         st.session_state[CLASS] = code
         st.session_state[FOLLOW] = bool(code)  # opened from the class link: following
         # the Class panel stays closed: the follow line under it says which class and under which

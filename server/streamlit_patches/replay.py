@@ -12,11 +12,11 @@ next page. The app says which reruns may be shared and what in them is personal
 the others from it:
 
 - **what may be shared** is the policy's: its key names everything the run reads of the
-  session (the opening of a sent page, whose run keeps only the class's session keys; the
-  class's state on the follow board; the link; the page; for a link page or a press of one of
-  the policy's ``harmless`` buttons, the session's whole state and the client's widget values
-  too; for a first run, the cookies it reads, and in a class the student's values the policy
-  gives without a read, ``first_state``) and is ``None`` for any other rerun. A rerun
+  session (the opening of a sent page or of a class's link, whose run keeps only the class's
+  session keys; the class's state on the follow board; the link; the page; for a link page or a
+  press of one of the policy's ``harmless`` buttons, the session's whole state and the client's
+  widget values too; for a first run, the cookies it reads; in a class the student's values the
+  policy gives without a read, ``own_state``) and is ``None`` for any other rerun. A rerun
   whose client reports another pressed button, or a changed value of a widget with a callback,
   is never replayed (a callback would have run); nor is one of a session with a run under way,
   or one that asks for a fragment;
@@ -27,8 +27,14 @@ the others from it:
   (the policy's ``personal_words``, before and after the run) but the first, the nickname, in
   exactly one text element, whose words are put in for each replayed follower; a refused key
   runs as Streamlit runs it for ``MAX_AGE_S``;
+- **what a run would do first** may come before the key: where the policy answers
+  :class:`Prepare` (a class's link opened by a student it has not yet taken: their join, a store
+  write), that work runs off the event loop, and the rerun is then asked for again (once), its
+  key now naming the work's outcome. Thirty tabs opening a class's link at once then share one
+  run, each joined under its own name;
 - **a replay** puts the recorded run's session state in the tab's session (the policy's
-  personal keys kept as they were) and its fragments (shared: each copies what it holds at each
+  personal keys kept as they were, or as the policy's ``own_state`` says the run sets them) and
+  its fragments (shared: each copies what it holds at each
   rerun), sets its pages, page and client state as the run would, registers the run's
   downloads (made when clicked) for the session, and enqueues copies of the messages with the
   tab's session id, a new run id, its own file ids and its own nickname. A record answers
@@ -36,8 +42,8 @@ the others from it:
   ``RECORDS_KEPT`` and ``RECORDS_BYTES`` are kept at once, the least recently answered dropped first.
 
 Everything here runs on the server's event loop thread (``request_rerun`` and the script
-runner's events are handled there). Fingerprints in ``patches.py``; measured and explained in
-docs/performance.md#replay_follows.
+runner's events are handled there), but a :class:`Prepare`'s work, in the loop's executor.
+Fingerprints in ``patches.py``; measured and explained in docs/performance.md#replay_follows.
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ from dataclasses import dataclass
 
 from server.streamlit_patches.replay_copies import copied_state, downloads_of, register_downloads
 from server.streamlit_patches.replay_fragments import fragments_of, set_fragments
+from server.streamlit_patches.replay_reads import context_of, cookies_of, page_path, visitor_of
 
 MAX_AGE_S = 60.0   # a record answers reruns until this long after its last answer (a refused key: after the refusal)
 MAX_LIFE_S = 600.0  # …and this long after its recording at most: a page's stretch of the lesson, not all of it
@@ -79,16 +86,26 @@ class Policy:
     ``reads_widgets(key)``: does the run of that key read the page's widgets (their values, as
     the client reports them, are then in the key)? The key is called with the page's URL path
     too (``page=``; "" for the default page, None for one the app does not name) and a function
-    giving the cookies of the request that opened the session's socket (``cookies=``);
-    ``first_state(query_string, cookies)``: the personal keys' values a session's first run would
-    set (its student's id and nickname), for a replay into a session that has none yet."""
+    giving the cookies of the request that opened the session's socket (``cookies=``) and one
+    giving its peer address and last X-Forwarded-For header (``visitor=``), and may answer
+    :class:`Prepare`; ``own_state(query_string, cookies, state)``: the personal keys' values the run
+    would set where it sets them (a first run, a join: the student's id and nickname), put in
+    over the session's own."""
     key: Callable[..., Hashable | None]
     personal_keys: tuple[str, ...]
     personal_words: Callable[[dict], tuple[str, ...]]
     refused_words: tuple[str, ...] = ()
     harmless: tuple[str, ...] = ()
     reads_widgets: Callable[[Hashable], bool] = lambda key: False
-    first_state: Callable[[str, Callable[[], dict]], dict] = lambda query_string, cookies: {}
+    own_state: Callable[[str, Callable[[], dict], dict], dict] = lambda query_string, cookies, state: {}
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """A policy's answer for a rerun whose key depends on what its run would do first (a join):
+    ``work`` runs in a thread off the event loop; the rerun is then asked for once more, and keyed
+    (or run) as the policy then says. Any exception of ``work`` is the run's to meet again."""
+    work: Callable[[], None]
 
 
 _POLICY: list[Policy] = []
@@ -97,7 +114,7 @@ _POLICY: list[Policy] = []
 _RECORDS: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
 _STREAMLITS: dict = {}  # "request": AppSession.request_rerun as this patch found it (a waiting rerun not replayed runs so)
-COUNTS = {"recorded": 0, "refused": 0, "replayed": 0}
+COUNTS = {"recorded": 0, "refused": 0, "replayed": 0, "prepared": 0}
 
 
 def set_policy(policy: Policy | None) -> None:
@@ -177,44 +194,19 @@ def _unchanged(ss, meta, widget) -> bool:
         return False
 
 
-def _page_path(session, client_state) -> str | None:
-    """The URL path of the page the rerun asks for ("" the default page; None: not one the app
-    has named). Before the session's first run no page is named yet: the path the browser asks
-    for, which the policy checks against its own pages."""
-    pages = session._pages_manager.get_pages()  # before the first run: the main script alone, with no path
-    first = all("url_pathname" not in info for info in pages.values())
-    if client_state.page_script_hash:
-        info = pages.get(client_state.page_script_hash)
-        return info.get("url_pathname") if info else None
-    named = {info.get("url_pathname") for info in pages.values()}
-    return client_state.page_name if first or client_state.page_name in named or not client_state.page_name else None
-
-
-def _cookies(session) -> dict:
-    """The cookies of the request that opened the session's socket (what ``st.context.cookies`` reads)."""
-    from streamlit import runtime
-    client = runtime.get_instance().get_client(session.id)
-    context = getattr(client, "client_context", None)
-    return dict(context.cookies) if context is not None else {}
-
-
-def _context(session, client_state):
-    """The browser's context (its address, time zone, locale…) as the run would have it: the
-    request's, else the one the session last had (Streamlit keeps it so)."""
-    return client_state.context_info if client_state.HasField("context_info") else session._client_state.context_info
-
-
-def _key(session, client_state, policy: Policy) -> Hashable | None:
-    """The rerun's key (None: not shared): the policy's, with the client's page, link and
-    context, and for a press the values of the page's widgets as the client reports them."""
+def _key(session, client_state, policy: Policy) -> Hashable | Prepare | None:
+    """The rerun's key (None: not shared; a :class:`Prepare`: not yet): the policy's, with the
+    client's page, link and context, and for a press the values of the page's widgets as the
+    client reports them."""
     shared, pressed = _may_share(session, client_state, policy)
     app_key = policy.key(session.id, client_state.query_string, _state_of(session), pressed,
-                         page=_page_path(session, client_state), cookies=lambda: _cookies(session)) if shared else None
-    if app_key is None:
-        return None
+                         page=page_path(session, client_state), cookies=lambda: cookies_of(session),
+                         visitor=lambda: visitor_of(session)) if shared else None
+    if app_key is None or isinstance(app_key, Prepare):
+        return app_key
     widgets = pressed is not None or policy.reads_widgets(app_key)
     return (client_state.page_script_hash, client_state.page_name, client_state.query_string,
-            client_state.is_history_navigation, _context(session, client_state).SerializeToString(deterministic=True),
+            client_state.is_history_navigation, context_of(session, client_state).SerializeToString(deterministic=True),
             _widget_values(client_state) if widgets else None, app_key)
 
 
@@ -231,46 +223,77 @@ def replaying_rerun(streamlits_request):
 
     def request_rerun(self, client_state=None):
         self._attn_requests = getattr(self, "_attn_requests", 0) + 1
-        policy = _POLICY[0] if _POLICY else None
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the event loop (the server's own request): as Streamlit does
             return streamlits_request(self, client_state)
-        try:
-            key = _key(self, client_state, policy) if policy is not None else None
-        except Exception:  # noqa: BLE001 - a rerun the patch cannot read runs as Streamlit runs it
-            key = None
-        if key is None:
-            return streamlits_request(self, client_state)
-        with _LOCK:
-            record = _RECORDS.get(key)
-            if isinstance(record, list):
-                record.append((self, self._attn_requests, client_state))
-                return None
-            now = time.monotonic()
-            if isinstance(record, float) and now - record < MAX_AGE_S:
-                return streamlits_request(self, client_state)  # not shareable
-            if isinstance(record, _Record) and record.answers(now):
-                record.used = now
-                _RECORDS.move_to_end(key)  # the records least recently answered go first (_trim)
-            else:
-                record = None
-                _RECORDS[key] = []
-                _RECORDS.move_to_end(key)
-                _trim()
-        if record is not None and _replay(self, record, policy, client_state):
-            return None
-        if record is not None:
-            return streamlits_request(self, client_state)
-        self._attn_recording = recording = {"key": key, "messages": [], "words": policy.personal_words(_state_of(self)),
-                                            "refused": policy.refused_words, "runs": 0, "ok": 0}
-        loop.call_later(WAIT_S, _release, recording)
-        # every message sent in full (none as a reference to one this browser keeps): the others have none
-        whole = type(client_state)()
-        whole.CopyFrom(client_state)
-        whole.ClearField("cached_message_hashes")
-        return streamlits_request(self, whole)
+        return _route(self, client_state, loop)
     return request_rerun
+
+
+def _route(session, client_state, loop, prepared: bool = False):
+    """A rerun on the event loop: replayed, waiting for its recording, recorded, prepared
+    (``prepared``: it was, and is not again) or run as Streamlit runs it."""
+    streamlits_request = _STREAMLITS["request"]
+    policy = _POLICY[0] if _POLICY else None
+    try:
+        key = _key(session, client_state, policy) if policy is not None else None
+    except Exception:  # noqa: BLE001 - a rerun the patch cannot read runs as Streamlit runs it
+        key = None
+    if isinstance(key, Prepare) and not prepared:
+        return _prepare(session, client_state, loop, key.work)
+    if key is None or isinstance(key, Prepare):
+        return streamlits_request(session, client_state)
+    with _LOCK:
+        record = _RECORDS.get(key)
+        if isinstance(record, list):
+            record.append((session, session._attn_requests, client_state))
+            return None
+        now = time.monotonic()
+        if isinstance(record, float) and now - record < MAX_AGE_S:
+            return streamlits_request(session, client_state)  # not shareable
+        if isinstance(record, _Record) and record.answers(now):
+            record.used = now
+            _RECORDS.move_to_end(key)  # the records least recently answered go first (_trim)
+        else:
+            record = None
+            _RECORDS[key] = []
+            _RECORDS.move_to_end(key)
+            _trim()
+    if record is not None and _replay(session, record, policy, client_state):
+        return None
+    if record is not None:
+        return streamlits_request(session, client_state)
+    session._attn_recording = recording = {"key": key, "messages": [], "words": policy.personal_words(_state_of(session)),
+                                        "refused": policy.refused_words, "runs": 0, "ok": 0}
+    loop.call_later(WAIT_S, _release, recording)
+    # every message sent in full (none as a reference to one this browser keeps): the others have none
+    whole = type(client_state)()
+    whole.CopyFrom(client_state)
+    whole.ClearField("cached_message_hashes")
+    return streamlits_request(session, whole)
+
+
+def _prepare(session, client_state, loop, work: Callable[[], None]) -> None:
+    """``work`` in a thread (the loop's executor), then the rerun routed once more, unless the tab
+    asked for something newer meanwhile (that stands). Whatever goes wrong, the rerun still runs."""
+    requests = getattr(session, "_attn_requests", 0)
+    COUNTS["prepared"] += 1
+
+    def quietly() -> None:
+        try:
+            work()
+        except Exception:  # noqa: BLE001 - the run meets it again, and says so on its page
+            pass
+
+    def done(_future) -> None:
+        if getattr(session, "_attn_requests", 0) != requests:
+            return
+        try:
+            _route(session, client_state, loop, prepared=True)
+        except Exception:  # noqa: BLE001 - never a rerun lost
+            _STREAMLITS["request"](session, client_state)
+    loop.run_in_executor(None, quietly).add_done_callback(done)
 
 
 def _trim() -> None:
@@ -378,11 +401,14 @@ def _kept(session, recording) -> _Record | None:
     if recording["runs"] != 1 or recording["ok"] != 1 or storage._outside_wrappers:
         return None
     policy = _POLICY[0] if _POLICY else None
-    # the student's own words after the run refuse it too, but the nickname, which a first run
-    # reads (joining): then the run's own words are the ones put in for each replay
+    # the student's own words after the run refuse it too, but the nickname where the run named
+    # the student anew (a join): then the run's own words are the ones put in for each replay, and
+    # those it held before refuse it
+    before = recording["words"]
     after = policy.personal_words(_state_of(session)) if policy is not None else ()
-    words = recording["words"] if recording["words"][:1] != ("",) or not after else after
-    shared, personal_at = scan(recording["messages"], words, recording["refused"] + tuple(w for w in after[1:] if w))
+    words = after if after[:1] not in ((), ("",), before[:1]) else before
+    refused = tuple(w for w in (*after[1:], *(before if words is after else ())) if w and w != words[0])
+    shared, personal_at = scan(recording["messages"], words, recording["refused"] + refused)
     size = sum(msg.ByteSize() for msg in recording["messages"])
     downloads = downloads_of(recording["messages"]) if shared and size <= RECORD_BYTES else None
     if downloads is None:
@@ -413,8 +439,8 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     ss = session._session_state
     mine = _state_of(session)
     own = {k: mine[k] for k in policy.personal_keys if k in mine}  # the recorded session's never carried over
-    if not mine:  # a first run: the student's own values, as it would have set them
-        own = policy.first_state(request.query_string, lambda: _cookies(session))
+    # a first run, a join: the student's own values, as the run would have set them
+    own.update(policy.own_state(request.query_string, lambda: cookies_of(session), mine))
     words = policy.personal_words({**mine, **own})
     if record.personal_at is not None and not (words and words[0]):
         return False
@@ -435,7 +461,7 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     session._pages_manager.set_current_page_script_hash(record.page)
     client_state = type(session._client_state)()
     client_state.CopyFrom(record.client_state)
-    client_state.context_info.CopyFrom(_context(session, request))
+    client_state.context_info.CopyFrom(context_of(session, request))
     session._client_state = client_state
     session._clear_queue(None)
     file_ids = register_downloads(session, record.downloads)
