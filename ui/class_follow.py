@@ -218,15 +218,18 @@ SENT_FIRST_PAGES = (*LINK_PAGES, "exercises", "worked-example")
 
 
 def replay_key(session: str, query_string: str, state: dict, pressed: str | None = None, page: str | None = None,
-               cookies: Callable[[], dict] | None = None, visitor: Callable[[], tuple] | None = None):
+               cookies: Callable[[], dict] | None = None, visitor: Callable[[], tuple] | None = None,
+               fragment: str = ""):
     """What a rerun reads, when it may be shared with other tabs' (``server/streamlit_patches/replay.py``).
 
     Outside a class, a rerun of one of ``LINK_PAGES`` (``page``) reads the session's values, the
     link and the page's widgets: its key is a digest of every value but the student's own
     (``_whole_state``), and the replay patch adds the link, the browser's context and the
     widgets' values. A session's first run reads the browser's cookies too (``cookies``), those
-    ``ui.class_session.first_run_cookies`` names. Not a press, a tab with the Class panel open
-    (its sign-in limits read the clock), or one told to slow down.
+    ``ui.class_session.first_run_cookies`` names. So does a rerun of one of the page's fragments
+    (``fragment``: Step through's step, a slider move), which the patch keys with the fragment's
+    id; a fragment's rerun anywhere else is not shared. Not a press, a tab with the Class panel
+    open (its sign-in limits read the clock), or one told to slow down.
 
     A new session on a class's link to one of ``SENT_FIRST_PAGES`` (the class's start; a reload
     of a followed page, a fresh load of the sent link) reads the class's state on the board, the
@@ -251,8 +254,10 @@ def replay_key(session: str, query_string: str, state: dict, pressed: str | None
     one told to slow down, before the models are loaded, or while the board holds no fresh state
     (asking the store is for a run)."""
     code, member, params = state.get(CLASS), state.get(MEMBER), dict(parse_qsl(query_string, keep_blank_values=True))
-    if not code and pressed is None and page in LINK_PAGES and "class" not in params:
+    if not code and pressed is None and page in LINK_PAGES and "class" not in params and (state or not fragment):
         return _link_page_key(session, state, cookies)
+    if fragment:
+        return None
     linked = normalise_code(params.get("class")) if pressed is None and page in SENT_FIRST_PAGES else ""
     if linked and not state and cookies is not None:
         return _class_first_key(session, linked, cookies(), bool(params.get(SENT)), visitor)

@@ -19,10 +19,12 @@ the others from it:
   policy gives without a read, ``own_state``) and is ``None`` for any other rerun. A rerun
   whose client reports another pressed button, or a changed value of a widget with a callback,
   is never replayed (a callback would have run); nor is one of a session with a run under way,
-  or one that asks for a fragment;
+  or one that asks for a fragment the session no longer has (Streamlit drops it). A fragment's
+  rerun is keyed with its fragment, recorded at its key's second ask (:class:`_Seen`) and
+  replayed as that fragment's run;
 - **the recording** is a real run of the first tab, every message sent in full (the others
   of its burst wait for it, on the event loop, and are replayed when it ends). It is kept only when it was one complete,
-  successful run that drew only elements of :data:`SHAREABLE` kinds, started no fragment timer
+  successful run that drew only elements of ``replay_scan.SHAREABLE`` kinds, started no fragment timer
   and left no fragment writing outside its container, and holds none of the student's own words
   (the policy's ``personal_words``, before and after the run) but the first, the nickname, in
   exactly one text element, whose words are put in for each replayed follower; a refused key
@@ -59,6 +61,7 @@ from dataclasses import dataclass
 from server.streamlit_patches.replay_copies import copied_state, downloads_of, register_downloads
 from server.streamlit_patches.replay_fragments import fragments_of, set_fragments
 from server.streamlit_patches.replay_reads import context_of, cookies_of, page_path, visitor_of
+from server.streamlit_patches.replay_scan import scan
 
 MAX_AGE_S = 60.0   # a record answers reruns until this long after its last answer (a refused key: after the refusal)
 MAX_LIFE_S = 600.0  # …and this long after its recording at most: a page's stretch of the lesson, not all of it
@@ -66,12 +69,6 @@ WAIT_S = 10.0      # a recording not ended by then (its session gone before its 
 RECORDS_KEPT = 256  # records a process keeps at once (each a page's messages, tens of kB: a class's first minute of pages)
 RECORD_BYTES = 2_000_000    # a run that sent more is not kept (a visitor's long sentence: its hover labels)
 RECORDS_BYTES = 64_000_000  # the records' messages together, at most (the least recently answered dropped first)
-# the elements a shareable run may draw: text, equations, figures, tables and plain widgets; nothing
-# that registers a file, a data frame's lazy source or a component with the session, but a download
-# made when clicked (its callable is registered again for each replayed session)
-SHAREABLE = frozenset({"markdown", "heading", "html", "alert", "empty", "plotly_chart", "button",
-                       "button_group", "number_input", "radio", "selectbox", "slider", "text_input", "text_area",
-                       "checkbox", "progress", "code", "page_link", "multiselect", "dataframe", "download_button"})
 
 
 @dataclass(frozen=True)
@@ -87,7 +84,8 @@ class Policy:
     the client reports them, are then in the key)? The key is called with the page's URL path
     too (``page=``; "" for the default page, None for one the app does not name) and a function
     giving the cookies of the request that opened the session's socket (``cookies=``) and one
-    giving its peer address and last X-Forwarded-For header (``visitor=``), and may answer
+    giving its peer address and last X-Forwarded-For header (``visitor=``) and the id of the
+    fragment the rerun asks for (``fragment=``; "" for the whole page), and may answer
     :class:`Prepare`; ``own_state(query_string, cookies, state)``: the personal keys' values the run
     would set where it sets them (a first run, a join: the student's id and nickname), put in
     over the session's own."""
@@ -110,8 +108,33 @@ class Prepare:
 
 _POLICY: list[Policy] = []
 # key -> a _Record, the list of (session, its request count, client state) waiting for its
-# recording, or the time a recording was refused (the key's reruns then run, until MAX_AGE_S)
-_RECORDS: OrderedDict = OrderedDict()
+# recording, the time a recording was refused (the key's reruns then run, until MAX_AGE_S), or
+# a _Seen: when a fragment's rerun was first asked for
+class _Records(OrderedDict):
+    """key -> record, with its records' message bytes summed as they come and go (``_trim`` reads
+    the sum at every recording: no walk over a class's hundreds of records)."""
+    size = 0
+
+    def __setitem__(self, key, value) -> None:
+        self.size += getattr(value, "size", 0) - getattr(self.get(key), "size", 0)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key) -> None:
+        self.size -= getattr(self.get(key), "size", 0)
+        super().__delitem__(key)
+
+    def clear(self) -> None:
+        super().clear()
+        self.size = 0
+
+
+_RECORDS = _Records()
+
+
+class _Seen(float):
+    """When a fragment's rerun was first asked for (a key's value): it ran as Streamlit runs it, and
+    the key's next ask within MAX_AGE_S is recorded. A slider moved in one tab alone, as most are,
+    pays for no recording; a class moving theirs to one step pays for one run more."""
 _LOCK = threading.Lock()
 _STREAMLITS: dict = {}  # "request": AppSession.request_rerun as this patch found it (a waiting rerun not replayed runs so)
 COUNTS = {"recorded": 0, "refused": 0, "replayed": 0, "prepared": 0}
@@ -162,8 +185,10 @@ def _may_share(session, client_state, policy: Policy) -> tuple[bool, str | None]
     policy's harmless buttons: (may it be shared, the key of the button pressed)."""
     from streamlit.runtime.app_session import AppSessionState
     from streamlit.runtime.state.common import user_key_from_element_id
-    if client_state is None or client_state.fragment_id or session._scriptrunner is not None:
+    if client_state is None or session._scriptrunner is not None:
         return False, None
+    if client_state.fragment_id and not session._fragment_storage.contains(client_state.fragment_id):
+        return False, None  # Streamlit drops the rerun of a fragment the session no longer has
     if session._state != AppSessionState.APP_NOT_RUNNING:
         return False, None
     ss = session._session_state
@@ -201,12 +226,13 @@ def _key(session, client_state, policy: Policy) -> Hashable | Prepare | None:
     shared, pressed = _may_share(session, client_state, policy)
     app_key = policy.key(session.id, client_state.query_string, _state_of(session), pressed,
                          page=page_path(session, client_state), cookies=lambda: cookies_of(session),
-                         visitor=lambda: visitor_of(session)) if shared else None
+                         visitor=lambda: visitor_of(session), fragment=client_state.fragment_id) if shared else None
     if app_key is None or isinstance(app_key, Prepare):
         return app_key
     widgets = pressed is not None or policy.reads_widgets(app_key)
     return (client_state.page_script_hash, client_state.page_name, client_state.query_string,
-            client_state.is_history_navigation, context_of(session, client_state).SerializeToString(deterministic=True),
+            client_state.fragment_id, client_state.is_history_navigation,
+            context_of(session, client_state).SerializeToString(deterministic=True),
             _widget_values(client_state) if widgets else None, app_key)
 
 
@@ -250,8 +276,14 @@ def _route(session, client_state, loop, prepared: bool = False):
             record.append((session, session._attn_requests, client_state))
             return None
         now = time.monotonic()
-        if isinstance(record, float) and now - record < MAX_AGE_S:
+        seen = isinstance(record, _Seen) and now - record < MAX_AGE_S
+        if isinstance(record, float) and not isinstance(record, _Seen) and now - record < MAX_AGE_S:
             return streamlits_request(session, client_state)  # not shareable
+        if client_state.fragment_id and not seen and not (isinstance(record, _Record) and record.answers(now)):
+            _RECORDS[key] = _Seen(now)
+            _RECORDS.move_to_end(key)
+            _trim()
+            return streamlits_request(session, client_state)
         if isinstance(record, _Record) and record.answers(now):
             record.used = now
             _RECORDS.move_to_end(key)  # the records least recently answered go first (_trim)
@@ -265,7 +297,8 @@ def _route(session, client_state, loop, prepared: bool = False):
     if record is not None:
         return streamlits_request(session, client_state)
     session._attn_recording = recording = {"key": key, "messages": [], "words": policy.personal_words(_state_of(session)),
-                                        "refused": policy.refused_words, "runs": 0, "ok": 0}
+                                        "refused": policy.refused_words, "runs": 0, "ok": 0,
+                                        "fragment": bool(client_state.fragment_id)}
     loop.call_later(WAIT_S, _release, recording)
     # every message sent in full (none as a reference to one this browser keeps): the others have none
     whole = type(client_state)()
@@ -300,13 +333,12 @@ def _trim() -> None:
     """At most RECORDS_KEPT keys and RECORDS_BYTES of records' messages, the least recently
     answered (or recorded) dropped first (never a recording others wait for). Under ``_LOCK``."""
     extra = max(0, len(_RECORDS) - RECORDS_KEPT)
-    size = sum(r.size for r in _RECORDS.values() if isinstance(r, _Record))
+    if extra <= 0 and _RECORDS.size <= RECORDS_BYTES:
+        return
     for old in list(_RECORDS):
-        if extra <= 0 and size <= RECORDS_BYTES:
+        if extra <= 0 and _RECORDS.size <= RECORDS_BYTES:
             break
-        record = _RECORDS[old]
-        if not isinstance(record, list):
-            size -= record.size if isinstance(record, _Record) else 0
+        if not isinstance(_RECORDS[old], list):
             extra -= 1
             del _RECORDS[old]
 
@@ -319,7 +351,8 @@ def recording_enqueue(streamlits_enqueue):
             from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
             kind = msg.WhichOneof("type")
             recording["runs"] += kind == "new_session"
-            recording["ok"] += kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+            recording["ok"] += kind == "script_finished" and msg.script_finished == (
+                ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY if recording["fragment"] else ForwardMsg.FINISHED_SUCCESSFULLY)
             kept = ForwardMsg()
             kept.CopyFrom(msg)
             recording["messages"].append(kept)
@@ -362,37 +395,6 @@ def _release(recording: dict, record: _Record | None = None) -> None:
                 and _replay(session, record, policy, client_state):
             continue
         _STREAMLITS["request"](session, client_state)
-
-
-def scan(messages: list, words: tuple[str, ...], refused: tuple[str, ...]) -> tuple[bool, int | None]:
-    """May a run that sent ``messages`` be shared, and which message holds the student's first
-    word (their nickname; None: none)? Only elements of the shared kinds, no fragment timer, no
-    reference to a message one browser keeps, no refused word, the first word in one text element
-    at most and the others in none."""
-    words_b, refused_b = [w.encode() for w in words if w], [w.encode() for w in refused]
-    personal_at = None
-    for i, msg in enumerate(messages):
-        kind = msg.WhichOneof("type")
-        element = msg.delta.new_element.WhichOneof("type") \
-            if kind == "delta" and msg.delta.WhichOneof("type") == "new_element" else None
-        if kind in ("auto_rerun", "ref_hash") or element is not None and element not in SHAREABLE:
-            return False, None  # a fragment on a timer, a message the browser keeps, or an element that is more than its state
-        if element == "download_button" and (msg.delta.new_element.download_button.url
-                                             or not msg.delta.new_element.download_button.deferred_file_id):
-            return False, None  # a file kept for this session, not made when clicked
-        if element == "dataframe" and msg.delta.new_element.dataframe.HasField("lazy_data"):
-            return False, None  # its rows are fetched from a source registered for this session
-        raw = msg.SerializeToString()
-        if any(w in raw for w in refused_b):
-            return False, None
-        found = [w for w in words_b if w in raw]
-        if not found:
-            continue
-        if found != words_b[:1] or personal_at is not None or kind != "delta" \
-                or msg.delta.new_element.WhichOneof("type") != "markdown":
-            return False, None  # the student's id, or their name outside the one text it may be in
-        personal_at = i
-    return True, personal_at
 
 
 def _kept(session, recording) -> _Record | None:
@@ -463,7 +465,9 @@ def _replay(session, record: _Record, policy: Policy, request) -> bool:
     client_state.CopyFrom(record.client_state)
     client_state.context_info.CopyFrom(context_of(session, request))
     session._client_state = client_state
-    session._clear_queue(None)
+    # a fragment's run clears only what its fragments drew before, as Streamlit's would
+    session._clear_queue(next((list(m.metadata.run.fragment_ids) or None for m in record.messages
+                               if m.WhichOneof("type") == "new_session"), None))
     file_ids = register_downloads(session, record.downloads)
     run_id = str(uuid.uuid4())
     for i, msg in enumerate(record.messages):
