@@ -20,7 +20,7 @@ the others from it:
   whose client reports another pressed button, or a changed value of a widget with a callback,
   is never replayed (a callback would have run); nor is one of a session with a run under way,
   or one that asks for a fragment the session no longer has (Streamlit drops it). A fragment's
-  rerun is keyed with its fragment, recorded at its key's second ask (:class:`_Seen`) and
+  rerun is keyed with its fragment, recorded at its key's second ask (``_SEEN``) and
   replayed as that fragment's run;
 - **the recording** is a real run of the first tab, every message sent in full (the others
   of its burst wait for it, on the event loop, and are replayed when it ends). It is kept only when it was one complete,
@@ -67,6 +67,7 @@ MAX_AGE_S = 60.0   # a record answers reruns until this long after its last answ
 MAX_LIFE_S = 600.0  # …and this long after its recording at most: a page's stretch of the lesson, not all of it
 WAIT_S = 10.0      # a recording not ended by then (its session gone before its run): those waiting run
 RECORDS_KEPT = 256  # records a process keeps at once (each a page's messages, tens of kB: a class's first minute of pages)
+SEEN_KEPT = 1024  # fragments' keys asked once, kept at most (a key, about a kB, and a time each)
 RECORD_BYTES = 2_000_000    # a run that sent more is not kept (a visitor's long sentence: its hover labels)
 RECORDS_BYTES = 64_000_000  # the records' messages together, at most (the least recently answered dropped first)
 
@@ -108,8 +109,7 @@ class Prepare:
 
 _POLICY: list[Policy] = []
 # key -> a _Record, the list of (session, its request count, client state) waiting for its
-# recording, the time a recording was refused (the key's reruns then run, until MAX_AGE_S), or
-# a _Seen: when a fragment's rerun was first asked for
+# recording, or the time a recording was refused (the key's reruns then run, until MAX_AGE_S)
 class _Records(OrderedDict):
     """key -> record, with its records' message bytes summed as they come and go (``_trim`` reads
     the sum at every recording: no walk over a class's hundreds of records)."""
@@ -130,11 +130,11 @@ class _Records(OrderedDict):
 
 _RECORDS = _Records()
 
-
-class _Seen(float):
-    """When a fragment's rerun was first asked for (a key's value): it ran as Streamlit runs it, and
-    the key's next ask within MAX_AGE_S is recorded. A slider moved in one tab alone, as most are,
-    pays for no recording; a class moving theirs to one step pays for one run more."""
+# a fragment's rerun key -> when it was first asked for: it ran as Streamlit runs it, and its next
+# ask within MAX_AGE_S is recorded. A slider moved in one tab alone, as most are, pays for no
+# recording; a class moving theirs to one step pays for one run more. Kept apart from the records,
+# whose room a class's own moves would take.
+_SEEN: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
 _STREAMLITS: dict = {}  # "request": AppSession.request_rerun as this patch found it (a waiting rerun not replayed runs so)
 COUNTS = {"recorded": 0, "refused": 0, "replayed": 0, "prepared": 0}
@@ -149,6 +149,7 @@ def forget() -> None:
     """No record kept (the patch undone; tests)."""
     with _LOCK:
         _RECORDS.clear()
+        _SEEN.clear()
 
 
 @dataclass
@@ -276,13 +277,13 @@ def _route(session, client_state, loop, prepared: bool = False):
             record.append((session, session._attn_requests, client_state))
             return None
         now = time.monotonic()
-        seen = isinstance(record, _Seen) and now - record < MAX_AGE_S
-        if isinstance(record, float) and not isinstance(record, _Seen) and now - record < MAX_AGE_S:
+        if isinstance(record, float) and now - record < MAX_AGE_S:
             return streamlits_request(session, client_state)  # not shareable
-        if client_state.fragment_id and not seen and not (isinstance(record, _Record) and record.answers(now)):
-            _RECORDS[key] = _Seen(now)
-            _RECORDS.move_to_end(key)
-            _trim()
+        if client_state.fragment_id and not (isinstance(record, _Record) and record.answers(now)) \
+                and now - _SEEN.pop(key, -MAX_AGE_S) >= MAX_AGE_S:
+            _SEEN[key] = now  # its first ask (in MAX_AGE_S) runs as Streamlit's: most slider moves are one tab's
+            if len(_SEEN) > SEEN_KEPT:
+                _SEEN.popitem(last=False)
             return streamlits_request(session, client_state)
         if isinstance(record, _Record) and record.answers(now):
             record.used = now
