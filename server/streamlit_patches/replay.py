@@ -108,8 +108,6 @@ class Prepare:
 
 
 _POLICY: list[Policy] = []
-# key -> a _Record, the list of (session, its request count, client state) waiting for its
-# recording, or the time a recording was refused (the key's reruns then run, until MAX_AGE_S)
 class _Records(OrderedDict):
     """key -> record, with its records' message bytes summed as they come and go (``_trim`` reads
     the sum at every recording: no walk over a class's hundreds of records)."""
@@ -128,6 +126,8 @@ class _Records(OrderedDict):
         self.size = 0
 
 
+# key -> a _Record, the list of (session, its request count, client state) waiting for its
+# recording, or the time a recording was refused (the key's reruns then run, until MAX_AGE_S)
 _RECORDS = _Records()
 
 # a fragment's rerun key -> when it was first asked for: it ran as Streamlit runs it, and its next
