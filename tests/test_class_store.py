@@ -292,10 +292,11 @@ def test_the_cookie_secret_is_one_per_store(store_url):
 
 
 def test_a_processs_writes_to_sqlite_take_turns_before_they_hold_a_connection(tmp_path):
-    """While one write of this process is under way, another waits for it on the process's lock,
-    holding no connection, instead of sleeping in SQLite's busy handler on a connection of its own
-    (which backs off up to 100 ms a try: a class's answers at once had a tail of a second,
-    bench/store_burst.py). Reads go on meanwhile (WAL)."""
+    """While one write transaction of this process is under way, another waits for it on the
+    process's lock, holding no connection, instead of sleeping in SQLite's busy handler on a
+    connection of its own (which backs off up to 100 ms a try). Reads go on meanwhile (WAL); an
+    answer, one statement that holds SQLite's lock only inside SQLite, waits in the busy handler
+    and is stored once the transaction ends."""
     store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", hours=1, teacher_key=KEY)
     code = store.open_class(KEY).code
     store.add_exercise(KEY, code, "which:0")
@@ -308,17 +309,64 @@ def test_a_processs_writes_to_sqlite_take_turns_before_they_hold_a_connection(tm
     writer = threading.Thread(target=store._run, args=(slow_write,), kwargs={"write": True})
     writer.start()
     assert inside.wait(10)
-    other = threading.Thread(target=store.submit, args=(code, "which:0", second, {"label": "x"}, True))
+    other = threading.Thread(target=store._run, args=(lambda conn: None,), kwargs={"write": True})
+    answer = threading.Thread(target=store.submit, args=(code, "which:0", second, {"label": "x"}, True))
     try:
         other.start()
+        answer.start()
         time.sleep(0.3)
-        assert store.engine.pool.checkedout() == 1  # the second write waits on the lock, not in SQLite
+        assert store.engine.pool.checkedout() == 2  # the slow write and the answer; the other write waits on the lock
         assert store.member(code, first) is not None  # a read is not held up
+        assert store.summary(KEY, code) == []  # the answer waits for SQLite's lock
     finally:
         release.set()
         writer.join(10)
         other.join(10)
+        answer.join(20)
     assert [a.session for a in store.summary(KEY, code)] == [second]  # then its turn came
+    store.engine.dispose()
+
+
+def test_a_join_and_an_answer_on_sqlite_write_in_one_statement(tmp_path):
+    """A student let in at once and an answer the class counts are each one statement in autocommit,
+    so SQLite's write lock is never held while the thread waits for the GIL between statements
+    (``python bench/store_burst.py --busy 2``); where one would be refused, the transaction runs
+    and says why, as before."""
+    store = ClassStore(f"sqlite:///{tmp_path / 'classes.sqlite3'}", hours=1, teacher_key=KEY)
+    ran: list[str] = []
+
+    @sa.event.listens_for(store.engine, "connect")
+    def trace(dbapi_connection, record):
+        dbapi_connection.set_trace_callback(ran.append)
+    code = store.open_class(KEY).code
+    store.add_exercise(KEY, code, "which:0")
+    store.cookie_secret()  # the store's own secret, made once by its first join
+
+    def written(act) -> list[str]:
+        ran.clear()
+        act()
+        return [s.split()[0] + " " + s.split()[2] if s.startswith("INSERT") else s.split()[0] + " " + s.split()[1]
+                for s in ran if s.startswith(("INSERT", "BEGIN IMMEDIATE", "UPDATE", "DELETE"))]
+
+    student = new_session_id()
+    assert written(lambda: store.join(code, student, "10.0.0.1")) == ["INSERT roster"]
+    assert written(lambda: store.submit(code, "which:0", student, {"label": "x"}, True)) == ["INSERT answers"]
+    assert store.summary(KEY, code)[0].attempt == 1
+    assert store.submit(code, "which:0", student, {"label": "y"}, False) == 2
+    assert store.submit(code, "which:0", student, {"label": "z"}, False) == 3
+    ran.clear()
+    with pytest.raises(AnswerRefused, match="3 times already"):
+        store.submit(code, "which:0", student, {"label": "w"}, False)
+    assert any(s.startswith("BEGIN IMMEDIATE") for s in ran)  # the one statement wrote nothing: the transaction says why
+    store.lock(KEY, code)
+    late = new_session_id()
+    with pytest.raises(AnswerRefused, match="locked"):
+        store.join(code, late, "10.0.0.1")
+    assert store.member(code, late) is None
+    stranger = new_session_id()
+    with pytest.raises(AnswerRefused, match="join class"):
+        store.submit(code, "which:0", stranger, {"label": "x"}, True)
+    assert len(store.summary(KEY, code)) == 3
     store.engine.dispose()
 
 

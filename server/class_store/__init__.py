@@ -13,8 +13,11 @@ dialect, pools connections across the server's threads and gives one exception h
 - **SQLite** (the default; ``settings.class_db()``): one file, WAL journal (readers never
   wait for the writer), a busy timeout, and every writing transaction ``BEGIN IMMEDIATE`` (it
   takes the write lock before reading, so a read-then-write never fails with "database is
-  locked" when another thread or process writes alongside). Safe for several server processes
-  on one machine (the lecture setup behind HAProxy).
+  locked" when another thread or process writes alongside). What a class does all at once, a
+  student let in and an answer counted, is one statement in autocommit instead, whose checks
+  are its own ``WHERE`` (``statements.py``): the write lock is held only inside SQLite, never
+  while the thread waits for the GIL; where it writes nothing, the transaction runs and says why.
+  Safe for several server processes on one machine (the lecture setup behind HAProxy).
 - **PostgreSQL** (``ATTN_EXPLORER_CLASS_DB=postgresql://…``): for servers on several machines.
 
 Nothing a student does fills a class. A student answers once on the class's **roster**

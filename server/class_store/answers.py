@@ -11,7 +11,10 @@ from sqlalchemy.exc import IntegrityError
 from server.class_store.schema import (AnswerRefused, FIRST_ATTEMPT, answers, EXERCISE_ID, MAX_ANSWER_BYTES,
                                        MAX_ANSWER_DEPTH, MAX_ATTEMPTS, MAX_STUDENT_ANSWERS, MAX_STUDENT_EXERCISES,
                                        normalise_code, SESSION_ID, StoredAnswer)
-from server.class_store.statements import ANSWER, CLASS_OPEN, STUDENT_ANSWERS
+from server.class_store.roster import in_practice
+from server.class_store.statements import ANSWER, answer_at_once, ATTEMPT_OF, CLASS_OPEN, STUDENT_ANSWERS
+
+ANSWER_AT_ONCE = answer_at_once(MAX_ATTEMPTS, MAX_STUDENT_ANSWERS, MAX_STUDENT_EXERCISES, FIRST_ATTEMPT)
 
 
 def nesting_depth(value, limit: int) -> int:
@@ -45,6 +48,13 @@ class Answers:
             raise AnswerRefused("this answer is not plain data") from None
         if len(text.encode("utf-8")) > MAX_ANSWER_BYTES:
             raise AnswerRefused(f"this answer is larger than {MAX_ANSWER_BYTES} bytes, so it is not stored")
+
+        if self.kind == "sqlite":  # the answer in one statement; where it is not stored, the transaction says why
+            written, row = self._write_at_once(ANSWER_AT_ONCE, dict(
+                code=code, exercise=exercise, session=session, answer=text, correct=correct, now=time.time(),
+                practice=in_practice(exercise)))
+            if written == 1:
+                return self._run(lambda conn: conn.execute(ATTEMPT_OF, {"id": row}).scalar_one())
 
         def insert(conn):
             # the class's row locked until this answer is in (PostgreSQL's FOR UPDATE; SQLite's

@@ -116,6 +116,7 @@ class StoreEngine:
         self._one_writer = threading.RLock() if self.kind == "sqlite" else None
         self.joined: OrderedDict[tuple[str, str], str] = OrderedDict()  # (code, student) -> nickname (ClassesAndRoster.joined_as)
         self.joined_lock = threading.Lock()
+        self._statements: dict = {}  # statement -> (its SQL, its parameters' names, its constants): _write_at_once
 
     @property
     def kind(self) -> str:
@@ -147,10 +148,12 @@ class StoreEngine:
     def _run(self, work, write: bool = False):
         """``work(conn)`` in one transaction; database errors become StoreUnavailable.
 
-        On SQLite a process's writes take turns on a lock before they connect. SQLite runs one write
-        at a time, and a writer waiting in its busy handler sleeps up to 100 ms a try: 100 answers
-        at once from each of two processes waited p95 0.46 s (0.96–1.06 at ``c0d2c47``), against
-        0.29–0.30 s in turns (``python bench/store_burst.py``). Reads never wait for it (WAL)."""
+        On SQLite a process's write transactions take turns on a lock before they connect. SQLite
+        runs one write at a time, and a writer waiting in its busy handler sleeps up to 100 ms a try:
+        100 answers at once from each of two processes waited p95 0.46 s (0.96–1.06 at ``c0d2c47``),
+        against 0.29–0.30 s in turns (``python bench/store_burst.py``). Reads never wait for it (WAL).
+        A class's joins and answers are single statements instead (``_write_at_once``), which take
+        no turn: in turns, each waits for the GIL at its turn's hand-over."""
         if write and self._one_writer is not None:
             with self._one_writer:
                 return self._transaction(work, write)
@@ -167,6 +170,55 @@ class StoreEngine:
             if _busy(e):
                 raise StoreBusy() from e
             raise StoreUnavailable(f"the class store ({self.kind}) failed: {self._why(e)}") from e
+
+    def _write_at_once(self, statement, values: dict) -> tuple[int, int | None]:
+        """One writing ``statement`` on SQLite, in autocommit: (rows written, the last row's id).
+
+        The statement takes SQLite's write lock, writes and commits inside one call into SQLite, so
+        the lock is never held while this thread waits for the GIL. A transaction of several
+        statements holds it across each of their returns to Python, and a replica running pages
+        gives the GIL back only every switch interval (5 ms): 200 answers from each of two
+        processes beside two threads running Python waited p50 4.2 s, max 9.7 s as transactions,
+        p50 0.47 s, max 0.90 s as one statement each, and p50 1.58 s, max 3.57 s as one statement
+        taking turns on the process's lock (``python bench/store_burst.py --answers 200 --busy 2``):
+        so no turns here, every writer waits in SQLite's busy handler. The statement is compiled
+        once per store (``_compiled``)."""
+        sql, names, fixed = self._compiled(statement)
+        raw = self._raw_connection()
+        try:
+            cursor = raw.cursor()
+            try:
+                cursor.execute(sql, [values[name] if name in values else fixed[name] for name in names])
+                return cursor.rowcount, cursor.lastrowid
+            finally:
+                cursor.close()
+        except sqlite3.IntegrityError:
+            raise IntegrityError(sql, None, None) from None  # as a transaction's: the caller looks again
+        except sqlite3.OperationalError as e:
+            if "database is locked" in str(e):
+                raise StoreBusy() from e
+            raise StoreUnavailable(f"the class store ({self.kind}) failed: {e} (the server must be able to "
+                                   "write the store's folder, ATTN_EXPLORER_CLASS_DIR)") from e
+        finally:
+            raw.close()
+
+    def _raw_connection(self):
+        if self.engine is None:
+            raise StoreUnavailable(self._broken)
+        try:
+            self._ensure_schema()
+            return self.engine.raw_connection()
+        except SQLAlchemyError as e:
+            raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {self._why(e)}") from e
+
+    def _compiled(self, statement) -> tuple[str, tuple[str, ...], dict]:
+        """``statement``'s SQL for this store's dialect, its parameters' names in order and the
+        values of those the statement fixes itself (its constants), once."""
+        known = self._statements.get(statement)
+        if known is None:
+            compiled = statement.compile(dialect=self.engine.dialect)
+            known = self._statements[statement] = (str(compiled), tuple(compiled.positiontup), compiled.params)
+        return known
 
     def _why(self, error: SQLAlchemyError) -> str:
         """The error's kind; for SQLite also its reason, which names no address or user."""

@@ -16,6 +16,7 @@ SESSION = sa.bindparam("session", type_=sa.String)
 EXERCISE = sa.bindparam("exercise", type_=sa.String)
 TAG = sa.bindparam("tag", type_=sa.String)
 SINCE = sa.bindparam("since", type_=sa.Float)
+NOW = sa.bindparam("now", type_=sa.Float)
 
 
 def how_many(condition):
@@ -50,3 +51,55 @@ STUDENT_ANSWERS = sa.select(
     sa.func.count(), sa.func.count(sa.distinct(answers.c.exercise))).where(
     (answers.c.class_code == CODE) & (answers.c.session == SESSION))
 ANSWER = answers.insert()
+
+# an answer in one statement (``Answers.submit`` on SQLite: ``StoreEngine._write_at_once``): stored
+# only where the transaction's checks would all pass (the class open, the student on its roster,
+# an exercise it counts, the attempts and the student's caps), as attempt = their answers to it + 1;
+# no row written: the transaction runs and says why
+_MINE = sa.select(how_many(answers.c.exercise == EXERCISE).label("here"), sa.func.count().label("own"),
+                  sa.func.count(sa.distinct(answers.c.exercise)).label("kinds")).where(
+    (answers.c.class_code == CODE) & (answers.c.session == SESSION)).subquery("mine")
+
+
+def answer_at_once(max_attempts: int, max_answers: int, max_exercises: int, first: int):
+    counted = sa.or_(sa.bindparam("practice", type_=sa.Boolean), sa.exists().where(
+        (class_exercises.c.class_code == CODE) & (class_exercises.c.exercise == EXERCISE)))
+    return answers.insert().from_select(
+        ["class_code", "exercise", "session", "attempt", "answer", "correct", "answered_at"],
+        sa.select(CODE, EXERCISE, SESSION, _MINE.c.here + 1, sa.bindparam("answer", type_=sa.Text),
+                  sa.bindparam("correct", type_=sa.Boolean), NOW).select_from(_MINE).where(
+            sa.exists().where((classes.c.code == CODE) & ~classes.c.closed & (classes.c.expires_at > NOW)),
+            sa.exists().where((roster.c.class_code == CODE) & (roster.c.session == SESSION) & ~roster.c.removed),
+            counted, _MINE.c.here < max_attempts, _MINE.c.own < max_answers,
+            (_MINE.c.here + 1 != first) | (_MINE.c.kinds < max_exercises)))
+
+
+ATTEMPT_OF = sa.select(answers.c.attempt).where(answers.c.id == sa.bindparam("id", type_=sa.Integer))
+
+
+# a new student's join in one statement (``ClassesAndRoster.join`` on SQLite): written only where
+# the transaction would let them in at once (the class open and unlocked, its join window open, no
+# approval asked, a seat free, fewer joins from their address within the minute than ``most``, or
+# ``most_again`` after a removal there); no row written (or the nickname drawn from a read before
+# it taken meanwhile): the transaction runs and says why
+_COUNTS = sa.select(how_many(~roster.c.removed).label("students"),
+                    how_many((roster.c.address == TAG) & (roster.c.joined_at > SINCE)).label("recent"),
+                    how_many((roster.c.address == TAG) & roster.c.removed).label("removed_here")).where(
+    roster.c.class_code == CODE).subquery("counts")
+
+
+def _rule(column):
+    return sa.select(column).where(class_admission.c.class_code == CODE).scalar_subquery()
+
+
+JOIN_AT_ONCE = roster.insert().from_select(
+    ["class_code", "session", "nickname", "joined_at", "address", "removed"],
+    sa.select(CODE, SESSION, sa.bindparam("nickname", type_=sa.String), NOW, TAG, sa.false()).select_from(_COUNTS).where(
+        sa.exists().where((classes.c.code == CODE) & ~classes.c.closed & (classes.c.expires_at > NOW)),
+        ~sa.exists().where((roster.c.class_code == CODE) & (roster.c.session == SESSION)),
+        ~sa.exists().where(class_locks.c.class_code == CODE),
+        sa.func.coalesce(_rule(class_admission.c.approve), sa.false()) == sa.false(),
+        sa.or_(_rule(class_admission.c.joins_until).is_(None), _rule(class_admission.c.joins_until) > NOW),
+        _COUNTS.c.students < sa.func.coalesce(_rule(class_admission.c.seats), sa.bindparam("seats", type_=sa.Integer)),
+        _COUNTS.c.recent < sa.case((_COUNTS.c.removed_here > 0, sa.bindparam("most_again", type_=sa.Integer)),
+                                   else_=sa.bindparam("most", type_=sa.Integer))))
