@@ -214,6 +214,25 @@ def test_a_sqlite_folder_that_cannot_be_written_gives_a_notice(tmp_path):
     assert "Traceback" not in out.stderr and "readonly" in lines[0]
 
 
+def test_a_corrupt_sqlite_store_says_so_to_a_join_and_an_answer(tmp_path):
+    """The store's files overwritten mid-lesson: an answer and a join (each one statement on its own
+    connection, ``StoreEngine._write_at_once``) are told the store cannot be reached, as every
+    other call is, never the driver's own error."""
+    path = tmp_path / "classes.sqlite3"
+    store = ClassStore(f"sqlite:///{path}", teacher_key=KEY)
+    code = store.open_class(KEY).code
+    student = new_session_id()
+    store.join(code, student, "10.0.0.1")
+    store.engine.dispose()
+    for part in tmp_path.iterdir():
+        part.write_bytes(b"not a database " * 300)
+    with pytest.raises(StoreUnavailable, match="cannot be reached"):
+        store.submit(code, "which:1", student, {"label": "dot"}, True)
+    with pytest.raises(StoreUnavailable, match="cannot be reached"):
+        store.join(code, new_session_id(), "10.0.0.2")
+    store.engine.dispose()
+
+
 def test_the_sqlite_store_and_its_journal_are_readable_by_nobody_else(tmp_path):
     folder = tmp_path / "new" / "store"
     store = ClassStore(f"sqlite:///{folder / 'classes.sqlite3'}")

@@ -178,8 +178,9 @@ class StoreEngine:
         the lock is never held while this thread waits for the GIL. A transaction of several
         statements holds it across each of their returns to Python, and a replica running pages
         gives the GIL back only every switch interval (5 ms): 200 answers from each of two
-        processes beside two threads running Python waited p50 4.2 s, max 9.7 s as transactions,
-        p50 0.47 s, max 0.90 s as one statement each, and p50 1.58 s, max 3.57 s as one statement
+        processes beside two threads running Python waited p50 4.2–4.4 s, max 9.2–9.7 s as
+        transactions, p50 0.15–0.47 s, max 0.84–0.90 s as one statement each, and p50 1.58 s, max
+        3.57 s as one statement
         taking turns on the process's lock (``python bench/store_burst.py --answers 200 --busy 2``):
         so no turns here, every writer waits in SQLite's busy handler. The statement is compiled
         once per store (``_compiled``)."""
@@ -194,7 +195,7 @@ class StoreEngine:
                 cursor.close()
         except sqlite3.IntegrityError:
             raise IntegrityError(sql, None, None) from None  # as a transaction's: the caller looks again
-        except sqlite3.OperationalError as e:
+        except sqlite3.Error as e:  # a busy timeout, a store gone or corrupt: as a transaction's errors
             if "database is locked" in str(e):
                 raise StoreBusy() from e
             raise StoreUnavailable(f"the class store ({self.kind}) failed: {e} (the server must be able to "
@@ -210,6 +211,9 @@ class StoreEngine:
             return self.engine.raw_connection()
         except SQLAlchemyError as e:
             raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {self._why(e)}") from e
+        except sqlite3.Error as e:  # the pool's connect hooks (PRAGMAs) raise the driver's own errors here
+            raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {e} (the server must be "
+                                   "able to write the store's folder, ATTN_EXPLORER_CLASS_DIR)") from e
 
     def _compiled(self, statement) -> tuple[str, tuple[str, ...], dict]:
         """``statement``'s SQL for this store's dialect, its parameters' names in order and the
