@@ -198,8 +198,7 @@ class StoreEngine:
         except sqlite3.Error as e:  # a busy timeout, a store gone or corrupt: as a transaction's errors
             if "database is locked" in str(e):
                 raise StoreBusy() from e
-            raise StoreUnavailable(f"the class store ({self.kind}) failed: {e} (the server must be able to "
-                                   "write the store's folder, ATTN_EXPLORER_CLASS_DIR)") from e
+            raise StoreUnavailable(f"the class store ({self.kind}) failed: {self._why(e)}") from e
         finally:
             raw.close()
 
@@ -209,11 +208,8 @@ class StoreEngine:
         try:
             self._ensure_schema()
             return self.engine.raw_connection()
-        except SQLAlchemyError as e:
+        except (SQLAlchemyError, sqlite3.Error) as e:  # the pool's connect hooks (PRAGMAs) raise the driver's own
             raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {self._why(e)}") from e
-        except sqlite3.Error as e:  # the pool's connect hooks (PRAGMAs) raise the driver's own errors here
-            raise StoreUnavailable(f"the class store ({self.kind}) cannot be reached: {e} (the server must be "
-                                   "able to write the store's folder, ATTN_EXPLORER_CLASS_DIR)") from e
 
     def _compiled(self, statement) -> tuple[str, tuple[str, ...], dict]:
         """``statement``'s SQL for this store's dialect, its parameters' names in order and the
@@ -224,11 +220,13 @@ class StoreEngine:
             known = self._statements[statement] = (str(compiled), tuple(compiled.positiontup), compiled.params)
         return known
 
-    def _why(self, error: SQLAlchemyError) -> str:
-        """The error's kind; for SQLite also its reason, which names no address or user."""
-        if self.kind != "sqlite" or getattr(error, "orig", None) is None:
+    def _why(self, error: Exception) -> str:
+        """The error's kind; for SQLite also its reason (SQLAlchemy's, or the driver's own), which
+        names no address or user."""
+        reason = error if isinstance(error, sqlite3.Error) else getattr(error, "orig", None)
+        if self.kind != "sqlite" or reason is None:
             return type(error).__name__
-        return f"{error.orig} (the server must be able to write the store's folder, ATTN_EXPLORER_CLASS_DIR)"
+        return f"{reason} (the server must be able to write the store's folder, ATTN_EXPLORER_CLASS_DIR)"
 
     def _meta_value(self, name: str, make) -> str:
         """The store's own ``name`` (the generated teacher key, the cookie secret): read, or made
