@@ -26,7 +26,7 @@ import time
 from contextlib import contextmanager
 
 from server import settings
-from server.scheduler import holding, RANKS, SLOT, Superseded, this_run, Ticket, TurnQueue
+from server.scheduler import holding, SLOT, Superseded, this_run, TurnQueue
 from server.shared import per_process
 from server.streamlit_patches.reads import session_requests, StopException, superseded
 from server.visitor import turn as visitor_turn
@@ -191,15 +191,7 @@ def page_run_slot():
     path = (visitor_turn(who),)
     slots = _run_slots(settings.page_runs())
     abandon = (lambda: superseded(requests)) if requests is not None else None
-    with _lending:
-        ticket = Ticket()
-        ticket.lenders.update(_lent.pop(who, ()))
-        _waits[who] = (slots, ticket)
-    try:
-        slots.acquire(path, abandon, ticket=ticket)
-    finally:
-        with _lending:
-            _waits.pop(who, None)
+    slots.acquire(path, abandon)
     run.slot = (slots, path, abandon)
     try:
         yield
@@ -207,38 +199,6 @@ def page_run_slot():
         held, run.slot = run.slot, None
         if held is not None:  # None: given up for long work and not taken back (the run was superseded)
             slots.release()
-
-
-# Turns lent to a tab's run by the tabs waiting for it (``lend_turn``): session id -> its page run's
-# (queue, ticket) while it waits for a slot, or the keys that lent before it asked (taken in when it does).
-_lending = threading.Lock()
-_waits: dict[str, tuple[TurnQueue, Ticket]] = {}
-_lent: dict[str, set[str]] = {}
-LENT_KEPT = 1_000  # sessions with turns lent and no run waiting yet, at most (the oldest forgotten first)
-
-
-def lend_turn(session: str, turn: str) -> None:
-    """The tab ``turn`` (``server.visitor.turn``'s key) waits for the run of ``session`` (a
-    recording its rerun will copy, ``server/streamlit_patches/replay.py``): that run's wait for a
-    page-run slot ranks by the students waiting for it (``TurnQueue.lend``). A page thirty students
-    wait for is then drawn before a run that one tab waits for."""
-    with _lending:
-        waiting = _waits.get(session)
-        if waiting is None:
-            lent = _lent.pop(session, set())
-            if len(lent) < RANKS[-1]:
-                lent.add(turn)
-            _lent[session] = lent  # last in the dict: the most recent
-            while len(_lent) > LENT_KEPT:
-                del _lent[next(iter(_lent))]
-            return
-    waiting[0].lend(waiting[1], turn)
-
-
-def lending_over(session: str) -> None:
-    """The run others waited for has ended: turns lent to it and not used are not the session's next run's."""
-    with _lending:
-        _lent.pop(session, None)
 
 
 @contextmanager

@@ -14,15 +14,6 @@ work under way. A waiter gives its ticket up when its run is superseded (``aband
 every ``ABANDON_CHECK_S``: :class:`Superseded`) or at its deadline (``until``: ``acquire``
 returns False); a place handed to it while it was leaving is passed on.
 
-**A run others wait for goes first.** A ticket may be lent the turns of others who wait for its
-run (:meth:`TurnQueue.lend`: the tabs waiting for a recording whose messages their reruns will be,
-``server.limits.lend_turn``). Its rank is how many ``RANKS`` thresholds the number of distinct
-keys lending reaches (its own key never counts); a freed place goes to the highest rank waiting,
-within a rank by the turns above. One run that thirty students wait for then serves thirty
-before a run that serves one, which is what turns are for. A key is a student (or an address
-without one), never a session: a script's new sessions all lend the one key of their address,
-which is their own run's key too, so they lend it nothing.
-
 The queues are process-wide on purpose (``server.shared.per_process``): they hold who waits,
 never a visitor's data. A :class:`Run` is the thread's own: Streamlit runs each rerun on a
 thread of its own, and what that run holds (a page-run slot, a place in the costly lane, its
@@ -38,7 +29,6 @@ from dataclasses import dataclass, field
 from server.streamlit_patches.reads import StopException
 
 ABANDON_CHECK_S = 0.25  # how often a waiting run looks for a newer rerun of its tab
-RANKS = (1, 4, 16)  # distinct keys lending a ticket their turns: each threshold reached is a rank higher
 
 
 class Superseded(StopException):
@@ -59,47 +49,26 @@ class _Level:
         return bool(self.turns)
 
 
-class Ticket(threading.Event):
-    """A waiter's place: set once a place is handed to it. ``lenders``: the keys that lent it their
-    turns (:meth:`TurnQueue.lend`), ``rank``: its rank by them, ``path``: its turn while it waits."""
-
-    def __init__(self):
-        super().__init__()
-        self.lenders: set[str] = set()
-        self.rank = 0
-        self.path: tuple[str, ...] | None = None
-
-
 class TurnQueue:
-    """At most ``n`` holders; the waiting are served by rank, then in turns, level by level (see the module)."""
+    """At most ``n`` holders; the waiting are served in turns, level by level (see the module)."""
 
     def __init__(self, n: int):
         self.n = n
         self._lock = threading.Lock()
         self._held = 0
         self._waiting = 0
-        self._roots = [_Level() for _ in range(len(RANKS) + 1)]  # one per rank
+        self._root = _Level()
 
-    @property
-    def _root(self) -> _Level:
-        """The turns of the tickets no one lends a turn to (most of them)."""
-        return self._roots[0]
-
-    def acquire(self, path: tuple[str, ...], abandon=None, until: float | None = None,
-                ticket: Ticket | None = None) -> bool:
+    def acquire(self, path: tuple[str, ...], abandon=None, until: float | None = None) -> bool:
         """Wait for a place in turn ``path``; True once held. ``abandon()`` true (looked at every
         ABANDON_CHECK_S) raises Superseded; past ``until`` (a ``time.monotonic()`` instant) the
-        ticket is given up and False returned. ``ticket``: the caller's, to which others may lend
-        their turns (:meth:`lend`) before and while it waits."""
-        ticket = ticket if ticket is not None else Ticket()
+        ticket is given up and False returned."""
         with self._lock:
             if self._held < self.n and not self._waiting:
                 self._held += 1
                 return True
-            ticket.lenders.discard(path[-1])  # its own key lends it nothing
-            ticket.rank = sum(len(ticket.lenders) >= r for r in RANKS)
+            ticket = threading.Event()
             self._enqueue(path, ticket)
-            self._waiting += 1
         while True:
             step = ABANDON_CHECK_S if abandon is not None else None
             if until is not None:
@@ -112,8 +81,7 @@ class TurnQueue:
                 continue
             with self._lock:
                 if not ticket.is_set():  # still waiting: leave the turns as if never in them
-                    self._leave(ticket)
-                    self._waiting -= 1
+                    self._leave(path, ticket)
                     if gone:
                         raise Superseded()
                     return False
@@ -122,41 +90,22 @@ class TurnQueue:
                 raise Superseded()
             return False
 
-    def lend(self, ticket: Ticket, key: str) -> None:
-        """``key`` (a turn's last key: a student, or an address without one) waits for ``ticket``'s
-        run: lent to it, the ticket may rank higher (a waiting one moves to the back of its new rank's turns)."""
-        with self._lock:
-            if ticket.is_set() or key in ticket.lenders or len(ticket.lenders) >= RANKS[-1]:
-                return
-            if ticket.path is not None and key == ticket.path[-1]:
-                return
-            ticket.lenders.add(key)
-            rank = sum(len(ticket.lenders) >= r for r in RANKS)
-            if rank == ticket.rank:
-                return
-            path = ticket.path
-            if path is not None:
-                self._leave(ticket)
-            ticket.rank = rank
-            if path is not None:
-                self._enqueue(path, ticket)
-
-    def _enqueue(self, path: tuple[str, ...], ticket: Ticket) -> None:
-        level = self._roots[ticket.rank]
+    def _enqueue(self, path: tuple[str, ...], ticket: threading.Event) -> None:
+        level = self._root
         for depth, key in enumerate(path):
             if key not in level.below:
                 level.below[key] = deque() if depth == len(path) - 1 else _Level()
                 level.turns.append(key)
             level = level.below[key]
         level.append(ticket)
-        ticket.path = path
+        self._waiting += 1
 
-    def _leave(self, ticket: Ticket) -> None:
-        path, ticket.path = ticket.path, None
-        levels = [self._roots[ticket.rank]]
+    def _leave(self, path: tuple[str, ...], ticket: threading.Event) -> None:
+        levels = [self._root]
         for key in path[:-1]:
             levels.append(levels[-1].below[key])
         levels[-1].below[path[-1]].remove(ticket)
+        self._waiting -= 1
         for level, key in zip(reversed(levels), reversed(path)):
             if level.below[key]:
                 break
@@ -164,17 +113,16 @@ class TurnQueue:
             level.turns.remove(key)
 
     def release(self) -> None:
-        """Hand the place to the next ticket, by rank then in turn, or free it."""
+        """Hand the place to the next ticket in turn, or free it."""
         with self._lock:
             if not self._waiting:
                 self._held -= 1
                 return
-            ticket = self._next(next(root for root in reversed(self._roots) if root))
-            ticket.path = None
+            ticket = self._next(self._root)
             self._waiting -= 1
             ticket.set()  # the place passes to that ticket: held stays the same
 
-    def _next(self, level: _Level) -> Ticket:
+    def _next(self, level: _Level) -> threading.Event:
         """The next ticket below ``level``; each key served goes to the back of its turns."""
         key = level.turns.popleft()
         below = level.below[key]

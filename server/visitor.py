@@ -16,17 +16,6 @@ def visitor() -> tuple[str, str] | None:
     return address, student(st.context.cookies)
 
 
-def turn_of(peer: str | None, forwarded_for: str | None, cookies) -> str:
-    """:func:`turn`'s key for a tab known by its socket's peer, X-Forwarded-For and cookies, read on
-    the event loop: no store is read or made there (a cookie secret not yet read: the address alone)."""
-    from server import identity
-    from server.class_store import built_class_store
-    from server.proxies import client_address
-    store = built_class_store()
-    secret = store.known_cookie_secret() if store is not None else None
-    return f"{client_address(peer, forwarded_for)}|{identity.student_id(secret, cookies.get(identity.STUDENT_COOKIE)) or ''}"
-
-
 def student(cookies) -> str:
     """The signed student id of the visitor's cookie, "" without a valid one (then the address alone counts)."""
     from server import identity

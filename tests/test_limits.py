@@ -137,44 +137,6 @@ def test_page_runs_wait_for_a_slot_in_turn_and_a_superseded_one_is_abandoned(mon
         pass
 
 
-def test_a_run_that_other_students_wait_for_takes_the_page_slot_first(monkeypatch):
-    """lend_turn: the tabs waiting for a tab's run (a recording, server/streamlit_patches/replay.py)
-    lend it their turns, before it asks for its slot or while it waits; it is served before the
-    runs no one waits for. A tab's own key lends nothing, and what was lent ends with the run."""
-    from server import limits
-    from server.streamlit_patches.reads import script_requests
-    monkeypatch.setenv("ATTN_EXPLORER_PAGE_RUNS", "1")
-    tabs = {who: script_requests() for who in ("tab0", "tab1", "tab2", "tab3")}
-    slots = TurnQueue(1)
-    monkeypatch.setattr(limits, "_run_slots", lambda n: slots)
-    local = threading.local()
-    monkeypatch.setattr(limits, "_session", lambda: (local.who, tabs[local.who]))
-    order, go = [], threading.Event()
-
-    def run(who: str) -> None:
-        local.who = who
-        with limits.page_run_slot():
-            order.append(who)
-            go.wait(10)
-
-    threads = {who: threading.Thread(target=run, args=(who,)) for who in tabs}
-    for k, who in enumerate(("tab0", "tab1", "tab2")):
-        threads[who].start()
-        until(lambda k=k: len(order) + slots.waiting() == k + 1, f"{who} running or queued")  # in this order
-    limits.lend_turn("tab1", "tab1")  # its own key
-    limits.lend_turn("tab3", "10.0.0.9|student-y")  # before tab3 asks for its slot
-    threads["tab3"].start()
-    until(lambda: slots.waiting() == 3, "tab3 queued")
-    limits.lend_turn("tab2", "10.0.0.9|student-x")  # while tab2 waits: up a rank, behind tab3
-    go.set()
-    for thread in threads.values():
-        thread.join(10)
-    assert order == ["tab0", "tab3", "tab2", "tab1"], order
-    limits.lend_turn("tab1", "10.0.0.9|student-z")  # tab1's run has ended: kept for its next run…
-    limits.lending_over("tab1")  # …until the end of the run it was lent to
-    assert "tab1" not in limits._lent and not limits._waits
-
-
 def test_long_work_gives_the_page_slot_to_the_next_tab_and_takes_a_turn_again(monkeypatch):
     """without_page_slot (a training, a recompute): while one tab's run works outside
     page code, the next tab's page runs on the only slot; then the first takes its turn again."""
@@ -262,26 +224,3 @@ def test_a_decoding_keeps_its_page_slot_so_tabs_waiting_on_its_translation_canno
     for thread in threads:
         thread.join(5)
     assert sorted(done) == ["A", "B", "C"]
-
-
-def test_a_waiting_tab_lends_the_turn_its_own_run_would_take(tmp_path, monkeypatch):
-    """server.visitor.turn_of, read on the event loop for a tab waiting for a recording: the address
-    (X-Forwarded-For believed from a named proxy only) and the signed student id, as the tab's own
-    run's turn; a forged cookie, or a store this process has not made, the address alone (no store
-    is made or read for it)."""
-    from server import class_store as package, identity
-    from server.visitor import turn_of
-    monkeypatch.setenv("ATTN_EXPLORER_CLASS_DB", f"sqlite:///{tmp_path / 'c.sqlite3'}")
-    monkeypatch.setenv("ATTN_EXPLORER_PROXIES", "127.0.0.1")
-    monkeypatch.setattr(package, "_stores", {})
-    unread = identity.new_student_cookie(b"s" * 32)
-    assert turn_of(None, "10.1.2.3", {identity.STUDENT_COOKIE: unread}) == "10.1.2.3|" and not package._stores
-    store = package.class_store()
-    try:
-        value = identity.new_student_cookie(store.cookie_secret())
-        student = identity.student_id(store.cookie_secret(), value)
-        assert student and turn_of(None, "10.1.2.3", {identity.STUDENT_COOKIE: value}) == f"10.1.2.3|{student}"
-        assert turn_of("10.9.9.9", "10.1.2.3", {identity.STUDENT_COOKIE: value}) == f"10.9.9.9|{student}"  # no proxy
-        assert turn_of(None, "10.1.2.3", {identity.STUDENT_COOKIE: "0" * 24 + value[24:]}) == "10.1.2.3|"  # forged
-    finally:
-        store.engine.dispose()

@@ -68,45 +68,6 @@ def test_a_ticket_that_leaves_takes_its_empty_turns_with_it(leaving):
     assert served[-1] == ("10.0.0.1", "b") and queue.held() == 0 and not queue._root.below
 
 
-def test_a_run_others_wait_for_is_served_first_by_how_many_students_wait():
-    """Turns lent (``TurnQueue.lend``): a ticket lent by one other key ranks above the tickets no
-    one waits for, one lent by four above it; its own key, or a key lending twice, lends nothing;
-    a key lending to a ticket not yet waiting counts once it waits; a ticket moved up a rank goes
-    to the back of that rank's turns. Within a rank, the turns."""
-    from server.scheduler import RANKS, Ticket
-    queue = TurnQueue(1)
-    assert queue.acquire(("holder",))
-    keys = ["addr|a", "addr|own", "addr|one", "addr|four", "addr|early", "addr|b"]
-    tickets = {key: Ticket() for key in keys}
-    queue.lend(tickets["addr|early"], "addr|x")  # before it waits
-    threads = [_waiting_with(queue, tickets[key], key) for key in keys]
-    queue.lend(tickets["addr|own"], "addr|own")  # its own key: still rank 0
-    for _ in range(3):
-        queue.lend(tickets["addr|one"], "addr|s1")  # one student, thrice: rank 1, behind "early"
-    for k in range(RANKS[1]):
-        queue.lend(tickets["addr|four"], f"addr|t{k}")  # four students: rank 2
-    assert [tickets[k].rank for k in keys] == [0, 0, 1, 2, 1, 0]
-    served = []
-    for _ in keys:
-        queue.release()  # the place handed to one ticket at once, under the queue's lock
-        served += [k for k in keys if tickets[k].is_set() and k not in served]
-    for t in threads:
-        t.join(10)
-    assert served == ["addr|four", "addr|early", "addr|one", "addr|a", "addr|own", "addr|b"]
-    queue.lend(tickets["addr|a"], "addr|late")  # served: a lend changes nothing
-    assert tickets["addr|a"].rank == 0 and queue.waiting() == 0 and not any(queue._roots)
-
-
-def _waiting_with(queue: TurnQueue, ticket, key: str) -> threading.Thread:
-    """A thread waiting in ``queue`` at ``(key,)`` with ``ticket`` (returned once it is in the turns)."""
-    before = queue.waiting()
-    thread = threading.Thread(target=queue.acquire, args=((key,),), kwargs={"ticket": ticket})
-    thread.start()
-    while queue.waiting() == before:
-        time.sleep(0.005)
-    return thread
-
-
 def test_each_thread_has_its_own_run_record():
     mine = this_run()
     mine.deadline = 123.0

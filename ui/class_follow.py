@@ -17,11 +17,10 @@ import streamlit as st
 from server import identity
 from server.class_store import (built_class_store, class_store, normalise_code, StoreUnavailable)
 from server.follow import FOLLOW_PATH, follow_board, page_signature, SENT, sent_link as link_of, sent_params
-from server.limits import lend_turn, lending_over, paced_lately
+from server.limits import paced_lately
 from server.proxies import client_address
 from server.loading import models_loaded, warm_up
 from server.streamlit_patches import replay
-from server.visitor import turn_of
 from ui.figures import Html
 from ui.class_session import (APPLIED, CHARTS_READY, CLASS, first_run_cookies, FOLLOW, FOLLOW_SAFETY_S, JOINED_AGAIN,
                               KEPT, KEY, LOOK, MEMBER, nickname, OPENED, PANEL, REFUSED, REMOVALS_SEEN, RESTORED,
@@ -422,13 +421,7 @@ def personal_words(state: dict) -> tuple[str, ...]:
     return name, str(state.get(SESSION) or ""), *((quote(name), quote_plus(name)) if " " in name else ())
 
 
-def lend(session_id: str, visitor, cookies) -> None:
-    """A tab waits for the recording run of ``session_id``: its turn for a page-run slot is lent to
-    that run (``server.limits.lend_turn``)."""
-    lend_turn(session_id, turn_of(*visitor(), cookies()))
-
-
 # a run that hit a limit (its "Try again" button) is the session's own, never shared
 # *Look again*'s press reruns the page and is read nowhere (the listener clicks it at a reveal)
 replay.set_policy(replay.Policy(replay_key, PERSONAL, personal_words, ("slow_down_again", "work_cut_again"), (LOOK,),
-                                reads_widgets, own_state, lend, lending_over))
+                                reads_widgets, own_state))

@@ -60,7 +60,6 @@ from dataclasses import dataclass
 
 from server.streamlit_patches.replay_copies import copied_state, downloads_of, register_downloads
 from server.streamlit_patches.replay_fragments import fragments_of, set_fragments
-from server.streamlit_patches.replay_records import Records, Waiting
 from server.streamlit_patches.replay_reads import context_of, cookies_of, page_path, visitor_of
 from server.streamlit_patches.replay_scan import scan
 
@@ -90,9 +89,7 @@ class Policy:
     fragment the rerun asks for (``fragment=``; "" for the whole page), and may answer
     :class:`Prepare`; ``own_state(query_string, cookies, state)``: the personal keys' values the run
     would set where it sets them (a first run, a join: the student's id and nickname), put in
-    over the session's own; ``lend(session_id, visitor=, cookies=)``: a tab (its address and
-    cookies, as ``key``'s) now waits for the recording run of session ``session_id``;
-    ``lent_over(session_id)``: that run has ended (the app lends the waiting tabs' turns to it)."""
+    over the session's own."""
     key: Callable[..., Hashable | None]
     personal_keys: tuple[str, ...]
     personal_words: Callable[[dict], tuple[str, ...]]
@@ -100,8 +97,6 @@ class Policy:
     harmless: tuple[str, ...] = ()
     reads_widgets: Callable[[Hashable], bool] = lambda key: False
     own_state: Callable[[str, Callable[[], dict], dict], dict] = lambda query_string, cookies, state: {}
-    lend: Callable[..., None] = lambda session_id, visitor, cookies: None
-    lent_over: Callable[[str], None] = lambda session_id: None
 
 
 @dataclass(frozen=True)
@@ -113,20 +108,27 @@ class Prepare:
 
 
 _POLICY: list[Policy] = []
+class _Records(OrderedDict):
+    """key -> record, with its records' message bytes summed as they come and go (``_trim`` reads
+    the sum at every recording: no walk over a class's hundreds of records)."""
+    size = 0
+
+    def __setitem__(self, key, value) -> None:
+        self.size += getattr(value, "size", 0) - getattr(self.get(key), "size", 0)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key) -> None:
+        self.size -= getattr(self.get(key), "size", 0)
+        super().__delitem__(key)
+
+    def clear(self) -> None:
+        super().clear()
+        self.size = 0
 
 
-def _lend(policy: Policy, recorder: str, session) -> None:
-    """Tell the app that ``session`` waits for ``recorder``'s run (its turn is lent to that run)."""
-    try:
-        policy.lend(recorder, visitor=lambda: visitor_of(session), cookies=lambda: cookies_of(session))
-        COUNTS["lent"] += 1
-    except Exception:  # noqa: BLE001 - a turn not lent: the run is served in its own turn, as without
-        pass
-
-
-# key -> a _Record, the Waiting list of tabs waiting for its recording, or the time a recording
-# was refused (the key's reruns then run, until MAX_AGE_S)
-_RECORDS = Records()
+# key -> a _Record, the list of (session, its request count, client state) waiting for its
+# recording, or the time a recording was refused (the key's reruns then run, until MAX_AGE_S)
+_RECORDS = _Records()
 
 # a fragment's rerun key -> when it was first asked for: it ran as Streamlit runs it, and its next
 # ask within MAX_AGE_S is recorded. A slider moved in one tab alone, as most are, pays for no
@@ -135,7 +137,7 @@ _RECORDS = Records()
 _SEEN: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()
 _STREAMLITS: dict = {}  # "request": AppSession.request_rerun as this patch found it (a waiting rerun not replayed runs so)
-COUNTS = {"recorded": 0, "refused": 0, "replayed": 0, "prepared": 0, "lent": 0}
+COUNTS = {"recorded": 0, "refused": 0, "replayed": 0, "prepared": 0}
 
 
 def set_policy(policy: Policy | None) -> None:
@@ -273,7 +275,6 @@ def _route(session, client_state, loop, prepared: bool = False):
         record = _RECORDS.get(key)
         if isinstance(record, list):
             record.append((session, session._attn_requests, client_state))
-            _lend(policy, record.recorder, session)
             return None
         now = time.monotonic()
         if isinstance(record, float) and now - record < MAX_AGE_S:
@@ -289,17 +290,16 @@ def _route(session, client_state, loop, prepared: bool = False):
             _RECORDS.move_to_end(key)  # the records least recently answered go first (_trim)
         else:
             record = None
-            _RECORDS[key] = Waiting(session.id)
+            _RECORDS[key] = []
             _RECORDS.move_to_end(key)
             _trim()
     if record is not None and _replay(session, record, policy, client_state):
         return None
     if record is not None:
         return streamlits_request(session, client_state)
-    session._attn_recording = recording = {"key": key, "session": session.id, "messages": [],
-                                           "words": policy.personal_words(_state_of(session)),
-                                           "refused": policy.refused_words, "runs": 0, "ok": 0,
-                                           "fragment": bool(client_state.fragment_id)}
+    session._attn_recording = recording = {"key": key, "messages": [], "words": policy.personal_words(_state_of(session)),
+                                        "refused": policy.refused_words, "runs": 0, "ok": 0,
+                                        "fragment": bool(client_state.fragment_id)}
     loop.call_later(WAIT_S, _release, recording)
     # every message sent in full (none as a reference to one this browser keeps): the others have none
     whole = type(client_state)()
@@ -389,11 +389,6 @@ def _release(recording: dict, record: _Record | None = None) -> None:
         _trim()
     COUNTS["recorded" if record else "refused"] += 1
     policy = _POLICY[0] if _POLICY else None
-    try:
-        if policy is not None:
-            policy.lent_over(recording["session"])
-    except Exception:  # noqa: BLE001 - never a waiting tab left unanswered
-        pass
     for session, requests, client_state in waiting:
         if getattr(session, "_attn_requests", 0) != requests:
             continue  # the tab asked for something newer meanwhile: that stands
