@@ -28,7 +28,7 @@ CPU_MARGIN = 1.10  # a change past 10 % over the best CPU per click states why (
 # what makes two lines of a bench comparable: their setting; lines without the key count as its default
 SETTINGS = {
     "classroom": {"sessions": None, "replicas": 1, "one_address": None, "starve_page": None,
-                  "streamlit_patches": "all", "flood": False, "prank": False, "url": None},
+                  "streamlit_patches": "all", "flood": False, "prank": False, "url": None, "faulty": None},
     "classroom-follow": {"sessions": None, "replicas": 1, "streamlit_patches": "all"},
     "classroom-check": {"sessions": None, "replicas": 1},
     "page_cost": {"lessons": None},

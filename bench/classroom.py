@@ -375,7 +375,8 @@ def main(argv=None) -> int:
         shutil.rmtree(class_dir, ignore_errors=True)
 
     result.update(load_average_start=load_start, load_average=[round(x, 2) for x in os.getloadavg()])
-    result.update(one_address=args.one_address or None, starve_page=args.starve_page if args.starve else None)
+    result.update(one_address=args.one_address or None, starve_page=args.starve_page if args.starve else None,
+                  faulty=args.faulty)  # None: the lesson's default tenth
     result.update(faulty_sessions=0 if args.check else sum(bool(x.fault) for x in lessons), think_s=args.think,
                   ramp_s=args.ramp, timeout_s=args.timeout, seed=args.seed, started=started, **stamp(ROOT))
     compared = against_best(result, read(RESULTS))  # the best recorded on this host kind, not only the parent
