@@ -19,7 +19,8 @@ the class link, ``choose``: a mechanism, ``answer``: the check button, which sto
 answer through the class store), thinking ``--think`` seconds (±20 %) between interactions.
 Sessions start spread over ``--ramp`` seconds. ``--faulty`` of them send an empty, a
 5,000-character or a markup sentence, or close the socket right after asking for a rerun
-(then open the link again).
+(then open the link again); by default a tenth, and a line of another ``--faulty`` (its ``faulty``
+field) is another lesson to ``bench/best_line.py``.
 
 - latency: from sending a request (for "open": from opening the websocket) to the
   ``script_finished`` message ending that rerun; per interaction kind, p50/p95/max.
