@@ -73,7 +73,9 @@ field) is another lesson to ``bench/best_line.py``.
   each prank got (``prank_teacher_signed_in`` of ``prank_teacher_tries``: first tries that signed in).
 - ``--timeline FILE``: each interaction of the concurrent run as a JSON line (``t``: its start on
   the bench's monotonic clock, ``session``, ``step``, ``kind``, ``ms``, ``replica``, ``error``, ``faulty``):
-  which wave of the lesson the slowest twentieth falls in.
+  which wave of the lesson the slowest twentieth falls in; and every 0.5 s a line of the cores
+  busy since the last (``cpu_cores``: the host's, the servers', this bench's own): whether the
+  host was saturated then.
 - ``streamlit_patches``: which of Streamlit's patches the servers applied (``--patches``).
 - ``load_average_start``, ``load_average``: the host's load when the run started and ended.
 - ``rss_mb``: peak resident memory of the server (its process and children, sampled every

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 from classroom_lesson import Lesson, MODELS, MOVES, SENDS, SENTENCES, make_lessons, news_sentences
 from classroom_report import pct, summary
 from classroom_rounds import timed_rounds
-from classroom_servers import Meter, Target, cpu_seconds
+from classroom_servers import host_busy_seconds, Meter, Target, cpu_seconds
 from server.class_store import StoreUnavailable
 from classroom_prank import prank_process
 from classroom_tab import LOOK, Tab
@@ -281,9 +281,20 @@ async def classroom(lessons: list[Lesson], target: Target, args, teacher: Teache
     meter.sample()
     wall, client_cpu = time.perf_counter(), time.process_time()
 
+    rows = getattr(args, "timeline_rows", None)
+
     async def sample():
+        """Every 0.5 s the servers' memory and CPU; with --timeline, a row of the cores busy since
+        the last sample: the host's, the servers', this bench's own (its tabs live on the same host)."""
+        before = None
         while True:
             meter.sample()
+            now = (time.monotonic(), host_busy_seconds(), meter.cpu_s, time.process_time())
+            if rows is not None and before is not None and now[0] > before[0]:
+                rows.append({"t": round(now[0], 3), "cpu_cores": {
+                    name: round((now[k] - before[k]) / (now[0] - before[0]), 2)
+                    for k, name in ((1, "host"), (2, "servers"), (3, "bench"))}})
+            before = now
             await asyncio.sleep(0.5)
 
     async def kill():

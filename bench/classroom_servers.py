@@ -146,6 +146,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def host_busy_seconds() -> float:
+    """CPU seconds every core of this host has spent busy so far (/proc/stat: all but idle and iowait)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
+
+
 class Meter:
     """The server processes' peak resident memory (summed) and CPU seconds, sampled every
     0.5 s. A replica restarted during the run is counted from its first sample."""
