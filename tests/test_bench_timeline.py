@@ -16,11 +16,11 @@ def test_the_slowest_twentieth_is_counted_by_kind_over_the_ordinary_sessions_onl
     rows = [{"t": 100.0 + i, "session": i, "step": 0, "kind": "open", "ms": 10.0 + i, "faulty": False} for i in range(36)]
     rows += [{"t": 140.0 + i, "session": i, "step": 1, "kind": "exercise", "ms": 900.0 + i, "faulty": False}
              for i in range(4)]
-    # far slower, but a faulty session's, a check and an untimed one: none of them counts
     # the cores busy every 0.5 s, from the lesson's first start on (one before it is not the lesson's)
     rows += [{"t": 99.0, "cpu_cores": {"host": 0.1, "servers": 0.0, "bench": 0.1}}]
     rows += [{"t": 100.5 + k / 2, "cpu_cores": {"host": 2.0, "servers": 1.5, "bench": 0.4}} for k in range(40)]
     rows += [{"t": 120.5 + k / 2, "cpu_cores": {"host": 1.0, "servers": 0.6, "bench": 0.3}} for k in range(30)]
+    # far slower, but a faulty session's, a check and an untimed one: none of them counts
     rows += [{"t": 150.0, "session": 99, "step": 1, "kind": "exercise", "ms": 9000.0, "faulty": True},
              {"t": 151.0, "session": 1, "step": 2, "kind": "check", "ms": 8000.0, "faulty": False},
              {"t": 152.0, "session": 2, "step": 2, "kind": "answer", "ms": None, "faulty": False}]
