@@ -278,11 +278,32 @@ def open_a_class(page: Page, key: str) -> str:
             box.wait_for(state="visible", timeout=10_000)
         except PlaywrightTimeout:
             pass
-    box.fill(key)
-    box.press("Enter")
-    page.get_by_role("button", name="Sign in").click(timeout=PAGE_BUDGET * 1000)
-    page.get_by_role("button", name="Open a class").click(timeout=PAGE_BUDGET * 1000)
-    return wait_for(page, "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]", "an open class")
+    # the same for *Sign in* and *Open a class*: on a busy host a click that lands while a run
+    # redraws its popover or panel can be lost, so each is clicked again, once the page is idle,
+    # until what it does shows (a second *Open a class* is drawn only if the first opened nothing)
+    opened = "(document.body.innerText.match(/Class ([A-Z2-9]{6}) is open/) || [])[1]"
+    open_button = page.get_by_role("button", name="Open a class")
+    while not page.evaluate(opened):
+        if time.time() > deadline + PAGE_BUDGET:
+            raise TimeoutError(f"timed out after {2 * PAGE_BUDGET} s signing in and opening a class\n{describe_page(page)}")
+        try:  # an element a run has just taken away is not waited for: the loop looks again
+            if open_button.is_visible():
+                open_button.click(timeout=10_000)
+            elif box.is_visible():
+                box.fill(key, timeout=10_000)
+                box.press("Enter", timeout=10_000)
+                wait_for(page, APP_IDLE, "the key taken")
+                page.get_by_role("button", name="Sign in").click(timeout=10_000)
+            elif teacher.is_visible():
+                teacher.click(timeout=10_000)
+            else:
+                page.get_by_text("Class", exact=True).first.click(timeout=10_000)
+            # the click's run: Streamlit shows its status a moment after a run starts
+            page.wait_for_timeout(1_000)
+            wait_for(page, f"{opened} || {APP_IDLE}", "the click's run")
+        except (TimeoutError, PlaywrightTimeout):
+            pass
+    return page.evaluate(opened)
 
 
 def describe_page(page: Page) -> str:
